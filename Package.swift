@@ -1,0 +1,24 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "enclab",
+    products: [
+        .executable(name: "enclab", targets: ["enclab"]),
+        .library(name: "H264", targets: ["H264"]),
+        .library(name: "EncoderLab", targets: ["EncoderLab"]),
+    ],
+    targets: [
+        // System libraries, each behind its own shim header (see the shim for why each wrapper exists).
+        .systemLibrary(name: "CX264", path: "Sources/CX264"),
+        .systemLibrary(name: "CSQLite3", path: "Sources/CSQLite3"),
+        // Pure Swift bitstream toolkit: imports no C module.
+        .target(name: "H264", path: "Sources/H264"),
+        .target(name: "EncoderLab", dependencies: ["H264", "CX264", "CSQLite3"], path: "Sources/EncoderLab"),
+        .executableTarget(name: "enclab", dependencies: ["EncoderLab"], path: "Sources/enclab"),
+        .testTarget(name: "H264Tests", dependencies: ["H264"], path: "Tests/H264Tests"),
+        .testTarget(name: "EncoderLabTests", dependencies: ["EncoderLab", "H264"], path: "Tests/EncoderLabTests"),
+        .testTarget(name: "EndToEndTests", dependencies: ["EncoderLab"], path: "Tests/EndToEndTests"),
+    ],
+    swiftLanguageModes: [.v6]
+)

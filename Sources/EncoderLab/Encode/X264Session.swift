@@ -1,0 +1,341 @@
+import CX264
+import Foundation
+
+/// x264's version as built: `X264_POINTVER` from x264_config.h, e.g. "0.164.3095 baee400".
+public let x264Version = X264_POINTVER
+
+/// Collects what libx264 logs through `pf_log`: errors and warnings for messages, and the per-frame debug
+/// line (`frame=... QP=...`) that carries each frame's average QP. x264 may log from its own threads.
+final class X264Log: @unchecked Sendable {
+    private let lock = NSLock()
+    private var frameLines: [String] = []
+    private(set) var problems: [String] = []
+
+    func receive(level: Int32, line: String) {
+        let text = line.trimmingCharacters(in: .whitespacesAndNewlines)
+        lock.lock(); defer { lock.unlock() }
+        if level == X264_LOG_DEBUG, text.hasPrefix("frame=") {
+            frameLines.append(text)
+        } else if level <= X264_LOG_WARNING {
+            problems.append(text)
+        }
+    }
+
+    /// The frame debug lines logged since the last call.
+    func takeFrameLines() -> [String] {
+        lock.lock(); defer { lock.unlock() }
+        let lines = frameLines
+        frameLines.removeAll()
+        return lines
+    }
+
+    func lastProblem() -> String? {
+        lock.lock(); defer { lock.unlock() }
+        return problems.last
+    }
+
+    func takeProblems() -> [String] {
+        lock.lock(); defer { lock.unlock() }
+        let p = problems
+        problems.removeAll()
+        return p
+    }
+}
+
+/// What the input looks like to the encoder, as x264's CLI learns it from a y4m demuxer.
+public struct EncoderInput: Sendable {
+    public var width: Int
+    public var height: Int
+    public var fpsNum: Int
+    public var fpsDen: Int
+    public var sarWidth: Int
+    public var sarHeight: Int
+    public var interlacing: Character
+    /// Frames the input holds when known (x264's `i_frame_total`), else 0.
+    public var frameTotal: Int
+
+    public init(width: Int, height: Int, fpsNum: Int, fpsDen: Int, sarWidth: Int = 0, sarHeight: Int = 0,
+                interlacing: Character = "p", frameTotal: Int = 0) {
+        self.width = width; self.height = height; self.fpsNum = fpsNum; self.fpsDen = fpsDen
+        self.sarWidth = sarWidth; self.sarHeight = sarHeight; self.interlacing = interlacing; self.frameTotal = frameTotal
+    }
+}
+
+/// The parameters x264 settled on after `x264_encoder_open` (read back with `x264_encoder_parameters`).
+public struct ResolvedParameters: Sendable {
+    /// `cqp`, `crf` or `abr` (x264.h `X264_RC_*`).
+    public var rcMethod: String
+    public var qp: Int
+    public var crf: Double
+    /// Target bitrate in kbit/s (x264's `rc.i_bitrate`), 0 when not ABR.
+    public var bitrateKbps: Int
+    /// VBV maximum rate in kbit/s, 0 without VBV.
+    public var vbvMaxrateKbps: Int
+    /// VBV buffer size in kbit, 0 without VBV.
+    public var vbvBufsizeKbit: Int
+    /// 0 none, 1 vbr, 2 cbr (x264.h `X264_NAL_HRD_*`).
+    public var nalHrd: Int
+    public var filler: Bool
+    public var keyint: Int
+    public var minKeyint: Int
+    public var scenecut: Int
+    public var bframes: Int
+    public var bPyramid: Int
+    public var openGop: Bool
+    public var cabac: Bool
+    public var ref: Int
+    public var threads: Int
+    public var levelIdc: Int
+    public var timebaseNum: Int
+    public var timebaseDen: Int
+    public var fpsNum: Int
+    public var fpsDen: Int
+    /// Whether x264 computes PSNR and SSIM (it turns both off for lossless `--qp 0`).
+    public var psnr: Bool
+    public var ssim: Bool
+
+    var jsonObject: [String: Any] {
+        ["rc_method": rcMethod, "qp": qp, "crf": crf, "bitrate_kbps": bitrateKbps, "vbv_maxrate_kbps": vbvMaxrateKbps,
+         "vbv_bufsize_kbit": vbvBufsizeKbit, "nal_hrd": ["none", "vbr", "cbr"][max(0, min(2, nalHrd))], "filler": filler,
+         "keyint": keyint, "min_keyint": minKeyint, "scenecut": scenecut, "bframes": bframes, "b_pyramid": bPyramid,
+         "open_gop": openGop, "cabac": cabac, "ref": ref, "threads": threads, "level_idc": levelIdc]
+    }
+}
+
+/// One libx264 encoder, the only place the lab touches libx264.
+///
+/// The call order is x264's own (x264.h, "Advanced parameter handling"): `x264_param_default_preset`
+/// (preset, tune), `x264_param_parse` for each option, `x264_param_apply_fastfirstpass`,
+/// `x264_param_apply_profile`, then what x264's CLI takes from a y4m input (size, I420, frame rate, timebase
+/// fps_den/fps_num with `b_vfr_input=0`, sample aspect ratio, `i_frame_total`, interlacing), then the lab's
+/// measurement switches: `i_log_level` DEBUG (x264 fills `f_psnr`/`f_ssim` only at INFO or above, and logs
+/// each frame's average QP at DEBUG), `b_psnr`, `b_ssim`, and `b_full_recon` (so non-reference B-frames are
+/// measured after deblocking). None of these change the bytes written.
+public final class X264Session {
+    private var handle: OpaquePointer
+    private let log: X264Log
+    private let logContext: UnsafeMutablePointer<enclab_x264_log_context>
+    /// Parameters as x264 settled them.
+    public let resolved: ResolvedParameters
+    private let measuresQuality: Bool
+    private var codedCount = 0
+    private let width: Int
+    private let height: Int
+
+    /// Builds the parameters without opening an encoder: checks preset, tune, every option and the profile.
+    ///
+    /// - Throws: `.usage` naming the setting: "unknown setting 'foo'" (x264_param_parse's
+    ///   `X264_PARAM_BAD_NAME`), "bad value for setting 'keyint': 'abc'" (`X264_PARAM_BAD_VALUE`), an unknown
+    ///   preset or tune, a profile x264 cannot apply.
+    static func makeParam(_ settings: EncodeSettings, input: EncoderInput) throws -> x264_param_t {
+        var p = x264_param_t()
+        if x264_param_default_preset(&p, settings.preset, nil) < 0 {
+            throw LabError.usage("unknown preset '\(settings.preset ?? "")' (x264 presets: ultrafast ... placebo)")
+        }
+        if x264_param_default_preset(&p, settings.preset, settings.tune) < 0 {
+            throw LabError.usage("unknown tune '\(settings.tune ?? "")'")
+        }
+        for option in settings.options {
+            let status = x264_param_parse(&p, option.name, option.value)
+            if status == X264_PARAM_BAD_NAME {
+                throw LabError.usage("unknown setting '\(option.name)'")
+            } else if status == X264_PARAM_BAD_VALUE || status != 0 {
+                throw LabError.usage("bad value for setting '\(option.name)': '\(option.value ?? "")'")
+            }
+        }
+        x264_param_apply_fastfirstpass(&p)
+        if x264_param_apply_profile(&p, settings.profile) < 0 {
+            throw LabError.usage("setting 'profile': x264 cannot apply profile '\(settings.profile ?? "")' to these settings")
+        }
+        // What x264's CLI takes from its y4m demuxer (x264.c parse()).
+        p.i_width = Int32(input.width)
+        p.i_height = Int32(input.height)
+        p.i_csp = X264_CSP_I420
+        let (fn, fd) = reduce(input.fpsNum, input.fpsDen)
+        p.i_fps_num = UInt32(fn)
+        p.i_fps_den = UInt32(fd)
+        p.b_vfr_input = 0
+        p.i_timebase_num = UInt32(fd)
+        p.i_timebase_den = UInt32(fn)
+        if p.vui.i_sar_width == 0 || p.vui.i_sar_height == 0 {
+            let (sw, sh) = reduce(input.sarWidth, input.sarHeight)
+            p.vui.i_sar_width = Int32(sw)
+            p.vui.i_sar_height = Int32(sh)
+        }
+        var total = max(input.frameTotal - (settings.seek ?? 0), 0)
+        if let f = settings.frames, f > 0, total == 0 || f < total { total = f }
+        p.i_frame_total = Int32(total)
+        let userInterlaced = settings.options.contains { ["interlaced", "tff", "bff", "no-interlaced"].contains($0.name) }
+        if !userInterlaced && input.interlacing != "p" {
+            p.b_interlaced = 1
+            p.b_tff = input.interlacing == "t" ? 1 : 0
+        }
+        // x264's CLI lowers the reference count to fit a requested level when --ref was not given.
+        if !settings.options.contains(where: { $0.name == "ref" }) {
+            let mbs = Int((p.i_width + 15) >> 4) * Int((p.i_height + 15) >> 4)
+            var i = 0
+            while enclab_x264_level(Int32(i)).pointee.level_idc != 0 {
+                let level = enclab_x264_level(Int32(i)).pointee
+                if Int32(level.level_idc) == p.i_level_idc {
+                    while mbs * 384 * Int(p.i_frame_reference) > Int(level.dpb) && p.i_frame_reference > 1 {
+                        p.i_frame_reference -= 1
+                    }
+                    break
+                }
+                i += 1
+            }
+        }
+        // The lab's measurement switches (see the type's documentation).
+        p.i_log_level = X264_LOG_DEBUG
+        p.analyse.b_psnr = 1
+        p.analyse.b_ssim = 1
+        p.b_full_recon = 1
+        return p
+    }
+
+    private static func reduce(_ a: Int, _ b: Int) -> (Int, Int) {
+        guard a > 0, b > 0 else { return (a, b) }
+        var (x, y) = (a, b)
+        while y != 0 { (x, y) = (y, x % y) }
+        return (a / x, b / x)
+    }
+
+    /// Checks settings completely without encoding: builds the parameters and opens (then closes) an
+    /// encoder for the given input, so x264's own checks run before any run is recorded.
+    /// - Throws: as ``init(settings:input:)``.
+    public static func validate(_ settings: EncodeSettings, input: EncoderInput) throws {
+        _ = try X264Session(settings: settings, input: input)
+    }
+
+    /// Opens an encoder.
+    /// - Parameters:
+    ///   - settings: resolved settings (``EncodeSettings/resolved()``).
+    ///   - input: the picture size, rate and aspect ratio.
+    /// - Throws: `.usage` for settings x264 rejects, with x264's own error message.
+    public init(settings: EncodeSettings, input: EncoderInput) throws {
+        var p = try Self.makeParam(settings, input: input)
+        let log = X264Log()
+        self.log = log
+        logContext = UnsafeMutablePointer<enclab_x264_log_context>.allocate(capacity: 1)
+        logContext.initialize(to: enclab_x264_log_context(
+            sink: { opaque, level, line in
+                guard let opaque, let line else { return }
+                Unmanaged<X264Log>.fromOpaque(opaque).takeUnretainedValue().receive(level: level, line: String(cString: line))
+            },
+            opaque: Unmanaged.passUnretained(log).toOpaque()))
+        enclab_x264_set_log(&p, logContext)
+        guard let h = enclab_x264_encoder_open(&p) else {
+            let reason = log.lastProblem() ?? "no reason given"
+            logContext.deinitialize(count: 1)
+            logContext.deallocate()
+            throw LabError.usage("x264 refused the settings \(settings.x264Arguments.joined(separator: " ")): \(reason)")
+        }
+        handle = h
+        var q = x264_param_t()
+        x264_encoder_parameters(h, &q)
+        let method = q.rc.i_rc_method == X264_RC_CQP ? "cqp" : q.rc.i_rc_method == X264_RC_CRF ? "crf" : "abr"
+        resolved = ResolvedParameters(
+            rcMethod: method, qp: Int(q.rc.i_qp_constant), crf: Double(q.rc.f_rf_constant),
+            bitrateKbps: Int(q.rc.i_bitrate), vbvMaxrateKbps: Int(q.rc.i_vbv_max_bitrate),
+            vbvBufsizeKbit: Int(q.rc.i_vbv_buffer_size), nalHrd: Int(q.i_nal_hrd), filler: q.rc.b_filler != 0,
+            keyint: Int(q.i_keyint_max), minKeyint: Int(q.i_keyint_min), scenecut: Int(q.i_scenecut_threshold),
+            bframes: Int(q.i_bframe), bPyramid: Int(q.i_bframe_pyramid), openGop: q.b_open_gop != 0,
+            cabac: q.b_cabac != 0, ref: Int(q.i_frame_reference), threads: Int(q.i_threads),
+            levelIdc: Int(q.i_level_idc), timebaseNum: Int(q.i_timebase_num), timebaseDen: Int(q.i_timebase_den),
+            fpsNum: Int(q.i_fps_num), fpsDen: Int(q.i_fps_den), psnr: q.analyse.b_psnr != 0, ssim: q.analyse.b_ssim != 0)
+        measuresQuality = q.analyse.b_psnr != 0
+        width = input.width
+        height = input.height
+        _ = log.takeProblems()
+    }
+
+    deinit {
+        x264_encoder_close(handle)
+        logContext.deinitialize(count: 1)
+        logContext.deallocate()
+    }
+
+    /// x264's warnings and errors logged since the last call.
+    public func takeWarnings() -> [String] { log.takeProblems() }
+
+    /// Encodes one picture, or flushes a delayed one when `picture` is nil.
+    ///
+    /// - Parameters:
+    ///   - picture: the next input picture (its size must be the session's), or nil to flush.
+    ///   - pts: its presentation time in the timebase (ignored when flushing).
+    ///   - displayIndex: its input frame number, handed back with the coded frame.
+    /// - Returns: the frame x264 output, if any (with B-frames, output lags input); NAL payloads are copied
+    ///   before returning, as x264.h requires.
+    /// - Throws: `.software` when x264_encoder_encode fails or its frame line cannot be read.
+    public func encode(_ picture: Picture?, pts: Int64, displayIndex: Int) throws -> EncodedFrame? {
+        var nals: UnsafeMutablePointer<x264_nal_t>?
+        var count: Int32 = 0
+        var out = x264_picture_t()
+        var size: Int32
+        if var bytes = picture?.bytes {
+            precondition(picture?.width == width && picture?.height == height, "picture size differs from the session's")
+            var pic = x264_picture_t()
+            x264_picture_init(&pic)
+            pic.i_pts = pts
+            pic.opaque = UnsafeMutableRawPointer(bitPattern: displayIndex + 1)
+            pic.img.i_csp = X264_CSP_I420
+            pic.img.i_plane = 3
+            let w = Int32(width)
+            pic.img.i_stride = (w, w / 2, w / 2, 0)
+            size = bytes.withUnsafeMutableBufferPointer { buf -> Int32 in
+                let base = buf.baseAddress!
+                let lumaSize = width * height
+                pic.img.plane = (base, base + lumaSize, base + lumaSize + lumaSize / 4, nil)
+                return x264_encoder_encode(handle, &nals, &count, &pic, &out)
+            }
+        } else {
+            size = x264_encoder_encode(handle, &nals, &count, nil, &out)
+        }
+        if size < 0 {
+            throw LabError.software("x264_encoder_encode failed: \(log.lastProblem() ?? "no reason given")")
+        }
+        let lines = log.takeFrameLines()
+        guard size > 0, let nals else { return nil }
+        var written: [WrittenNAL] = []
+        written.reserveCapacity(Int(count))
+        for k in 0..<Int(count) {
+            let nal = nals[k]
+            let bytes = Array(UnsafeBufferPointer(start: nal.p_payload, count: Int(nal.i_payload)))
+            written.append(WrittenNAL(type: Int(nal.i_type), refIdc: Int(nal.i_ref_idc), bytes: bytes))
+        }
+        guard let line = lines.last, let qp = Self.qp(fromFrameLine: line) else {
+            throw LabError.software("x264 logged no per-frame line with the QP of coded frame \(codedCount)")
+        }
+        let type: FrameType
+        switch out.i_type {
+        case X264_TYPE_IDR: type = .idr
+        case X264_TYPE_I: type = .i
+        case X264_TYPE_P: type = .p
+        case X264_TYPE_BREF: type = .bref
+        case X264_TYPE_B: type = .b
+        default: throw LabError.software("x264 returned an unknown picture type \(out.i_type)")
+        }
+        let display = out.opaque.map { Int(bitPattern: $0) - 1 } ?? -1
+        let psnr = out.prop.f_psnr
+        let frame = EncodedFrame(
+            codedIndex: codedCount, displayIndex: display, type: type, keyframe: out.b_keyframe != 0,
+            pts: out.i_pts, dts: out.i_dts, qp: qp,
+            psnrY: measuresQuality ? psnr.0 : nil, psnrU: measuresQuality ? psnr.1 : nil,
+            psnrV: measuresQuality ? psnr.2 : nil, psnrAvg: measuresQuality ? out.prop.f_psnr_avg : nil,
+            ssim: resolved.ssim ? out.prop.f_ssim : nil, nals: written)
+        codedCount += 1
+        return frame
+    }
+
+    /// Frames x264 still holds (look-ahead and B-frame delay); flush with `encode(nil, ...)` until 0.
+    public var delayedFrames: Int { Int(x264_encoder_delayed_frames(handle)) }
+
+    /// The QP from x264's per-frame debug line, `frame=%4d QP=%.2f NAL=%d Slice:%c ...` (encoder.c,
+    /// x264_encoder_frame_end), which prints the frame's `f_qp_avg_aq`.
+    static func qp(fromFrameLine line: String) -> Double? {
+        guard let range = line.range(of: "QP=") else { return nil }
+        let rest = line[range.upperBound...]
+        let number = rest.prefix { $0 == "." || $0 == "-" || $0.isNumber }
+        return Double(number)
+    }
+}

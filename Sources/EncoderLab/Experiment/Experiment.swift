@@ -1,0 +1,118 @@
+import Foundation
+
+/// An experiment file: JSON with `name`, `clips` (paths, relative to the file's folder unless absolute),
+/// `base` (settings by x264 CLI name without dashes, plus the lab's `rc`) and `grid` (setting name to a list
+/// of values; the runs are the cartesian product of the lists, clips outermost). A grid value may itself be
+/// an object of settings, applied together (so one list can pair `rc` with the rate key each mode needs).
+///
+/// Values: strings and numbers are an option's argument; `true` is a flag without argument (`"no-cabac": true`)
+/// or the value "true"; `false` is passed to x264 as "false".
+public struct Experiment: Sendable {
+    public var name: String
+    public var clips: [String]
+    /// The runs, in order: each a clip, its settings and a label naming the grid point.
+    public var runs: [Run]
+
+    public struct Run: Sendable {
+        public var clip: String
+        public var settings: EncodeSettings
+        /// The grid point, e.g. "bitrate=500 rc=cbr".
+        public var label: String
+    }
+
+    /// Reads and expands an experiment file.
+    /// - Throws: `.noInput` for a missing file, `.data` for JSON that does not parse, `.usage` naming the key
+    ///   for a missing or mistyped key, an unknown setting shape, or an empty grid list.
+    public init(path: String) throws {
+        guard FileManager.default.fileExists(atPath: path) else { throw LabError.noInput("\(path): no such experiment file") }
+        guard let data = FileManager.default.contents(atPath: path) else { throw LabError.noInput("\(path): cannot be read") }
+        let object: Any
+        do { object = try JSONSerialization.jsonObject(with: data) } catch {
+            throw LabError.data("\(path): not valid JSON (\(error.localizedDescription))")
+        }
+        try self.init(object: object, file: path, baseDirectory: (path as NSString).deletingLastPathComponent)
+    }
+
+    /// Expands an already parsed experiment object (see ``init(path:)``).
+    public init(object: Any, file: String, baseDirectory: String) throws {
+        guard let root = object as? [String: Any] else { throw LabError.usage("\(file): the experiment must be a JSON object") }
+        let known: Set<String> = ["name", "clips", "base", "grid", "description"]
+        if let extra = root.keys.sorted().first(where: { !known.contains($0) }) {
+            throw LabError.usage("\(file): unknown key '\(extra)' (expected name, clips, base, grid, description)")
+        }
+        guard let name = root["name"] as? String, !name.isEmpty else {
+            throw LabError.usage("\(file): key 'name' must be a non-empty string")
+        }
+        guard name.allSatisfy({ $0.isLetter || $0.isNumber || "._-".contains($0) }), !name.hasPrefix(".") else {
+            throw LabError.usage("\(file): key 'name' may hold only letters, digits, '.', '_' and '-' (it names files), got '\(name)'")
+        }
+        guard let clips = root["clips"] as? [String], !clips.isEmpty else {
+            throw LabError.usage("\(file): key 'clips' must be a non-empty list of paths")
+        }
+        let base = root["base"] ?? [String: Any]()
+        guard let baseObject = base as? [String: Any] else { throw LabError.usage("\(file): key 'base' must be an object of settings") }
+        let grid = root["grid"] ?? [String: Any]()
+        guard let gridObject = grid as? [String: Any] else { throw LabError.usage("\(file): key 'grid' must be an object of lists") }
+
+        self.name = name
+        self.clips = clips.map { $0.hasPrefix("/") || baseDirectory.isEmpty ? $0 : "\(baseDirectory)/\($0)" }
+
+        var baseSettings = EncodeSettings()
+        for key in baseObject.keys.sorted() {
+            try Self.apply(key, baseObject[key]!, to: &baseSettings, file: file, context: "base")
+        }
+        // Cartesian product of the grid lists, keys in sorted order.
+        var points: [(EncodeSettings, [String])] = [(baseSettings, [])]
+        for key in gridObject.keys.sorted() {
+            guard let values = gridObject[key] as? [Any], !values.isEmpty else {
+                throw LabError.usage("\(file): grid key '\(key)' must be a non-empty list")
+            }
+            var next: [(EncodeSettings, [String])] = []
+            for (settings, label) in points {
+                for value in values {
+                    var s = settings
+                    var l = label
+                    if let group = value as? [String: Any] {
+                        for k in group.keys.sorted() {
+                            try Self.apply(k, group[k]!, to: &s, file: file, context: "grid '\(key)'")
+                            l.append("\(k)=\(Self.text(group[k]!) ?? "")")
+                        }
+                    } else {
+                        try Self.apply(key, value, to: &s, file: file, context: "grid")
+                        l.append("\(key)=\(Self.text(value) ?? "")")
+                    }
+                    next.append((s, l))
+                }
+            }
+            points = next
+        }
+        var runs: [Run] = []
+        for clip in self.clips {
+            for (settings, label) in points {
+                runs.append(Run(clip: clip, settings: settings, label: label.joined(separator: " ")))
+            }
+        }
+        self.runs = runs
+    }
+
+    /// A JSON scalar as an option argument; nil for `true` (a flag).
+    static func text(_ value: Any) -> String? {
+        if let n = value as? NSNumber {
+            if String(cString: n.objCType) == "c" { return n.boolValue ? nil : "false" }
+            let d = n.doubleValue
+            return d == d.rounded() && abs(d) < 1e15 ? String(Int64(d)) : String(d)
+        }
+        return value as? String
+    }
+
+    private static func apply(_ key: String, _ value: Any, to settings: inout EncodeSettings, file: String, context: String) throws {
+        guard value is String || value is NSNumber else {
+            throw LabError.usage("\(file): \(context) setting '\(key)' must be a string, number or boolean")
+        }
+        var v = text(value)
+        if v == nil && !EncodeSettings.takesNoArgument(key.replacingOccurrences(of: "_", with: "-")) { v = "true" }
+        do { try settings.set(key, v) } catch let error as LabError {
+            throw LabError(error.kind, "\(file): \(context): \(error.message)")
+        }
+    }
+}

@@ -1,0 +1,140 @@
+import Foundation
+
+/// Where a clip's pictures come from, and what the lab learned about it before encoding.
+public struct ClipInfo: Sendable {
+    /// The path as given.
+    public var path: String
+    /// Width and height of the pictures handed to the encoder (even).
+    public var width: Int
+    public var height: Int
+    /// Nominal frame rate from the y4m F tag (after ffmpeg's decode for other files).
+    public var fpsNum: Int
+    public var fpsDen: Int
+    /// Sample aspect ratio from the y4m A tag (0:0 unknown).
+    public var sarWidth: Int
+    public var sarHeight: Int
+    /// `p`, `t` (top field first) or `b` (bottom field first).
+    public var interlacing: Character
+    /// Columns and rows cropped from the right and bottom (0 or 1 each).
+    public var cropRight: Int
+    public var cropBottom: Int
+    /// Frames in the file when it can be known without decoding (a y4m file), else nil; x264's CLI puts
+    /// this in `i_frame_total`.
+    public var frameCountHint: Int?
+    /// `ffmpeg -version`'s first line when ffmpeg decoded the input, else nil.
+    public var ffmpegVersion: String?
+
+    /// The crop as recorded in the `runs` table: nil without one, else `"right=R,bottom=B"` in samples.
+    public var cropDescription: String? {
+        cropRight == 0 && cropBottom == 0 ? nil : "right=\(cropRight),bottom=\(cropBottom) (from \(width + cropRight)x\(height + cropBottom))"
+    }
+}
+
+/// A source of pictures, read one at a time: a y4m file read natively, or any other file decoded by the
+/// `ffmpeg` CLI into a y4m pipe (`-fps_mode passthrough`: no frame invented or dropped).
+public final class Clip {
+    public let info: ClipInfo
+    private let reader: Y4MReader
+    private let file: FileHandle
+    private let process: Process?
+    private let stderrBox = DataBox()
+    private let stderrGroup = DispatchGroup()
+
+    /// Opens a clip.
+    /// - Parameter path: a `.y4m` file (or any file starting with `YUV4MPEG2`), or a file ffmpeg can decode.
+    /// - Throws: `.noInput` when the file is missing or unreadable; `.data` for a bad y4m header or a file
+    ///   ffmpeg cannot decode (with ffmpeg's own message); `.software` when ffmpeg is needed but missing.
+    public init(path: String) throws {
+        var isDir: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDir) else {
+            throw LabError.noInput("\(path): no such file")
+        }
+        guard !isDir.boolValue else { throw LabError.noInput("\(path): is a directory, not a clip") }
+        guard let probe = FileHandle(forReadingAtPath: path) else {
+            throw LabError.noInput("\(path): cannot be read (permission denied?)")
+        }
+        let magic = (try? probe.read(upToCount: 9)) ?? Data()
+        try? probe.close()
+        if magic.isEmpty { throw LabError.data("\(path): empty file") }
+        if magic == Data("YUV4MPEG2".utf8) || path.lowercased().hasSuffix(".y4m") {
+            guard let handle = FileHandle(forReadingAtPath: path) else { throw LabError.noInput("\(path): cannot be read") }
+            file = handle
+            process = nil
+            reader = try Y4MReader(handle: handle, name: path)
+            let attrs = try? FileManager.default.attributesOfItem(atPath: path)
+            let size = (attrs?[.size] as? NSNumber)?.intValue ?? 0
+            let frameSize = reader.header.pictureBytes + 6  // "FRAME\n"
+            let hint = max(0, size - reader.header.headerLength) / frameSize
+            info = Self.info(path: path, reader: reader, hint: hint, ffmpeg: nil)
+        } else {
+            let ffmpeg = try Tools.require("ffmpeg", package: "ffmpeg")
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: ffmpeg)
+            p.arguments = ["-nostdin", "-hide_banner", "-v", "error", "-i", path, "-map", "0:v:0",
+                           "-fps_mode", "passthrough", "-pix_fmt", "yuv420p", "-f", "yuv4mpegpipe", "-"]
+            let out = Pipe(), err = Pipe()
+            p.standardOutput = out
+            p.standardError = err
+            p.standardInput = FileHandle.nullDevice
+            do { try p.run() } catch { throw LabError.software("could not start ffmpeg: \(error.localizedDescription)") }
+            process = p
+            file = out.fileHandleForReading
+            let box = stderrBox
+            stderrGroup.enter()
+            let group = stderrGroup
+            DispatchQueue.global().async {
+                box.set(err.fileHandleForReading.readDataToEndOfFile())
+                group.leave()
+            }
+            do {
+                reader = try Y4MReader(handle: file, name: path)
+            } catch {
+                p.terminate()
+                stderrGroup.wait()
+                p.waitUntilExit()
+                let message = String(decoding: stderrBox.get(), as: UTF8.self)
+                    .split(separator: "\n").last.map(String.init) ?? "no output"
+                throw LabError.data("\(path): ffmpeg could not decode it: \(message)")
+            }
+            info = Self.info(path: path, reader: reader, hint: nil, ffmpeg: Tools.ffmpegVersion())
+        }
+    }
+
+    private static func info(path: String, reader: Y4MReader, hint: Int?, ffmpeg: String?) -> ClipInfo {
+        let h = reader.header
+        return ClipInfo(path: path, width: reader.width, height: reader.height, fpsNum: h.fpsNum, fpsDen: h.fpsDen,
+                        sarWidth: h.sarWidth, sarHeight: h.sarHeight, interlacing: h.interlacing,
+                        cropRight: reader.crop.right, cropBottom: reader.crop.bottom, frameCountHint: hint,
+                        ffmpegVersion: ffmpeg)
+    }
+
+    /// The y4m header as read (after ffmpeg's conversion for non-y4m files).
+    public var header: Y4MHeader { reader.header }
+
+    /// The next picture in display order, or nil at the end.
+    /// - Throws: `.data` for a damaged y4m stream, or when ffmpeg exits with an error at the end of a decode.
+    public func next() throws -> Picture? {
+        if let picture = try reader.next() { return picture }
+        if let p = process {
+            stderrGroup.wait()
+            p.waitUntilExit()
+            if p.terminationStatus != 0 {
+                let message = String(decoding: stderrBox.get(), as: UTF8.self)
+                    .split(separator: "\n").last.map(String.init) ?? "exit status \(p.terminationStatus)"
+                throw LabError.data("\(info.path): ffmpeg failed while decoding: \(message)")
+            }
+        }
+        return nil
+    }
+
+    /// Bytes of a partial last frame when the input ended inside one (see ``Y4MReader/truncatedBytes``).
+    public var truncatedBytes: Int? { reader.truncatedBytes }
+
+    /// Whole frames handed out so far.
+    public var framesRead: Int { reader.framesRead }
+
+    deinit {
+        if let p = process, p.isRunning { p.terminate() }
+        try? file.close()
+    }
+}

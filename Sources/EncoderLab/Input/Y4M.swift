@@ -1,0 +1,285 @@
+import Foundation
+
+/// A YUV4MPEG2 stream header (the first line of a .y4m file), restricted to what the lab encodes:
+/// 8-bit 4:2:0 progressive or interlaced pictures.
+///
+/// Source: the YUV4MPEG2 format as written by mjpegtools and read by x264's `input/y4m.c` and FFmpeg's
+/// `yuv4mpegdec.c`. Tags: `W` width, `H` height, `F` frame rate as num:den, `I` interlacing (`p`, `t`, `b`,
+/// `m`), `A` sample aspect ratio as num:den (`0:0` unknown), `C` chroma format, `X` comment tokens
+/// (x264 and FFmpeg read `XCOLORRANGE=FULL|LIMITED`).
+public struct Y4MHeader: Equatable, Sendable {
+    /// Luma width in samples, as written in the file (before any crop to even).
+    public var width: Int
+    /// Luma height in samples, as written in the file (before any crop to even).
+    public var height: Int
+    /// Frame rate numerator (frames per `fpsDen` seconds). x264's default 25:1 when the header has no `F`.
+    public var fpsNum: Int
+    /// Frame rate denominator.
+    public var fpsDen: Int
+    /// Sample aspect ratio numerator; 0 with `sarHeight` 0 means unknown (`A0:0` or no `A` tag).
+    public var sarWidth: Int
+    /// Sample aspect ratio denominator.
+    public var sarHeight: Int
+    /// Interlacing from the `I` tag: `p` progressive (the default), `t` top field first, `b` bottom field first.
+    public var interlacing: Character
+    /// The `C` tag as written (`420jpeg`, `420mpeg2`, `420paldv`, `420`), or nil when absent (4:2:0 by default).
+    public var chroma: String?
+    /// True when an `XCOLORRANGE=FULL` comment token says the samples are full range (0-255).
+    public var fullRange: Bool
+    /// Every `X` comment token, without the leading `X`, in order.
+    public var comments: [String]
+    /// Bytes of the header line including its terminating newline.
+    public var headerLength: Int
+
+    /// Bytes of one picture's three planes: w*h luma plus two chroma planes of ceil(w/2) x ceil(h/2).
+    public var pictureBytes: Int {
+        let cw = (width + 1) / 2, ch = (height + 1) / 2
+        return width * height + 2 * cw * ch
+    }
+
+    /// Parses a header line (without or with its newline).
+    ///
+    /// - Parameters:
+    ///   - line: the bytes of the first line of the file.
+    ///   - file: the file name, used only in error messages.
+    /// - Throws: ``LabError`` of kind `.data` naming the file and the tag when the magic is not
+    ///   `YUV4MPEG2`, `W` or `H` is missing or not a positive integer, `F` or `A` is not `num:den`, the chroma
+    ///   format is not 8-bit 4:2:0, or interlacing is mixed (`Im`), which x264's CLI also cannot encode.
+    public init(line: [UInt8], file: String) throws {
+        var text = String(decoding: line, as: UTF8.self)
+        if text.hasSuffix("\n") { text.removeLast() }
+        let tokens = text.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
+        guard tokens.first == "YUV4MPEG2" else {
+            throw LabError.data("\(file): not a YUV4MPEG2 file (header starts with \(String(reflecting: String(text.prefix(12)))))")
+        }
+        var width: Int?, height: Int?
+        var fpsNum = 25, fpsDen = 1, sarW = 0, sarH = 0
+        var interlacing: Character = "p"
+        var chroma: String?
+        var fullRange = false
+        var comments: [String] = []
+        func ratio(_ value: Substring, tag: Character) throws -> (Int, Int) {
+            let parts = value.split(separator: ":", omittingEmptySubsequences: false)
+            guard parts.count == 2, let n = Int(parts[0]), let d = Int(parts[1]), n >= 0, d >= 0 else {
+                throw LabError.data("\(file): y4m header tag \(tag) must be num:den, got '\(value)'")
+            }
+            return (n, d)
+        }
+        for token in tokens.dropFirst() {
+            guard let tag = token.first else { continue }
+            let value = token.dropFirst()
+            switch tag {
+            case "W":
+                guard let w = Int(value), w > 0, w <= 16384 else {
+                    throw LabError.data("\(file): y4m header W must be a width of 1 to 16384, got '\(value)'")
+                }
+                width = w
+            case "H":
+                guard let h = Int(value), h > 0, h <= 16384 else {
+                    throw LabError.data("\(file): y4m header H must be a height of 1 to 16384, got '\(value)'")
+                }
+                height = h
+            case "F":
+                let (n, d) = try ratio(value, tag: "F")
+                guard n > 0, d > 0 else { throw LabError.data("\(file): y4m header frame rate F\(value) must be positive") }
+                (fpsNum, fpsDen) = (n, d)
+            case "A":
+                (sarW, sarH) = try ratio(value, tag: "A")
+            case "I":
+                guard let mode = value.first, "ptbm?".contains(mode) else {
+                    throw LabError.data("\(file): y4m header interlacing I\(value) is not one of Ip, It, Ib, Im")
+                }
+                if mode == "m" {
+                    throw LabError.data("\(file): y4m header Im (mixed interlacing per frame) is not supported; x264's CLI cannot encode it either")
+                }
+                interlacing = mode == "?" ? "p" : mode
+            case "C":
+                let allowed = ["420jpeg", "420mpeg2", "420paldv", "420"]
+                guard allowed.contains(String(value)) else {
+                    throw LabError.data("\(file): y4m chroma format C\(value) is not supported (8-bit 4:2:0 only: C420jpeg, C420mpeg2, C420paldv, C420)")
+                }
+                chroma = String(value)
+            case "X":
+                comments.append(String(value))
+                if value.uppercased() == "COLORRANGE=FULL" { fullRange = true }
+            default:
+                // Unknown tags are ignored, as x264's and FFmpeg's readers do.
+                continue
+            }
+        }
+        guard let w = width else { throw LabError.data("\(file): y4m header has no width (W tag)") }
+        guard let h = height else { throw LabError.data("\(file): y4m header has no height (H tag)") }
+        self.width = w
+        self.height = h
+        self.fpsNum = fpsNum
+        self.fpsDen = fpsDen
+        self.sarWidth = sarW
+        self.sarHeight = sarH
+        self.interlacing = interlacing
+        self.chroma = chroma
+        self.fullRange = fullRange
+        self.comments = comments
+        self.headerLength = line.count + (line.last == 0x0A ? 0 : 1)
+    }
+}
+
+/// One 8-bit 4:2:0 picture: three planes stored contiguously (Y, then Cb, then Cr), each row-major without padding.
+public struct Picture: Sendable {
+    /// Luma width in samples (even).
+    public let width: Int
+    /// Luma height in samples (even).
+    public let height: Int
+    /// width*height luma bytes, then two chroma planes of (width/2)*(height/2) bytes.
+    public var bytes: [UInt8]
+
+    public init(width: Int, height: Int, bytes: [UInt8]) {
+        precondition(bytes.count == width * height * 3 / 2, "picture buffer size does not match its dimensions")
+        self.width = width
+        self.height = height
+        self.bytes = bytes
+    }
+}
+
+/// Reads YUV4MPEG2 frames one at a time from a file or pipe, so memory stays flat in the clip's length.
+///
+/// Odd widths or heights are cropped to even (the last column or row dropped, and the chroma planes,
+/// which are ceil(w/2) x ceil(h/2) in the file, cut to w/2 x h/2); ``crop`` says what was removed.
+public final class Y4MReader {
+    /// The parsed stream header.
+    public let header: Y4MHeader
+    /// Width and height of the pictures handed out (even).
+    public let width: Int
+    public let height: Int
+    /// Columns and rows cropped from the right and bottom to make the dimensions even (0 or 1 each).
+    public let crop: (right: Int, bottom: Int)
+    /// Set when the input ended inside a frame: the bytes of that partial frame (payload after its FRAME line).
+    public private(set) var truncatedBytes: Int?
+    /// Frames handed out so far.
+    public private(set) var framesRead = 0
+
+    private let handle: FileHandle
+    private let name: String
+    private var buffer: [UInt8] = []
+    private var bufferStart = 0
+    private var atEnd = false
+
+    /// Opens a y4m stream and parses its header.
+    ///
+    /// - Parameters:
+    ///   - handle: the stream, positioned at its first byte; the reader does not close it.
+    ///   - name: the file name used in errors.
+    /// - Throws: ``LabError`` `.data` for an empty input or a bad header (see ``Y4MHeader/init(line:file:)``).
+    public init(handle: FileHandle, name: String) throws {
+        self.handle = handle
+        self.name = name
+        var reader = LineState()
+        guard let line = try Self.readLine(name: name, handle: handle, buffer: &reader.buffer, start: &reader.start, atEnd: &reader.atEnd, limit: 4096) else {
+            throw LabError.data("\(name): empty input, no YUV4MPEG2 header")
+        }
+        self.header = try Y4MHeader(line: line, file: name)
+        self.width = header.width & ~1
+        self.height = header.height & ~1
+        self.crop = (header.width & 1, header.height & 1)
+        self.buffer = reader.buffer
+        self.bufferStart = reader.start
+        self.atEnd = reader.atEnd
+        guard width > 0, height > 0 else {
+            throw LabError.data("\(name): y4m picture \(header.width)x\(header.height) is empty after cropping to even dimensions")
+        }
+    }
+
+    private struct LineState { var buffer: [UInt8] = []; var start = 0; var atEnd = false }
+
+    /// Reads the next picture, or returns nil at the end of the stream.
+    ///
+    /// A last frame cut short is not an error (x264's CLI encodes the whole frames too): the reader returns
+    /// nil and records the partial frame's byte count in ``truncatedBytes``.
+    /// - Throws: ``LabError`` `.data` when a frame does not start with `FRAME`.
+    public func next() throws -> Picture? {
+        guard let line = try Self.readLine(name: name, handle: handle, buffer: &buffer, start: &bufferStart, atEnd: &atEnd, limit: 4096) else {
+            return nil
+        }
+        if line.last != 0x0A {
+            // The input ended inside a FRAME line: a truncated last frame, not an error.
+            truncatedBytes = line.count
+            return nil
+        }
+        guard line.starts(with: Array("FRAME".utf8)) else {
+            let offset = framesRead
+            throw LabError.data("\(name): frame \(offset) does not start with FRAME (y4m stream damaged)")
+        }
+        let need = header.pictureBytes
+        let payload = try readExactly(need)
+        if payload.count < need {
+            truncatedBytes = payload.count
+            return nil
+        }
+        framesRead += 1
+        if crop == (0, 0) { return Picture(width: width, height: height, bytes: payload) }
+        return Picture(width: width, height: height, bytes: Self.cropToEven(payload, width: header.width, height: header.height))
+    }
+
+    /// Copies the even top-left part of a picture with odd dimensions (luma w x h, chroma ceil(w/2) x ceil(h/2)).
+    static func cropToEven(_ src: [UInt8], width w: Int, height h: Int) -> [UInt8] {
+        let ew = w & ~1, eh = h & ~1
+        let cw = (w + 1) / 2, ch = (h + 1) / 2
+        var out = [UInt8]()
+        out.reserveCapacity(ew * eh * 3 / 2)
+        for y in 0..<eh { out.append(contentsOf: src[(y * w)..<(y * w + ew)]) }
+        for plane in 0..<2 {
+            let base = w * h + plane * cw * ch
+            for y in 0..<(eh / 2) { out.append(contentsOf: src[(base + y * cw)..<(base + y * cw + ew / 2)]) }
+        }
+        return out
+    }
+
+    private func fill() throws {
+        if bufferStart > 0 && bufferStart >= buffer.count / 2 {
+            buffer.removeFirst(bufferStart)
+            bufferStart = 0
+        }
+        let chunk = try handle.read(upToCount: 1 << 20) ?? Data()
+        if chunk.isEmpty { atEnd = true } else { buffer.append(contentsOf: chunk) }
+    }
+
+    private func readExactly(_ count: Int) throws -> [UInt8] {
+        while buffer.count - bufferStart < count && !atEnd { try fill() }
+        let take = min(count, buffer.count - bufferStart)
+        let out = Array(buffer[bufferStart..<(bufferStart + take)])
+        bufferStart += take
+        return out
+    }
+
+    /// Reads one line (through its newline); nil at a clean end of input; throws past `limit` bytes.
+    private static func readLine(name: String, handle: FileHandle, buffer: inout [UInt8], start: inout Int, atEnd: inout Bool, limit: Int) throws -> [UInt8]? {
+        var searchFrom = start
+        while true {
+            if let nl = buffer[searchFrom...].firstIndex(of: 0x0A) {
+                let line = Array(buffer[start...nl])
+                start = nl + 1
+                return line
+            }
+            searchFrom = buffer.count
+            if buffer.count - start > limit {
+                throw LabError.data("\(name): y4m header or FRAME line longer than \(limit) bytes without a newline")
+            }
+            if atEnd {
+                if start < buffer.count {
+                    // Bytes after the last frame without a newline: a truncated FRAME line.
+                    // The input ended inside a line: the caller sees a line without its newline.
+                    let line = Array(buffer[start...])
+                    start = buffer.count
+                    return line
+                }
+                return nil
+            }
+            if start > 0 && start >= buffer.count / 2 {
+                buffer.removeFirst(start)
+                searchFrom -= start
+                start = 0
+            }
+            let chunk = try handle.read(upToCount: 1 << 20) ?? Data()
+            if chunk.isEmpty { atEnd = true } else { buffer.append(contentsOf: chunk) }
+        }
+    }
+}

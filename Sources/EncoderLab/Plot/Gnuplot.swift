@@ -1,0 +1,138 @@
+import Foundation
+
+/// Plots drawn by gnuplot from what the store holds: each plot is a data file, a script, and a PNG and an
+/// SVG beside them. gnuplot is run once per script (`gnuplot script.gp`).
+public enum Plots {
+    /// Runs gnuplot on `script` (written to `path`).
+    /// - Throws: `.software` when gnuplot is missing or fails, with its message.
+    static func render(script: String, path: String) throws {
+        let gnuplot = try Tools.require("gnuplot", package: "gnuplot-nox")
+        do { try script.write(toFile: path, atomically: true, encoding: .utf8) } catch {
+            throw LabError.software("\(path): cannot write plot script: \(error.localizedDescription)")
+        }
+        let result = try Tools.run(gnuplot, [path])
+        if result.status != 0 {
+            let message = String(decoding: result.stderr, as: UTF8.self).split(separator: "\n").last.map(String.init) ?? ""
+            throw LabError.software("gnuplot failed on \(path): \(message)")
+        }
+    }
+
+    /// Writes `name.png` and `name.svg` in `dir` from one plot body (everything after `set terminal`/`set output`).
+    static func both(dir: String, name: String, body: String, size: (Int, Int) = (1000, 500)) throws {
+        let script = """
+        set terminal pngcairo size \(size.0),\(size.1) font ",10"
+        set output '\(dir)/\(name).png'
+        \(body)
+        set terminal svg size \(size.0),\(size.1) dynamic font ",10"
+        set output '\(dir)/\(name).svg'
+        replot
+        """
+        try render(script: script, path: "\(dir)/\(name).gp")
+    }
+
+    static func quoted(_ s: String) -> String { s.replacingOccurrences(of: "'", with: "").replacingOccurrences(of: "_", with: "\\\\_") }
+
+    /// Per run: `frames.png/svg` (frame size per frame, coloured by type, with the 1-second DTS-window bitrate
+    /// and the target-rate line on the right axis) and `psnr.png/svg` (PSNR per frame).
+    ///
+    /// - Parameters:
+    ///   - frames: the run's frames in decode order (from the store).
+    ///   - targetKbps: the rate-control target in kbit/s, or nil (CQP, CRF) to draw the run's mean instead.
+    ///   - title: the plot title.
+    public static func writeRunPlots(frames: [LabStore.FrameRow], timebaseNum: Int, timebaseDen: Int,
+                                     fpsNum: Int, fpsDen: Int, targetKbps: Double?, title: String, dir: String) throws {
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let frameTicks = max(1, Int64((Double(timebaseDen) * Double(fpsDen) / Double(timebaseNum) / Double(fpsNum)).rounded()))
+        let windows = WindowedBitrate.compute(sizes: frames.map(\.sizeBytes), dts: frames.map(\.dts),
+                                              timebaseNum: timebaseNum, timebaseDen: timebaseDen, frameTicks: frameTicks)
+        let seconds = Double(frames.count) * Double(fpsDen) / Double(fpsNum)
+        let meanKbps = Double(frames.reduce(0) { $0 + $1.sizeBytes }) * 8 / 1000 / max(seconds, 1e-9)
+        // Data: coded index, display index, size in kbit, type column index, window kbps (or NaN), psnr_y, psnr_avg.
+        let types = ["IDR", "I", "P", "Bref", "B"]
+        var data = "# coded_index display_index size_kbit type_index window_kbps psnr_y psnr_avg\n"
+        for (f, w) in zip(frames, windows) {
+            let t = types.firstIndex(of: f.type) ?? 0
+            data += "\(f.codedIndex) \(f.displayIndex) \(Double(f.sizeBytes) * 8 / 1000) \(t) "
+            data += "\(w.full ? String(w.kbps) : "NaN") \(f.psnrY.map { String($0) } ?? "NaN") \(f.psnrAvg.map { String($0) } ?? "NaN")\n"
+        }
+        let dataPath = "\(dir)/frames.dat"
+        try data.write(toFile: dataPath, atomically: true, encoding: .utf8)
+        let colours = ["#d62728", "#ff7f0e", "#1f77b4", "#2ca02c", "#9467bd"]
+        var series: [String] = []
+        for (i, name) in types.enumerated() {
+            series.append("'\(dataPath)' using 1:($4==\(i) ? $3 : 1/0) with impulses lw 2 lc rgb '\(colours[i])' title '\(name)'")
+        }
+        series.append("'\(dataPath)' using 1:5 axes x1y2 with lines lw 2 lc rgb 'black' title 'bitrate, 1 s DTS window (kbit/s)'")
+        let line = targetKbps ?? meanKbps
+        series.append("\(line) axes x1y2 with lines dt 2 lw 2 lc rgb '#7f7f7f' title '\(targetKbps == nil ? "mean rate" : "target rate") \(String(format: "%.0f", line)) kbit/s'")
+        let body = """
+        set title '\(quoted(title))'
+        set xlabel 'frame (decode order)'
+        set ylabel 'frame size (kbit)'
+        set y2label 'bitrate (kbit/s)'
+        set ytics nomirror
+        set y2tics
+        set xrange [-1:\(frames.count)]
+        set yrange [0:*]
+        set y2range [0:*]
+        set key outside right top
+        set grid
+        plot \(series.joined(separator: ", \\\n     "))
+        """
+        try both(dir: dir, name: "frames", body: body)
+        let hasPSNR = frames.contains { $0.psnrY != nil }
+        let psnrPlot = hasPSNR ? """
+        plot '\(dataPath)' using 1:6 with linespoints pt 7 ps 0.4 title 'PSNR Y', \\
+             '\(dataPath)' using 1:7 with linespoints pt 7 ps 0.4 title 'PSNR avg (Y,U,V)'
+        """ : """
+        set label 'x264 computed no PSNR for this run (lossless --qp 0)' at graph 0.5, 0.5 center
+        set yrange [0:1]
+        plot 1/0 notitle
+        """
+        let psnrBody = """
+        set title '\(quoted(title))'
+        set xlabel 'frame (decode order)'
+        set ylabel 'PSNR (dB)'
+        set xrange [-1:\(frames.count)]
+        set key outside right top
+        set grid
+        \(psnrPlot)
+        """
+        try both(dir: dir, name: "psnr", body: psnrBody)
+    }
+
+    /// One point of a rate-distortion plot.
+    public struct RDPoint: Sendable {
+        public var clip: String
+        public var mode: String
+        public var kbps: Double
+        public var psnr: Double
+    }
+
+    /// Per experiment: `rd.png/svg`, bitrate (kbit/s) against mean PSNR (x264's mean of per-frame psnr_avg),
+    /// one line per clip and rate-control mode, points sorted by bitrate.
+    public static func writeExperimentPlot(points: [RDPoint], title: String, dir: String) throws {
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let groups = Dictionary(grouping: points) { "\($0.clip) \($0.mode)" }
+        var data = ""
+        var series: [String] = []
+        for (i, key) in groups.keys.sorted().enumerated() {
+            data += "# \(key)\n"
+            for p in groups[key]!.sorted(by: { $0.kbps < $1.kbps }) { data += "\(p.kbps) \(p.psnr)\n" }
+            data += "\n\n"
+            series.append("'\(dir)/rd.dat' index \(i) using 1:2 with linespoints pt 7 title '\(quoted(key))'")
+        }
+        try data.write(toFile: "\(dir)/rd.dat", atomically: true, encoding: .utf8)
+        guard !series.isEmpty else { return }
+        let body = """
+        set title '\(quoted(title))'
+        set xlabel 'bitrate (kbit/s)'
+        set ylabel 'PSNR avg (dB)'
+        set logscale x
+        set key outside right top
+        set grid
+        plot \(series.joined(separator: ", \\\n     "))
+        """
+        try both(dir: dir, name: "rd", body: body, size: (1100, 600))
+    }
+}

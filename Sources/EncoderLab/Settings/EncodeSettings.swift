@@ -1,0 +1,293 @@
+import Foundation
+
+/// The lab's five rate-control modes, named on top of x264's options by `--rc`.
+///
+/// x264 itself infers its method from the last of `--qp`, `--crf`, `--bitrate` (x264.h `X264_RC_CQP`,
+/// `X264_RC_CRF`, `X264_RC_ABR`); the lab's names add the VBV settings that make CBR and capped VBR.
+public enum RateControlMode: String, CaseIterable, Sendable {
+    /// Constant QP: `qp` is required.
+    case cqp
+    /// Constant rate factor: `crf` (x264's default 23 when absent).
+    case crf
+    /// Average bitrate: `bitrate` (kbit/s) is required, no VBV added.
+    case abr
+    /// `abr` with `vbv-maxrate` = `bitrate`, `vbv-bufsize` = one second of `bitrate` unless given, and
+    /// `nal-hrd cbr` (which makes x264 write filler data).
+    case cbr
+    /// `abr` or `crf` capped by a `vbv-maxrate` above the target: for `bitrate` B, `vbv-maxrate` defaults to
+    /// ``vbrDefaultMaxrateFactor`` x B; with `crf`, `vbv-maxrate` must be given. `vbv-bufsize` defaults to one
+    /// second of `vbv-maxrate`.
+    case vbr
+}
+
+/// `vbv-maxrate` = 1.5 x `bitrate` for `--rc vbr` with an ABR target and no `vbv-maxrate` of its own.
+public let vbrDefaultMaxrateFactor = 1.5
+
+/// One x264 option as the CLI names it (long name without dashes) and its argument, nil for a flag.
+public struct X264Option: Equatable, Sendable {
+    public var name: String
+    public var value: String?
+    public init(_ name: String, _ value: String?) { self.name = name; self.value = value }
+}
+
+/// What an encode is asked to do, in x264's CLI vocabulary: preset and tune, the options in the order they
+/// apply, the profile, and the lab's `--rc` mode. A plain value: ``resolved()`` checks it and expands `--rc`
+/// before any frame is read.
+public struct EncodeSettings: Equatable, Sendable {
+    /// `--preset` (x264's default `medium` when nil).
+    public var preset: String?
+    /// `--tune`, comma-separated as x264 takes it.
+    public var tune: String?
+    /// `--profile`, applied after all options (x264_param_apply_profile).
+    public var profile: String?
+    /// The lab's `--rc` mode, or nil to let x264 infer its method from the options as its CLI does.
+    public var rc: RateControlMode?
+    /// `--frames`: encode at most this many frames.
+    public var frames: Int?
+    /// `--seek`: skip this many input frames first.
+    public var seek: Int?
+    /// The x264 options in the order the x264 CLI would apply them (`x264_param_parse` names).
+    public var options: [X264Option] = []
+
+    public init() {}
+
+    /// x264 CLI options that take no argument (x264 0.164's `long_options`); `no-*` names take none either.
+    static let flagsWithoutArgument: Set<String> = [
+        "slow-firstpass", "intra-refresh", "open-gop", "interlaced", "tff", "bff", "constrained-intra", "cabac",
+        "weightb", "psy", "mixed-refs", "8x8dct", "fast-pskip", "mbtree", "sliced-threads", "thread-input",
+        "non-deterministic", "cpu-independent", "psnr", "ssim", "quiet", "verbose", "no-progress", "aud", "force-cfr",
+        "pic-struct", "fake-interlaced", "filler", "bluray-compat", "stitchable", "nf", "opencl", "dts-compress",
+    ]
+
+    /// Short options of x264's CLI and the long names they stand for (x264.c `short_options`).
+    static let shortOptions: [Character: String] = [
+        "I": "keyint", "i": "min-keyint", "b": "bframes", "q": "qp", "B": "bitrate", "r": "ref", "f": "deblock",
+        "m": "subme", "A": "partitions", "t": "trellis", "w": "weightb", "8": "8x8dct", "p": "pass", "v": "verbose",
+    ]
+
+    /// x264 CLI options that the lab's harness does not model: they change the input, output or passes.
+    static let unsupported: Set<String> = [
+        "qpfile", "tcfile-in", "tcfile-out", "timebase", "pulldown", "vf", "video-filter", "input-res", "input-csp",
+        "input-depth", "input-range", "input-fmt", "demuxer", "muxer", "index", "output", "stdout", "stdin",
+        "dump-yuv", "pass", "stats", "output-depth", "output-csp", "visualize", "fps", "range", "fullrange",
+    ]
+
+    /// Options accepted for compatibility with x264 command lines that change nothing in the stream.
+    static let ignored: Set<String> = ["quiet", "verbose", "log-level", "no-progress", "thread-input", "psnr", "ssim"]
+
+    /// Takes one setting by its x264 CLI long name (without dashes) and value.
+    ///
+    /// - Throws: `.usage` naming the setting for an option the harness does not model, a non-integer
+    ///   `frames`/`seek`, or an unknown `rc` mode. Unknown x264 names are found by ``X264Param`` (x264_param_parse).
+    public mutating func set(_ rawName: String, _ value: String?) throws {
+        let name = rawName.replacingOccurrences(of: "_", with: "-")
+        func integer() throws -> Int {
+            guard let v = value, let n = Int(v), n >= 0 else {
+                throw LabError.usage("setting '\(name)' needs a whole number >= 0, got '\(value ?? "")'")
+            }
+            return n
+        }
+        func text() throws -> String {
+            guard let v = value, !v.isEmpty else { throw LabError.usage("setting '\(name)' needs a value") }
+            return v
+        }
+        switch name {
+        case "preset": preset = try text()
+        case "tune": tune = try text()
+        case "profile": profile = try text()
+        case "frames": frames = try integer()
+        case "seek": seek = try integer()
+        case "rc":
+            let v = try text()
+            guard let mode = RateControlMode(rawValue: v.lowercased()) else {
+                throw LabError.usage("setting 'rc' must be one of cqp, crf, abr, cbr, vbr, got '\(v)'")
+            }
+            rc = mode
+        default:
+            if Self.unsupported.contains(name) {
+                throw LabError.usage("setting '\(name)' is an x264 CLI option the lab does not support (it changes the input, output or passes)")
+            }
+            if Self.ignored.contains(name) { return }
+            options.append(X264Option(name, value))
+        }
+    }
+
+    /// Whether the x264 CLI option `name` is written without an argument.
+    static func takesNoArgument(_ name: String) -> Bool {
+        name.hasPrefix("no-") || flagsWithoutArgument.contains(name)
+    }
+
+    /// Parses x264 CLI flags (`--keyint 60`, `--keyint=60`, `-I 60`, `--no-cabac`) plus the lab's `--rc`.
+    ///
+    /// - Parameter arguments: the flags, without the input path or the lab's own `--db`/`--out`.
+    /// - Returns: the settings, and the arguments that were not flags (positional), in order.
+    /// - Throws: `.usage` naming the flag when it lacks its argument or is not a flag x264 knows the shape of.
+    public static func parse(arguments: [String]) throws -> (EncodeSettings, [String]) {
+        var settings = EncodeSettings()
+        var positional: [String] = []
+        var i = 0
+        while i < arguments.count {
+            let arg = arguments[i]
+            i += 1
+            var name: String
+            var inline: String?
+            if arg.hasPrefix("--") && arg.count > 2 {
+                name = String(arg.dropFirst(2))
+                if let eq = name.firstIndex(of: "=") {
+                    inline = String(name[name.index(after: eq)...])
+                    name = String(name[..<eq])
+                }
+            } else if arg.hasPrefix("-") && arg.count == 2, let c = arg.last, let long = shortOptions[c] {
+                name = long
+            } else if arg.hasPrefix("-") && arg.count > 1 && Int(arg) == nil {
+                throw LabError.usage("unknown flag '\(arg)'")
+            } else {
+                positional.append(arg)
+                continue
+            }
+            if takesNoArgument(name) {
+                if let v = inline {
+                    throw LabError.usage("flag '--\(name)' takes no argument, got '\(v)'")
+                }
+                try settings.set(name, nil)
+                continue
+            }
+            let value: String
+            if let v = inline {
+                value = v
+            } else {
+                guard i < arguments.count else { throw LabError.usage("flag '--\(name)' needs an argument") }
+                value = arguments[i]
+                i += 1
+            }
+            try settings.set(name, value)
+        }
+        return (settings, positional)
+    }
+
+    /// The last value given for x264 option `name`, or nil when absent.
+    public func value(of name: String) -> String?? {
+        guard let o = options.last(where: { $0.name == name }) else { return nil }
+        return .some(o.value)
+    }
+
+    private func number(_ name: String) throws -> Double? {
+        guard let v = value(of: name) else { return nil }
+        guard let s = v, let d = Double(s), d.isFinite else {
+            throw LabError.usage("setting '\(name)' needs a number, got '\(v ?? "")'")
+        }
+        return d
+    }
+
+    private static func format(_ kbps: Double) -> String {
+        kbps == kbps.rounded() ? String(Int(kbps)) : String(kbps)
+    }
+
+    /// Checks the rate-control settings and expands the lab's `--rc` mode into x264 options.
+    ///
+    /// - Returns: settings whose `options` carry everything x264 needs (the `rc` field is kept for the record).
+    /// - Throws: `.usage` for a contradiction, naming the settings: a mode without its rate (`cbr` without
+    ///   `bitrate`), a rate key of another mode (`cqp` with `crf`), a `cbr` whose `vbv-maxrate` differs from its
+    ///   `bitrate`, a `vbr` whose `vbv-maxrate` is not above its `bitrate`, or `nal-hrd` other than `cbr` for `cbr`.
+    public func resolved() throws -> EncodeSettings {
+        guard let mode = rc else { return self }
+        var out = self
+        let present = ["qp", "crf", "bitrate"].filter { value(of: $0) != nil }
+        func forbid(_ keys: [String]) throws {
+            if let bad = keys.first(where: { present.contains($0) }) {
+                throw LabError.usage("contradictory settings: rc \(mode.rawValue) with '\(bad)'")
+            }
+        }
+        func require(_ key: String) throws -> Double {
+            guard let v = try number(key) else {
+                throw LabError.usage("contradictory settings: rc \(mode.rawValue) needs '\(key)'")
+            }
+            return v
+        }
+        switch mode {
+        case .cqp:
+            try forbid(["crf", "bitrate"])
+            _ = try require("qp")
+        case .crf:
+            try forbid(["qp", "bitrate"])
+            if value(of: "crf") == nil { out.options.append(X264Option("crf", "23")) }
+        case .abr:
+            try forbid(["qp", "crf"])
+            _ = try require("bitrate")
+        case .cbr:
+            try forbid(["qp", "crf"])
+            let bitrate = try require("bitrate")
+            if let maxrate = try number("vbv-maxrate") {
+                if maxrate != bitrate {
+                    throw LabError.usage("contradictory settings: rc cbr with vbv-maxrate \(Self.format(maxrate)) different from bitrate \(Self.format(bitrate))")
+                }
+            } else {
+                out.options.append(X264Option("vbv-maxrate", Self.format(bitrate)))
+            }
+            if value(of: "vbv-bufsize") == nil { out.options.append(X264Option("vbv-bufsize", Self.format(bitrate))) }
+            if let hrd = value(of: "nal-hrd") {
+                if hrd != "cbr" {
+                    throw LabError.usage("contradictory settings: rc cbr with nal-hrd '\(hrd ?? "")' (cbr implies nal-hrd cbr)")
+                }
+            } else {
+                out.options.append(X264Option("nal-hrd", "cbr"))
+            }
+        case .vbr:
+            try forbid(["qp"])
+            if present.contains("crf") && present.contains("bitrate") {
+                throw LabError.usage("contradictory settings: rc vbr with both 'crf' and 'bitrate'")
+            }
+            var maxrate = try number("vbv-maxrate")
+            if present.contains("crf") {
+                guard maxrate != nil else {
+                    throw LabError.usage("contradictory settings: rc vbr with crf needs 'vbv-maxrate'")
+                }
+            } else {
+                let bitrate = try require("bitrate")
+                if let m = maxrate {
+                    if m <= bitrate {
+                        throw LabError.usage("contradictory settings: rc vbr needs vbv-maxrate above bitrate \(Self.format(bitrate)), got \(Self.format(m))")
+                    }
+                } else {
+                    let m = (bitrate * vbrDefaultMaxrateFactor).rounded()
+                    out.options.append(X264Option("vbv-maxrate", Self.format(m)))
+                    maxrate = m
+                }
+            }
+            if value(of: "vbv-bufsize") == nil, let m = maxrate {
+                out.options.append(X264Option("vbv-bufsize", Self.format(m)))
+            }
+        }
+        return out
+    }
+
+    /// The x264 CLI flags equivalent to these settings (after ``resolved()``), e.g. `--preset fast --crf 23`.
+    public var x264Arguments: [String] {
+        var args: [String] = []
+        if let p = preset { args += ["--preset", p] }
+        if let t = tune { args += ["--tune", t] }
+        if let f = frames { args += ["--frames", String(f)] }
+        if let s = seek { args += ["--seek", String(s)] }
+        for o in options {
+            args.append("--\(o.name)")
+            if let v = o.value { args.append(v) }
+        }
+        if let p = profile { args += ["--profile", p] }
+        return args
+    }
+
+    /// A JSON-ready description: `rc`, `preset`, `tune`, `profile`, `frames`, `seek`, `options` (an array of
+    /// `[name, value]` pairs in application order, value null for a flag) and `x264_args` (the CLI equivalent).
+    public var jsonObject: [String: Any] {
+        var o: [String: Any] = [:]
+        o["rc"] = rc?.rawValue ?? NSNull()
+        o["preset"] = preset ?? NSNull()
+        o["tune"] = tune ?? NSNull()
+        o["profile"] = profile ?? NSNull()
+        o["frames"] = frames ?? NSNull()
+        o["seek"] = seek ?? NSNull()
+        o["options"] = options.map { [$0.name, $0.value ?? NSNull()] as [Any] }
+        o["x264_args"] = x264Arguments.joined(separator: " ")
+        return o
+    }
+}

@@ -1,0 +1,216 @@
+import Foundation
+
+/// The lab's version, recorded with every run.
+public let labVersion = "0.1.0"
+
+/// The lab's SQLite database: the only place that writes runs and frames. The schema is a public interface,
+/// documented table by table in the README ("Database schema").
+public final class LabStore {
+    public let database: Database
+
+    /// The `runs` and `frames` tables (README, "Database schema"). pts/dts are in the run's timebase.
+    static let schema = """
+    CREATE TABLE IF NOT EXISTS runs (
+        run_id          INTEGER PRIMARY KEY AUTOINCREMENT,
+        experiment      TEXT NOT NULL,
+        clip            TEXT NOT NULL,
+        settings        TEXT NOT NULL,
+        status          TEXT NOT NULL CHECK (status IN ('running', 'done', 'failed')),
+        frames          INTEGER,
+        bytes           INTEGER,
+        duration_s      REAL,
+        timebase_num    INTEGER,
+        timebase_den    INTEGER,
+        stream_path     TEXT,
+        crop            TEXT,
+        x264_version    TEXT NOT NULL,
+        lab_version     TEXT NOT NULL,
+        ffmpeg_version  TEXT,
+        machine         TEXT NOT NULL,
+        created_at      TEXT NOT NULL,
+        finished_at     TEXT,
+        width           INTEGER,
+        height          INTEGER,
+        fps_num         INTEGER,
+        fps_den         INTEGER,
+        input_frames    INTEGER,
+        truncated_bytes INTEGER,
+        warnings        TEXT,
+        error           TEXT
+    );
+    CREATE TABLE IF NOT EXISTS frames (
+        run_id        INTEGER NOT NULL REFERENCES runs(run_id),
+        coded_index   INTEGER NOT NULL,
+        display_index INTEGER NOT NULL,
+        type          TEXT NOT NULL CHECK (type IN ('IDR', 'I', 'P', 'Bref', 'B')),
+        keyframe      INTEGER NOT NULL,
+        size_bytes    INTEGER NOT NULL,
+        header_bytes  INTEGER NOT NULL,
+        filler_bytes  INTEGER NOT NULL,
+        pts           INTEGER NOT NULL,
+        dts           INTEGER NOT NULL,
+        qp            REAL NOT NULL,
+        psnr_y        REAL,
+        psnr_u        REAL,
+        psnr_v        REAL,
+        psnr_avg      REAL,
+        ssim          REAL,
+        PRIMARY KEY (run_id, coded_index)
+    );
+    CREATE INDEX IF NOT EXISTS runs_by_experiment ON runs (experiment, status);
+    """
+
+    /// Opens (creating if needed) the database and its tables; creates the parent folder.
+    /// - Throws: `.noInput` when the file cannot be opened, `.software` for SQLite errors.
+    public init(path: String) throws {
+        let dir = (path as NSString).deletingLastPathComponent
+        if !dir.isEmpty { try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true) }
+        database = try Database(path: path)
+        try database.execute("PRAGMA journal_mode=WAL; PRAGMA foreign_keys=ON;")
+        try database.execute(Self.schema)
+    }
+
+    /// What is known of a run when it starts.
+    public struct RunStart {
+        public var experiment: String
+        public var clip: String
+        /// The settings as JSON text.
+        public var settingsJSON: String
+        public var crop: String?
+        public var ffmpegVersion: String?
+        public var width: Int
+        public var height: Int
+        public var fpsNum: Int
+        public var fpsDen: Int
+    }
+
+    /// Records a run as `running` and returns its run_id.
+    public func beginRun(_ start: RunStart) throws -> Int64 {
+        let statement = try database.prepare("""
+            INSERT INTO runs (experiment, clip, settings, status, crop, x264_version, lab_version, ffmpeg_version,
+                              machine, created_at, width, height, fps_num, fps_den)
+            VALUES (?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """)
+        try statement.run([.text(start.experiment), .text(start.clip), .text(start.settingsJSON),
+                           start.crop.map(SQLValue.text) ?? .null, .text(x264Version), .text(labVersion),
+                           start.ffmpegVersion.map(SQLValue.text) ?? .null, .text(Machine.current.json),
+                           .text(Self.timestamp()), .integer(Int64(start.width)), .integer(Int64(start.height)),
+                           .integer(Int64(start.fpsNum)), .integer(Int64(start.fpsDen))])
+        return database.lastInsertRowID
+    }
+
+    /// What is known of a run when it ends well.
+    public struct RunEnd {
+        public var frames: [EncodedFrame]
+        public var timebaseNum: Int
+        public var timebaseDen: Int
+        public var durationSeconds: Double
+        public var streamPath: String
+        public var inputFrames: Int
+        public var truncatedBytes: Int?
+        public var warnings: [String]
+        /// The settings JSON completed with what x264 resolved.
+        public var settingsJSON: String
+    }
+
+    /// Writes all of a run's frames and marks it `done`, in one transaction: either all of it lands or none.
+    public func finishRun(_ runID: Int64, _ end: RunEnd) throws {
+        try database.transaction {
+            let insert = try database.prepare("""
+                INSERT INTO frames (run_id, coded_index, display_index, type, keyframe, size_bytes, header_bytes,
+                                    filler_bytes, pts, dts, qp, psnr_y, psnr_u, psnr_v, psnr_avg, ssim)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """)
+            func opt(_ v: Double?) -> SQLValue { v.map(SQLValue.real) ?? .null }
+            var total = 0
+            for f in end.frames {
+                total += f.sizeBytes
+                try insert.run([.integer(runID), .integer(Int64(f.codedIndex)), .integer(Int64(f.displayIndex)),
+                                .text(f.type.rawValue), .integer(f.keyframe ? 1 : 0), .integer(Int64(f.sizeBytes)),
+                                .integer(Int64(f.headerBytes)), .integer(Int64(f.fillerBytes)), .integer(f.pts),
+                                .integer(f.dts), .real(f.qp), opt(f.psnrY), opt(f.psnrU), opt(f.psnrV),
+                                opt(f.psnrAvg), opt(f.ssim)])
+            }
+            let warnings = end.warnings.isEmpty ? SQLValue.null : .text(JSON.string(end.warnings))
+            try database.prepare("""
+                UPDATE runs SET status = 'done', frames = ?, bytes = ?, duration_s = ?, timebase_num = ?,
+                    timebase_den = ?, stream_path = ?, input_frames = ?, truncated_bytes = ?, warnings = ?,
+                    settings = ?, finished_at = ?
+                WHERE run_id = ?
+                """).run([.integer(Int64(end.frames.count)), .integer(Int64(total)), .real(end.durationSeconds),
+                          .integer(Int64(end.timebaseNum)), .integer(Int64(end.timebaseDen)), .text(end.streamPath),
+                          .integer(Int64(end.inputFrames)), end.truncatedBytes.map { .integer(Int64($0)) } ?? .null,
+                          warnings, .text(end.settingsJSON), .text(Self.timestamp()), .integer(runID)])
+        }
+    }
+
+    /// Marks a run `failed` with the error's message; it keeps no frames.
+    public func failRun(_ runID: Int64, error: String) throws {
+        try database.transaction {
+            try database.prepare("DELETE FROM frames WHERE run_id = ?").run([.integer(runID)])
+            try database.prepare("UPDATE runs SET status = 'failed', error = ?, finished_at = ? WHERE run_id = ?")
+                .run([.text(error), .text(Self.timestamp()), .integer(runID)])
+        }
+    }
+
+    /// ISO-8601 UTC with seconds, e.g. "2026-11-29T22:27:02Z".
+    static func timestamp(_ date: Date = Date()) -> String {
+        let f = ISO8601DateFormatter()
+        f.formatOptions = [.withInternetDateTime]
+        f.timeZone = TimeZone(identifier: "UTC")
+        return f.string(from: date)
+    }
+
+    /// A stored frame row, as analysis and plots read it back.
+    public struct FrameRow: Sendable {
+        public var codedIndex: Int
+        public var displayIndex: Int
+        public var type: String
+        public var sizeBytes: Int
+        public var pts: Int64
+        public var dts: Int64
+        public var qp: Double
+        public var psnrY: Double?
+        public var psnrAvg: Double?
+        public var ssim: Double?
+    }
+
+    /// A run's frames in decode order.
+    public func frames(run runID: Int64) throws -> [FrameRow] {
+        try database.query("""
+            SELECT coded_index, display_index, type, size_bytes, pts, dts, qp, psnr_y, psnr_avg, ssim
+            FROM frames WHERE run_id = ? ORDER BY coded_index
+            """, [.integer(runID)]).map { r in
+            FrameRow(codedIndex: Int(r[0].int ?? 0), displayIndex: Int(r[1].int ?? 0), type: r[2].string ?? "",
+                     sizeBytes: Int(r[3].int ?? 0), pts: r[4].int ?? 0, dts: r[5].int ?? 0, qp: r[6].double ?? 0,
+                     psnrY: r[7].double, psnrAvg: r[8].double, ssim: r[9].double)
+        }
+    }
+}
+
+/// The machine a run ran on: CPU model (from /proc/cpuinfo) and logical cores.
+struct Machine {
+    var cpu: String
+    var cores: Int
+
+    static let current: Machine = {
+        let info = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? ""
+        let model = info.split(separator: "\n").first { $0.hasPrefix("model name") }
+            .flatMap { $0.split(separator: ":", maxSplits: 1).last }
+            .map { $0.trimmingCharacters(in: .whitespaces) } ?? "unknown"
+        return Machine(cpu: model, cores: ProcessInfo.processInfo.activeProcessorCount)
+    }()
+
+    /// `{"cpu": "...", "cores": N}`.
+    var json: String { JSON.string(["cpu": cpu, "cores": cores]) }
+}
+
+/// Compact JSON text with sorted keys, for values stored in the database.
+enum JSON {
+    static func string(_ value: Any) -> String {
+        guard let data = try? JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .fragmentsAllowed]) else {
+            preconditionFailure("value is not JSON-serialisable")
+        }
+        return String(decoding: data, as: UTF8.self)
+    }
+}

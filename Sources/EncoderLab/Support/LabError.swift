@@ -1,0 +1,44 @@
+import Foundation
+
+/// An error the lab reports to its user: one line naming the file, key or value and what is wrong.
+///
+/// `kind` decides the command line's exit status, as sysexits.h names them (see ``LabError/Kind``).
+public struct LabError: Error, CustomStringConvertible, Equatable, Sendable {
+    /// What sort of failure this is; each maps to one exit status.
+    public enum Kind: String, Sendable {
+        /// A bad command line, experiment key or setting value (EX_USAGE, 64).
+        case usage
+        /// Input that exists but is malformed: a bad y4m header, an undecodable clip (EX_DATAERR, 65).
+        case data
+        /// A missing or unreadable input file (EX_NOINPUT, 66).
+        case noInput
+        /// The lab's or an outside tool's own failure: x264 refused to open, SQLite failed (EX_SOFTWARE, 70).
+        case software
+
+        /// The exit status this kind maps to (sysexits.h).
+        public var exitCode: Int32 {
+            switch self {
+            case .usage: return 64
+            case .data: return 65
+            case .noInput: return 66
+            case .software: return 70
+            }
+        }
+    }
+
+    public let kind: Kind
+    /// The one-line message, without the program name.
+    public let message: String
+
+    public init(_ kind: Kind, _ message: String) {
+        self.kind = kind
+        self.message = message
+    }
+
+    public var description: String { message }
+
+    static func usage(_ message: String) -> LabError { LabError(.usage, message) }
+    static func data(_ message: String) -> LabError { LabError(.data, message) }
+    static func noInput(_ message: String) -> LabError { LabError(.noInput, message) }
+    static func software(_ message: String) -> LabError { LabError(.software, message) }
+}

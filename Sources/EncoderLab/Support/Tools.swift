@@ -1,0 +1,67 @@
+import Foundation
+
+/// Finding and running the outside programs the lab relies on (ffmpeg, ffprobe, gnuplot, x264).
+enum Tools {
+    /// The absolute path of `name` on PATH, or nil.
+    static func find(_ name: String) -> String? {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
+        for dir in path.split(separator: ":") {
+            let candidate = "\(dir)/\(name)"
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        }
+        return nil
+    }
+
+    /// The absolute path of `name`, or a `.software` error saying which Debian package provides it.
+    static func require(_ name: String, package: String) throws -> String {
+        guard let found = find(name) else {
+            throw LabError.software("\(name) not found on PATH (install the Debian package \(package))")
+        }
+        return found
+    }
+
+    /// The output of a short command: exit status, stdout and stderr. Input is /dev/null.
+    struct Result { var status: Int32; var stdout: Data; var stderr: Data }
+
+    /// Runs `executable` with `arguments` to completion, collecting both outputs.
+    /// - Throws: `.software` when the program cannot be started.
+    static func run(_ executable: String, _ arguments: [String]) throws -> Result {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        do { try process.run() } catch {
+            throw LabError.software("could not start \(executable): \(error.localizedDescription)")
+        }
+        // Drain stderr on another thread so neither pipe can fill and block the child.
+        let errBox = DataBox()
+        let group = DispatchGroup()
+        group.enter()
+        DispatchQueue.global().async {
+            errBox.set(err.fileHandleForReading.readDataToEndOfFile())
+            group.leave()
+        }
+        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        group.wait()
+        process.waitUntilExit()
+        return Result(status: process.terminationStatus, stdout: outData, stderr: errBox.get())
+    }
+
+    /// The first line of `ffmpeg -version` (e.g. "ffmpeg version 5.1.9-0+deb12u1"), or nil without ffmpeg.
+    static func ffmpegVersion() -> String? {
+        guard let ffmpeg = find("ffmpeg"), let result = try? run(ffmpeg, ["-hide_banner", "-version"]) else { return nil }
+        return String(decoding: result.stdout, as: UTF8.self).split(separator: "\n").first.map(String.init)
+    }
+}
+
+/// A lock-protected byte buffer filled by another thread.
+final class DataBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var data = Data()
+    func set(_ value: Data) { lock.lock(); data = value; lock.unlock() }
+    func append(_ value: Data) { lock.lock(); data.append(value); lock.unlock() }
+    func get() -> Data { lock.lock(); defer { lock.unlock() }; return data }
+}

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# The README's first command: install what is missing, build, and run the quickstart experiment on the
+# real clips. Writes results/quickstart.sqlite and plots under results/quickstart/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+swift build -c release --product enclab
+.build/release/enclab run experiments/quickstart.json
+echo "quickstart: $(sqlite3 results/quickstart.sqlite "SELECT count(*) FROM runs WHERE experiment = 'quickstart' AND status = 'done'") done runs in results/quickstart.sqlite; plots in results/quickstart/"
