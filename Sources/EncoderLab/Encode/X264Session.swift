@@ -170,14 +170,15 @@ public final class X264Session {
             p.b_interlaced = 1
             p.b_tff = input.interlacing == "t" ? 1 : 0
         }
-        // x264's CLI lowers the reference count to fit a requested level when --ref was not given.
+        // x264 0.164's CLI lowers the reference count to fit a requested level when --ref was not given
+        // (x264_levels[].dpb is in macroblocks in this build).
         if !settings.options.contains(where: { $0.name == "ref" }) {
             let mbs = Int((p.i_width + 15) >> 4) * Int((p.i_height + 15) >> 4)
             var i = 0
             while enclab_x264_level(Int32(i)).pointee.level_idc != 0 {
                 let level = enclab_x264_level(Int32(i)).pointee
                 if Int32(level.level_idc) == p.i_level_idc {
-                    while mbs * 384 * Int(p.i_frame_reference) > Int(level.dpb) && p.i_frame_reference > 1 {
+                    while mbs * Int(p.i_frame_reference) > Int(level.dpb) && p.i_frame_reference > 1 {
                         p.i_frame_reference -= 1
                     }
                     break

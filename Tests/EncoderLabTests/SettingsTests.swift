@@ -1,0 +1,77 @@
+import Foundation
+import Testing
+@testable import EncoderLab
+
+@Suite("settings in x264's vocabulary and the lab's --rc modes")
+struct SettingsTests {
+    func resolve(_ flags: [String]) throws -> [String] {
+        let (s, rest) = try EncodeSettings.parse(arguments: flags)
+        #expect(rest.isEmpty)
+        return try s.resolved().x264Arguments
+    }
+
+    func message(_ flags: [String]) -> String? {
+        do { _ = try resolve(flags); return nil } catch let e as LabError { return e.message } catch { return "\(error)" }
+    }
+
+    @Test("x264 CLI spellings: long, --name=value, short, flags without argument, positional")
+    func parsing() throws {
+        let (s, rest) = try EncodeSettings.parse(arguments: ["in.y4m", "-I", "60", "--min-keyint=6", "--no-cabac", "-b", "2", "--psnr"])
+        #expect(rest == ["in.y4m"])
+        #expect(s.options == [X264Option("keyint", "60"), X264Option("min-keyint", "6"), X264Option("no-cabac", nil), X264Option("bframes", "2")])
+        #expect(message(["--keyint"]) == "flag '--keyint' needs an argument")
+        #expect(message(["--qpfile", "q.txt"])?.hasPrefix("setting 'qpfile' is an x264 CLI option the lab does not support") == true)
+    }
+
+    @Test("cbr = abr + vbv-maxrate = bitrate + one second of buffer + nal-hrd cbr")
+    func cbr() throws {
+        #expect(try resolve(["--rc", "cbr", "--bitrate", "800"]) == ["--bitrate", "800", "--vbv-maxrate", "800", "--vbv-bufsize", "800", "--nal-hrd", "cbr"])
+        #expect(try resolve(["--rc", "cbr", "--bitrate", "800", "--vbv-bufsize", "400"]) == ["--bitrate", "800", "--vbv-bufsize", "400", "--vbv-maxrate", "800", "--nal-hrd", "cbr"])
+        #expect(message(["--rc", "cbr"]) == "contradictory settings: rc cbr needs 'bitrate'")
+        #expect(message(["--rc", "cbr", "--bitrate", "800", "--vbv-maxrate", "1000"]) == "contradictory settings: rc cbr with vbv-maxrate 1000 different from bitrate 800")
+        #expect(message(["--rc", "cbr", "--bitrate", "800", "--crf", "20"]) == "contradictory settings: rc cbr with 'crf'")
+    }
+
+    @Test("vbr caps abr at 1.5 x bitrate by default, or crf at the given vbv-maxrate")
+    func vbr() throws {
+        #expect(try resolve(["--rc", "vbr", "--bitrate", "1000"]) == ["--bitrate", "1000", "--vbv-maxrate", "1500", "--vbv-bufsize", "1500"])
+        #expect(try resolve(["--rc", "vbr", "--crf", "23", "--vbv-maxrate", "900"]) == ["--crf", "23", "--vbv-maxrate", "900", "--vbv-bufsize", "900"])
+        #expect(message(["--rc", "vbr", "--bitrate", "1000", "--vbv-maxrate", "1000"]) == "contradictory settings: rc vbr needs vbv-maxrate above bitrate 1000, got 1000")
+        #expect(message(["--rc", "vbr", "--crf", "23"]) == "contradictory settings: rc vbr with crf needs 'vbv-maxrate'")
+    }
+
+    @Test("cqp needs qp, abr needs bitrate, crf defaults to x264's 23")
+    func others() throws {
+        #expect(message(["--rc", "cqp"]) == "contradictory settings: rc cqp needs 'qp'")
+        #expect(message(["--rc", "abr", "--qp", "20"]) == "contradictory settings: rc abr with 'qp'")
+        #expect(try resolve(["--rc", "crf"]) == ["--crf", "23"])
+        #expect(message(["--rc", "fast"]) == "setting 'rc' must be one of cqp, crf, abr, cbr, vbr, got 'fast'")
+    }
+
+    @Test("x264_param_parse's -1 and -2 name the setting; x264's own refusals are passed on")
+    func x264Errors() throws {
+        let input = EncoderInput(width: 64, height: 48, fpsNum: 25, fpsDen: 1)
+        func check(_ flags: [String]) -> String? {
+            do { try X264Session.validate(try EncodeSettings.parse(arguments: flags).0.resolved(), input: input); return nil }
+            catch let e as LabError { return e.message } catch { return "\(error)" }
+        }
+        #expect(check(["--keyint", "60"]) == nil)
+        #expect(check(["--frobnicate", "3"]) == "unknown setting 'frobnicate'")
+        #expect(check(["--keyint", "abc"]) == "bad value for setting 'keyint': 'abc'")
+        #expect(check(["--preset", "warp"]) == "unknown preset 'warp' (x264 presets: ultrafast ... placebo)")
+        #expect(check(["--profile", "baseline", "--bframes", "3"]) == nil)
+        #expect(check(["--profile", "fancy"]) == "setting 'profile': x264 cannot apply profile 'fancy' to these settings")
+        #expect(check(["--profile", "baseline", "--qp", "0"]) == "setting 'profile': x264 cannot apply profile 'baseline' to these settings")
+    }
+
+    @Test("the rate-control method x264 infers: cbr opens as abr with VBV and NAL HRD cbr (filler)")
+    func resolvedParameters() throws {
+        let input = EncoderInput(width: 64, height: 48, fpsNum: 25, fpsDen: 1)
+        let session = try X264Session(settings: try EncodeSettings.parse(arguments: ["--rc", "cbr", "--bitrate", "500"]).0.resolved(), input: input)
+        #expect(session.resolved.rcMethod == "abr")
+        #expect(session.resolved.vbvMaxrateKbps == 500 && session.resolved.vbvBufsizeKbit == 500)
+        #expect(session.resolved.nalHrd == 2 && session.resolved.filler)
+        // Timebase as x264's CLI sets it for y4m: fps_den/fps_num.
+        #expect(session.resolved.timebaseNum == 1 && session.resolved.timebaseDen == 25)
+    }
+}

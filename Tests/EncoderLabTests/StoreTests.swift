@@ -1,0 +1,51 @@
+import Foundation
+import Testing
+@testable import EncoderLab
+
+@Suite("SQLite store")
+struct StoreTests {
+    @Test("a run's row and frames read back as recorded, with sqlite3 as the reader")
+    func roundTrip() throws {
+        let scratch = Scratch()
+        let clip = SyntheticClip(width: 64, height: 48, frames: 12, fpsNum: 30000, fpsDen: 1001, seed: 2, extraTags: ["A128:117"])
+        try clip.write(to: scratch.file("c.y4m"))
+        let (outcome, _) = try labEncode(scratch.file("c.y4m"), ["--threads", "1", "--bframes", "2"], in: scratch)
+        // Read with the sqlite3 CLI, not our wrapper.
+        let out = try Witness.run("sqlite3", ["-separator", "|", scratch.file("lab.sqlite"), """
+            SELECT status, frames, bytes, printf('%.6f', duration_s), timebase_num, timebase_den, stream_path, crop IS NULL,
+                   x264_version, lab_version, ffmpeg_version IS NULL, json_extract(machine, '$.cores') > 0,
+                   created_at LIKE '____-__-__T__:__:__Z', width, height
+            FROM runs;
+            SELECT sum(size_bytes), count(*), min(coded_index), max(coded_index), count(DISTINCT display_index) FROM frames;
+            """])
+        let lines = out.stdout.split(separator: "\n").map(String.init)
+        let size = try FileManager.default.attributesOfItem(atPath: outcome.streamPath)[.size] as! Int
+        // 12 frames at 30000/1001 fps last 12 * 1001 / 30000 = 0.4004 s.
+        #expect(lines[0] == "done|12|\(size)|0.400400|1001|30000|\(outcome.streamPath)|1|\(x264Version)|\(labVersion)|1|1|1|64|48")
+        #expect(lines[1] == "\(size)|12|0|11|12")
+    }
+
+    @Test("a failed run keeps no frames and says why")
+    func failedRun() throws {
+        let scratch = Scratch()
+        let store = try LabStore(path: scratch.file("s.sqlite"))
+        let id = try store.beginRun(.init(experiment: "x", clip: "c", settingsJSON: "{}", crop: nil, ffmpegVersion: nil,
+                                          width: 2, height: 2, fpsNum: 1, fpsDen: 1))
+        try store.failRun(id, error: "boom")
+        let rows = try store.database.query("SELECT status, error, (SELECT count(*) FROM frames) FROM runs")
+        #expect(rows == [[.text("failed"), .text("boom"), .integer(0)]])
+    }
+
+    @Test("the sliding-window bitrate, by hand: 25 fps, 1 s windows")
+    func windows() {
+        // Frames of 1000 bytes at 25 fps (1 tick = 1/25 s): a full window holds 25 frames = 200 kbit/s.
+        let sizes = Array(repeating: 1000, count: 30)
+        let points = WindowedBitrate.compute(sizes: sizes, dts: (0..<30).map { Int64($0) }, timebaseNum: 1,
+                                             timebaseDen: 25, frameTicks: 1)
+        #expect(points[23].full == false)
+        #expect(points[24].full == true)
+        #expect(points[24].kbps == 200)
+        #expect(points[29].kbps == 200)
+        #expect(points[0].kbps == 8)
+    }
+}

@@ -1,0 +1,109 @@
+import Foundation
+@testable import EncoderLab
+
+/// Independent witnesses for the lab's numbers: ffprobe, ffmpeg (trace_headers, ssim and psnr filters) and
+/// the x264 CLI, run as separate processes on the written stream.
+enum Witness {
+    struct Output { var status: Int32; var stdout: String; var stderr: String }
+
+    static func run(_ tool: String, _ arguments: [String]) throws -> Output {
+        guard let path = Tools.find(tool) else { throw LabError.software("\(tool) is not installed (scripts/setup.sh installs it)") }
+        let r = try Tools.run(path, arguments)
+        return Output(status: r.status, stdout: String(decoding: r.stdout, as: UTF8.self),
+                      stderr: String(decoding: r.stderr, as: UTF8.self))
+    }
+
+    static func json(_ text: String) -> [String: Any] {
+        (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] ?? [:]
+    }
+
+    /// Packet sizes in decode order, as ffprobe's h264 parser splits the raw stream.
+    static func packetSizes(_ stream: String) throws -> [Int] {
+        let out = try run("ffprobe", ["-v", "error", "-show_packets", "-show_entries", "packet=size", "-of", "json", stream])
+        let packets = json(out.stdout)["packets"] as? [[String: Any]] ?? []
+        return packets.compactMap { ($0["size"] as? String).flatMap(Int.init) ?? ($0["size"] as? Int) }
+    }
+
+    /// Picture types (I, P, B) of the decoded frames, in display order.
+    static func pictureTypes(_ stream: String) throws -> [String] {
+        let out = try run("ffprobe", ["-v", "error", "-show_frames", "-show_entries", "frame=pict_type", "-of", "json", stream])
+        let frames = json(out.stdout)["frames"] as? [[String: Any]] ?? []
+        return frames.compactMap { $0["pict_type"] as? String }
+    }
+
+    /// One NAL unit as `ffmpeg -bsf:v trace_headers` prints it.
+    struct TracedNAL { var type: Int; var refIdc: Int; var values: [String: Int] }
+
+    /// NAL units per packet (decode order) from trace_headers, plus the PPS's pic_init_qp_minus26.
+    static func traceHeaders(_ stream: String) throws -> (packets: [[TracedNAL]], picInitQPMinus26: Int?) {
+        let out = try run("ffmpeg", ["-hide_banner", "-nostats", "-i", stream, "-c", "copy", "-bsf:v", "trace_headers", "-f", "null", "-"])
+        var packets: [[TracedNAL]] = []
+        var current: [TracedNAL]?
+        var picInit: Int?
+        for raw in out.stderr.split(separator: "\n") {
+            guard let bracket = raw.range(of: "] ") else { continue }
+            let line = raw[bracket.upperBound...]
+            if line.hasPrefix("Packet:") {
+                if let c = current { packets.append(c) }
+                current = []
+                continue
+            }
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            guard fields.count >= 4, fields[fields.count - 2] == "=", let value = Int(fields[fields.count - 1]) else { continue }
+            let name = String(fields[1])
+            if name == "nal_ref_idc" {
+                // nal_ref_idc comes before nal_unit_type: start a new NAL unit.
+                if current != nil { current!.append(TracedNAL(type: -1, refIdc: value, values: [:])) }
+            } else if current != nil, !current!.isEmpty {
+                if name == "nal_unit_type" { current![current!.count - 1].type = value }
+                current![current!.count - 1].values[name] = current![current!.count - 1].values[name] ?? value
+            }
+            if name == "pic_init_qp_minus26" { picInit = value }
+        }
+        if let c = current { packets.append(c) }
+        return (packets, picInit)
+    }
+
+    /// Per-frame statistics of an ffmpeg comparison filter (`ssim` or `psnr`) between a stream and its source,
+    /// in display order: each line's `key:value` pairs.
+    static func filterStats(_ filter: String, stream: String, source: String) throws -> [[String: Double]] {
+        let stats = NSTemporaryDirectory() + "/enclab-\(filter)-\(UUID().uuidString).log"
+        defer { try? FileManager.default.removeItem(atPath: stats) }
+        let out = try run("ffmpeg", ["-hide_banner", "-nostats", "-v", "error", "-i", stream, "-i", source,
+                                     "-lavfi", "[0:v][1:v]\(filter)=stats_file=\(stats)", "-f", "null", "-"])
+        guard out.status == 0 else { throw LabError.software("ffmpeg \(filter) failed: \(out.stderr)") }
+        let text = (try? String(contentsOfFile: stats, encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").map { line in
+            var values: [String: Double] = [:]
+            for token in line.split(separator: " ") {
+                let kv = token.split(separator: ":", maxSplits: 1)
+                if kv.count == 2, let v = Double(kv[1]) { values[String(kv[0])] = v }
+            }
+            return values
+        }
+    }
+}
+
+/// A scratch folder per test, removed when the value is released.
+final class Scratch {
+    let path: String
+    init() {
+        path = NSTemporaryDirectory() + "enclab-test-\(UUID().uuidString)"
+        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+    func file(_ name: String) -> String { "\(path)/\(name)" }
+}
+
+/// Encodes a clip through the lab (as `enclab encode` does) and returns the outcome and the store.
+func labEncode(_ clip: String, _ flags: [String], in scratch: Scratch) throws -> (RunOutcome, LabStore) {
+    let (settings, rest) = try EncodeSettings.parse(arguments: flags)
+    precondition(rest.isEmpty)
+    let lab = try Lab(databasePath: scratch.file("lab.sqlite"), outDirectory: scratch.file("out"))
+    lab.warn = { _ in }
+    return (try lab.run(experiment: "test", clipPath: clip, settings: settings), lab.store)
+}
+
+/// The repository root (for fixtures/).
+let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent().path
