@@ -1,0 +1,150 @@
+import Foundation
+import Testing
+import EncoderLab
+
+/// The built `enclab` run as a user runs it: stdout, stderr and exit status checked.
+@Suite("enclab command line, end to end", .serialized)
+struct CommandLineTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().path
+
+    /// The `enclab` binary next to this test bundle (`swift build` puts both in the same folder).
+    static var binary: String {
+        let candidates = [Bundle.main.bundlePath, Bundle(for: Marker.self).bundlePath]
+            .map { ($0 as NSString).deletingLastPathComponent + "/enclab" } + ["\(root)/.build/debug/enclab"]
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0) } ?? candidates.last!
+    }
+    final class Marker {}
+
+    struct Result { var status: Int32; var stdout: String; var stderr: String }
+
+    func enclab(_ arguments: [String], in dir: String) throws -> Result {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: Self.binary)
+        p.arguments = arguments
+        p.currentDirectoryURL = URL(fileURLWithPath: dir)
+        let out = Pipe(), err = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        try p.run()
+        let errData = DispatchQueue(label: "stderr")
+        nonisolated(unsafe) var errBytes = Data()
+        let group = DispatchGroup()
+        group.enter()
+        errData.async { errBytes = err.fileHandleForReading.readDataToEndOfFile(); group.leave() }
+        let outBytes = out.fileHandleForReading.readDataToEndOfFile()
+        group.wait()
+        p.waitUntilExit()
+        return Result(status: p.terminationStatus, stdout: String(decoding: outBytes, as: UTF8.self),
+                      stderr: String(decoding: errBytes, as: UTF8.self))
+    }
+
+    func scratch() -> String {
+        let dir = NSTemporaryDirectory() + "enclab-e2e-\(UUID().uuidString)"
+        try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        return dir
+    }
+
+    /// Runs in sqlite3 (an independent reader) and returns its output lines.
+    func sqlite(_ db: String, _ sql: String) throws -> [String] {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+        p.arguments = [db, sql]
+        let out = Pipe()
+        p.standardOutput = out
+        try p.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        return String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
+    }
+
+    @Test("encode writes a done run, its stream and plots, with default paths under results/")
+    func encode() throws {
+        let dir = scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try SyntheticClip(width: 64, height: 48, frames: 10, seed: 5).write(to: "\(dir)/c.y4m")
+        let r = try enclab(["encode", "c.y4m", "--threads", "1", "--rc", "cbr", "--bitrate", "2000"], in: dir)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.hasPrefix("run 1  c.y4m"))
+        #expect(try sqlite("\(dir)/results/encode.sqlite", "SELECT status, frames, json_extract(settings, '$.rc') FROM runs") == ["done|10|cbr"])
+        // nal-hrd cbr makes x264 write filler: recorded in its own column, and counted in size_bytes.
+        #expect(try sqlite("\(dir)/results/encode.sqlite", "SELECT sum(filler_bytes) > 0 FROM frames") == ["1"])
+        for file in ["stream.264", "frames.png", "frames.svg", "psnr.png", "psnr.svg"] {
+            #expect(FileManager.default.fileExists(atPath: "\(dir)/results/encode/run-1/\(file)"), "\(file)")
+        }
+    }
+
+    @Test("run expands an experiment into its runs and draws the rate-distortion plot")
+    func experiment() throws {
+        let dir = scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try SyntheticClip(width: 64, height: 48, frames: 8, seed: 6).write(to: "\(dir)/c.y4m")
+        let json = #"{"name": "tiny", "clips": ["c.y4m"], "base": {"threads": 1}, "grid": {"crf": [24, 34]}}"#
+        try json.write(toFile: "\(dir)/tiny.json", atomically: true, encoding: .utf8)
+        let r = try enclab(["run", "tiny.json"], in: dir)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.contains("2 runs done"))
+        #expect(try sqlite("\(dir)/results/tiny.sqlite", "SELECT count(*) FROM runs WHERE status = 'done' AND experiment = 'tiny'") == ["2"])
+        #expect(FileManager.default.fileExists(atPath: "\(dir)/results/tiny/rd.png"))
+        #expect(FileManager.default.fileExists(atPath: "\(dir)/results/tiny/rd.svg"))
+    }
+
+    @Test("bad input: one line naming the file or setting, sysexits status, and no run in the database", arguments: [
+        (["encode", "missing.y4m"], Int32(66), "enclab: missing.y4m: no such file"),
+        (["encode", "bad.y4m"], Int32(65), "enclab: bad.y4m: y4m header has no height (H tag)"),
+        (["encode", "c.y4m", "--frobnicate", "3"], Int32(64), "enclab: unknown setting 'frobnicate'"),
+        (["encode", "c.y4m", "--keyint", "abc"], Int32(64), "enclab: bad value for setting 'keyint': 'abc'"),
+        (["encode", "c.y4m", "--rc", "cbr"], Int32(64), "enclab: contradictory settings: rc cbr needs 'bitrate'"),
+        (["encode", "c.y4m", "--keyint"], Int32(64), "enclab: flag '--keyint' needs an argument"),
+        (["encode", "notvideo.mp4"], Int32(65), "enclab: notvideo.mp4: ffmpeg could not decode it"),
+        (["run", "nope.json"], Int32(66), "enclab: nope.json: no such experiment file"),
+        (["run", "bad.json"], Int32(64), "enclab: bad.json: unknown key 'clip' (expected name, clips, base, grid, description)"),
+        (["frobnicate"], Int32(64), "enclab: unknown command 'frobnicate' (encode, run, version)"),
+    ])
+    func badInput(arguments: [String], status: Int32, message: String) throws {
+        let dir = scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try SyntheticClip(width: 64, height: 48, frames: 4, seed: 5).write(to: "\(dir)/c.y4m")
+        try "YUV4MPEG2 W64 F25:1\nFRAME\n".write(toFile: "\(dir)/bad.y4m", atomically: true, encoding: .utf8)
+        try "this is not a video".write(toFile: "\(dir)/notvideo.mp4", atomically: true, encoding: .utf8)
+        try #"{"name": "b", "clip": ["c.y4m"]}"#.write(toFile: "\(dir)/bad.json", atomically: true, encoding: .utf8)
+        let r = try enclab(arguments + ["--db", "lab.sqlite"], in: dir)
+        #expect(r.status == status)
+        #expect(r.stderr.hasPrefix(message), "\(r.stderr)")
+        #expect(r.stderr.split(separator: "\n").count == 1)
+        #expect(r.stdout.isEmpty)
+        if FileManager.default.fileExists(atPath: "\(dir)/lab.sqlite") {
+            #expect(try sqlite("\(dir)/lab.sqlite", "SELECT count(*) FROM runs") == ["0"])
+        }
+    }
+
+    @Test("a truncated last frame is encoded up to the last whole frame, with a warning naming the file and bytes")
+    func truncated() throws {
+        let dir = scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try SyntheticClip(width: 64, height: 48, frames: 5, seed: 5).write(to: "\(dir)/c.y4m")
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: "\(dir)/c.y4m"))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data("FRAME\n".utf8) + Data(count: 100))
+        try handle.close()
+        let r = try enclab(["encode", "c.y4m", "--threads", "1", "--db", "lab.sqlite"], in: dir)
+        #expect(r.status == 0)
+        // 64x48 4:2:0 is 64*48*3/2 = 4608 picture bytes.
+        #expect(r.stderr == "warning: c.y4m: last frame truncated (100 of 4608 picture bytes); encoded the 5 whole frames\n")
+        #expect(try sqlite("\(dir)/lab.sqlite", "SELECT status, frames, truncated_bytes, json_array_length(warnings) FROM runs") == ["done|5|100|1"])
+    }
+
+    @Test("a run that fails midway is marked failed and keeps no frames")
+    func failureMidRun() throws {
+        let dir = scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        // A stream whose second FRAME marker is damaged: the header opens, the first frame encodes, then it fails.
+        var data = Data("YUV4MPEG2 W16 H16 F25:1\nFRAME\n".utf8) + Data(count: 384)
+        data += Data("FRAXE\n".utf8) + Data(count: 384)
+        try data.write(to: URL(fileURLWithPath: "\(dir)/d.y4m"))
+        let r = try enclab(["encode", "d.y4m", "--threads", "1", "--db", "lab.sqlite"], in: dir)
+        #expect(r.status == 65)
+        #expect(r.stderr == "enclab: d.y4m: frame 1 does not start with FRAME (y4m stream damaged)\n")
+        #expect(try sqlite("\(dir)/lab.sqlite", "SELECT status, error, (SELECT count(*) FROM frames) FROM runs") == ["failed|d.y4m: frame 1 does not start with FRAME (y4m stream damaged)|0"])
+    }
+}
