@@ -55,7 +55,7 @@ public struct Experiment: Sendable {
         guard let gridObject = grid as? [String: Any] else { throw LabError.usage("\(file): key 'grid' must be an object of lists") }
 
         self.name = name
-        self.clips = clips.map { $0.hasPrefix("/") || baseDirectory.isEmpty ? $0 : "\(baseDirectory)/\($0)" }
+        self.clips = clips.map { Self.normalized($0.hasPrefix("/") || baseDirectory.isEmpty ? $0 : "\(baseDirectory)/\($0)") }
 
         var baseSettings = EncodeSettings()
         for key in baseObject.keys.sorted() {
@@ -93,6 +93,19 @@ public struct Experiment: Sendable {
             }
         }
         self.runs = runs
+    }
+
+    /// `path` with `.` components dropped and each `name/..` pair removed (relative paths stay relative), so
+    /// `experiments/../fixtures/a.mp4` is recorded as `fixtures/a.mp4`.
+    static func normalized(_ path: String) -> String {
+        var parts: [Substring] = []
+        for part in path.split(separator: "/", omittingEmptySubsequences: true) {
+            if part == "." { continue }
+            if part == "..", let last = parts.last, last != ".." { parts.removeLast(); continue }
+            parts.append(part)
+        }
+        let joined = parts.joined(separator: "/")
+        return path.hasPrefix("/") ? "/" + joined : (joined.isEmpty ? "." : joined)
     }
 
     /// A JSON scalar as an option argument; nil for `true` (a flag).

@@ -20,17 +20,18 @@ public enum Plots {
     /// Writes `name.png` and `name.svg` in `dir` from one plot body (everything after `set terminal`/`set output`).
     static func both(dir: String, name: String, body: String, size: (Int, Int) = (1000, 500)) throws {
         let script = """
-        set terminal pngcairo size \(size.0),\(size.1) font ",10"
+        set terminal pngcairo noenhanced size \(size.0),\(size.1) font ",10"
         set output '\(dir)/\(name).png'
         \(body)
-        set terminal svg size \(size.0),\(size.1) dynamic font ",10"
+        set terminal svg noenhanced size \(size.0),\(size.1) dynamic font ",10"
         set output '\(dir)/\(name).svg'
         replot
         """
         try render(script: script, path: "\(dir)/\(name).gp")
     }
 
-    static func quoted(_ s: String) -> String { s.replacingOccurrences(of: "'", with: "").replacingOccurrences(of: "_", with: "\\\\_") }
+    /// Text safe inside a gnuplot single-quoted string (the terminals are `noenhanced`, so `_` and `^` are literal).
+    static func quoted(_ s: String) -> String { s.replacingOccurrences(of: "'", with: "") }
 
     /// Per run: `frames.png/svg` (frame size per frame, coloured by type, with the 1-second DTS-window bitrate
     /// and the target-rate line on the right axis) and `psnr.png/svg` (PSNR per frame).
@@ -114,13 +115,20 @@ public enum Plots {
     public static func writeExperimentPlot(points: [RDPoint], title: String, dir: String) throws {
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         let groups = Dictionary(grouping: points) { "\($0.clip) \($0.mode)" }
+        let clips = Array(Set(points.map(\.clip))).sorted()
+        let modes = RateControlMode.allCases.map(\.rawValue)
+        let colours = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b"]
         var data = ""
         var series: [String] = []
         for (i, key) in groups.keys.sorted().enumerated() {
+            let first = groups[key]![0]
             data += "# \(key)\n"
             for p in groups[key]!.sorted(by: { $0.kbps < $1.kbps }) { data += "\(p.kbps) \(p.psnr)\n" }
             data += "\n\n"
-            series.append("'\(dir)/rd.dat' index \(i) using 1:2 with linespoints pt 7 title '\(quoted(key))'")
+            // Colour by mode, point type and dash by clip.
+            let colour = colours[(modes.firstIndex(of: first.mode) ?? 5) % colours.count]
+            let clip = clips.firstIndex(of: first.clip) ?? 0
+            series.append("'\(dir)/rd.dat' index \(i) using 1:2 with linespoints lw 1.5 pt \(5 + 2 * (clip % 4)) dt \(1 + clip % 5) lc rgb '\(colour)' title '\(quoted(key))'")
         }
         try data.write(toFile: "\(dir)/rd.dat", atomically: true, encoding: .utf8)
         guard !series.isEmpty else { return }
