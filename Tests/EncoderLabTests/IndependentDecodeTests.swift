@@ -1,0 +1,58 @@
+import Foundation
+import Testing
+@testable import EncoderLab
+
+@Suite("independent decode with FFmpeg's decoder", .serialized)
+struct IndependentDecodeTests {
+    static let clip = SyntheticClip(width: 96, height: 64, frames: 24, seed: 9)
+
+    func x264Errors(_ row: [SQLValue]) -> PlaneErrors {
+        PlaneErrors(sseY: IndependentDecode.sse(fromPSNR: row[0].double!, samples: 96 * 64),
+                    sseU: IndependentDecode.sse(fromPSNR: row[1].double!, samples: 48 * 32),
+                    sseV: IndependentDecode.sse(fromPSNR: row[2].double!, samples: 48 * 32))
+    }
+
+    @Test("without VBV, x264's squared error per plane equals that of FFmpeg's decode against the source, frame by frame",
+          arguments: [["--crf", "30", "--bframes", "3"], ["--qp", "0"], ["--qp", "35", "--bframes", "2", "--no-cabac"]])
+    func squaredErrorsMatch(flags: [String]) throws {
+        let scratch = Scratch()
+        try Self.clip.write(to: scratch.file("c.y4m"))
+        let (outcome, store) = try labEncode(scratch.file("c.y4m"), ["--threads", "1"] + flags, in: scratch)
+        let decoded = try IndependentDecode.measure(stream: outcome.streamPath, source: scratch.file("c.y4m"),
+                                                    width: 96, height: 64, seek: 0, frames: nil)
+        #expect(decoded.count == Self.clip.frames)
+        let rows = try store.database.query("SELECT psnr_y, psnr_u, psnr_v FROM frames ORDER BY display_index")
+        for (k, (row, d)) in zip(rows, decoded).enumerated() {
+            if flags == ["--qp", "0"] {
+                #expect(row.allSatisfy { $0 == .null })
+                #expect(d == PlaneErrors(sseY: 0, sseU: 0, sseV: 0), "display frame \(k)")
+            } else {
+                #expect(d == x264Errors(row), "display frame \(k)")
+                #expect(d.sseY > 0)
+            }
+        }
+    }
+
+    /// x264 adds up each frame's squared error row by row while it encodes (encoder.c, fdec_filter_row); when
+    /// VBV makes it re-encode rows, the sum can miss the final rows. Its `--dump-yuv` reconstruction is the
+    /// picture it wrote: the independent decode must equal that, whatever x264's PSNR says.
+    @Test("with VBV, the independent decode equals x264's own reconstruction (--dump-yuv) frame by frame")
+    func decodeEqualsReconstruction() throws {
+        let scratch = Scratch()
+        try Self.clip.write(to: scratch.file("c.y4m"))
+        let flags = ["--threads", "1", "--bitrate", "400", "--vbv-maxrate", "400", "--vbv-bufsize", "400", "--nal-hrd", "cbr", "--bframes", "2"]
+        let (outcome, _) = try labEncode(scratch.file("c.y4m"), flags, in: scratch)
+        let cli = try Witness.run("x264", ["--quiet"] + flags + ["--dump-yuv", scratch.file("recon.yuv"), "-o", scratch.file("cli.264"), scratch.file("c.y4m")])
+        try #require(cli.status == 0)
+        let decoded = try IndependentDecode.measure(stream: outcome.streamPath, source: scratch.file("c.y4m"),
+                                                    width: 96, height: 64, seek: 0, frames: nil)
+        let recon = [UInt8](try Data(contentsOf: URL(fileURLWithPath: scratch.file("recon.yuv"))))
+        let picture = 96 * 64 * 3 / 2
+        try #require(recon.count == picture * Self.clip.frames)
+        for k in 0..<Self.clip.frames {
+            let source = Self.clip.picture(k)
+            let expected = IndependentDecode.squaredErrors(Array(recon[(k * picture)..<((k + 1) * picture)]), source, width: 96, height: 64)
+            #expect(decoded[k] == expected, "display frame \(k)")
+        }
+    }
+}
