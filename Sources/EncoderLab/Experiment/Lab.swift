@@ -125,10 +125,18 @@ public final class Lab {
             var resolvedSettings = settingsObject
             resolvedSettings["resolved"] = r.jsonObject
             let duration = Double(index) * Double(r.fpsDen) / Double(r.fpsNum)
+            try out.synchronize()
+            let (verification, decoded) = try verify(frames: frames, resolved: r, settings: settings, clipPath: clipPath,
+                                                     input: input, inputFrames: index, runDir: runDir, streamPath: streamPath)
+            if let disagreement = decoded.first(where: { !$0.matchesX264 && $0.source == "stream" }) {
+                let w = "\(streamPath): x264's PSNR of display frame \(disagreement.displayIndex) differs from FFmpeg's decode of the stream (see decoded_frames.matches_x264)"
+                warnings.append(w)
+            }
             try store.finishRun(runID, .init(
                 frames: frames, timebaseNum: r.timebaseNum, timebaseDen: r.timebaseDen, durationSeconds: duration,
-                streamPath: streamPath, inputFrames: index, truncatedBytes: clip.truncatedBytes, warnings: warnings,
-                settingsJSON: JSON.string(resolvedSettings)))
+                streamPath: streamPath, width: input.width, height: input.height, inputFrames: index,
+                truncatedBytes: clip.truncatedBytes, warnings: warnings, settingsJSON: JSON.string(resolvedSettings),
+                verification: verification, decoded: decoded))
             outcome = RunOutcome(runID: runID, clip: clipPath, label: label, frames: frames.count,
                                  bytes: frames.reduce(0) { $0 + $1.sizeBytes },
                                  kbps: Double(frames.reduce(0) { $0 + $1.sizeBytes }) * 8 / 1000 / duration,
@@ -146,6 +154,55 @@ public final class Lab {
                                 timebaseDen: resolved.timebaseDen, fpsNum: resolved.fpsNum, fpsDen: resolved.fpsDen,
                                 targetKbps: target, title: title, dir: runDir)
         return outcome
+    }
+
+    /// Verify stage: parses the stream back and checks it, round-trips it through packets (writing
+    /// `packets.bin` and `from-packets.264` beside it), and decodes both streams with FFmpeg's decoder.
+    /// - Throws: `.software` when the stream contradicts x264's report, the packet round trip changes it, or
+    ///   the two decodes differ: each means the lab cannot vouch for the run.
+    private func verify(frames: [EncodedFrame], resolved r: ResolvedParameters, settings: EncodeSettings, clipPath: String,
+                        input: EncoderInput, inputFrames: Int, runDir: String, streamPath: String)
+        throws -> (StreamVerification, [LabStore.DecodedFrameRecord]) {
+        let stream = [UInt8](try Data(contentsOf: URL(fileURLWithPath: streamPath)))
+        let verification = try StreamCheck.verify(stream: stream, frames: frames, resolved: r, profile: settings.profile)
+        if let bad = verification.failures.first {
+            throw LabError.software("\(streamPath): the stream disagrees with x264's report: \(bad.name) expected \(bad.expected), found \(bad.actual)")
+        }
+        let (packets, rebuilt) = try StreamCheck.packetRoundTrip(verification.accessUnits, frames: frames,
+                                                                 timebaseNum: r.timebaseNum, timebaseDen: r.timebaseDen)
+        let packetsPath = "\(runDir)/packets.bin", rebuiltPath = "\(runDir)/from-packets.264"
+        try Data(packets).write(to: URL(fileURLWithPath: packetsPath))
+        try Data(rebuilt).write(to: URL(fileURLWithPath: rebuiltPath))
+        let seek = settings.seek ?? 0
+        let fromStream = try IndependentDecode.measure(stream: streamPath, source: clipPath, width: input.width,
+                                                       height: input.height, seek: seek, frames: inputFrames)
+        let fromPackets = try IndependentDecode.measure(stream: rebuiltPath, source: clipPath, width: input.width,
+                                                        height: input.height, seek: seek, frames: inputFrames)
+        guard fromStream.count == frames.count else {
+            throw LabError.software("\(streamPath): FFmpeg decoded \(fromStream.count) pictures, x264 reported \(frames.count)")
+        }
+        guard fromStream == fromPackets else {
+            throw LabError.software("\(rebuiltPath): the stream rebuilt from packets decodes differently from \(streamPath)")
+        }
+        // x264's squared error per display index, recovered from its PSNR (zero when it measured none: --qp 0).
+        let luma = input.width * input.height
+        var expected = [Int: PlaneErrors]()
+        for f in frames {
+            if let y = f.psnrY, let u = f.psnrU, let v = f.psnrV {
+                expected[f.displayIndex] = PlaneErrors(sseY: IndependentDecode.sse(fromPSNR: y, samples: luma),
+                                                       sseU: IndependentDecode.sse(fromPSNR: u, samples: luma / 4),
+                                                       sseV: IndependentDecode.sse(fromPSNR: v, samples: luma / 4))
+            } else {
+                expected[f.displayIndex] = PlaneErrors(sseY: 0, sseU: 0, sseV: 0)
+            }
+        }
+        var records: [LabStore.DecodedFrameRecord] = []
+        for (source, list) in [("stream", fromStream), ("packets", fromPackets)] {
+            for (k, e) in list.enumerated() {
+                records.append(.init(source: source, displayIndex: k, errors: e, matchesX264: expected[k] == e))
+            }
+        }
+        return (verification, records)
     }
 
     static func mean(_ values: [Double]) -> Double? {

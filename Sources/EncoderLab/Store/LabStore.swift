@@ -58,6 +58,40 @@ public final class LabStore {
         PRIMARY KEY (run_id, coded_index)
     );
     CREATE INDEX IF NOT EXISTS runs_by_experiment ON runs (experiment, status);
+    CREATE TABLE IF NOT EXISTS parameter_sets (
+        run_id                   INTEGER NOT NULL REFERENCES runs(run_id),
+        kind                     TEXT NOT NULL CHECK (kind IN ('sps', 'pps')),
+        id                       INTEGER NOT NULL,
+        profile_idc              INTEGER,
+        level_idc                INTEGER,
+        width                    INTEGER,
+        height                   INTEGER,
+        entropy_coding_mode_flag INTEGER,
+        max_num_reorder_frames   INTEGER,
+        fields                   TEXT NOT NULL,
+        PRIMARY KEY (run_id, kind, id)
+    );
+    CREATE TABLE IF NOT EXISTS bitstream_checks (
+        run_id   INTEGER NOT NULL REFERENCES runs(run_id),
+        name     TEXT NOT NULL,
+        expected TEXT NOT NULL,
+        actual   TEXT NOT NULL,
+        passed   INTEGER NOT NULL,
+        PRIMARY KEY (run_id, name)
+    );
+    CREATE TABLE IF NOT EXISTS decoded_frames (
+        run_id        INTEGER NOT NULL REFERENCES runs(run_id),
+        source        TEXT NOT NULL CHECK (source IN ('stream', 'packets')),
+        display_index INTEGER NOT NULL,
+        sse_y         INTEGER NOT NULL,
+        sse_u         INTEGER NOT NULL,
+        sse_v         INTEGER NOT NULL,
+        psnr_y        REAL,
+        psnr_u        REAL,
+        psnr_v        REAL,
+        matches_x264  INTEGER NOT NULL,
+        PRIMARY KEY (run_id, source, display_index)
+    );
     """
 
     /// Opens (creating if needed) the database and its tables; creates the parent folder.
@@ -106,11 +140,28 @@ public final class LabStore {
         public var timebaseDen: Int
         public var durationSeconds: Double
         public var streamPath: String
+        /// Encoded picture size (for the decoded PSNRs).
+        public var width: Int
+        public var height: Int
         public var inputFrames: Int
         public var truncatedBytes: Int?
         public var warnings: [String]
         /// The settings JSON completed with what x264 resolved.
         public var settingsJSON: String
+        /// The stream parsed back: checks and parameter sets.
+        public var verification: StreamVerification?
+        /// The independent decodes: (source, display index, errors, PSNRs, agrees with x264).
+        public var decoded: [DecodedFrameRecord]
+    }
+
+    /// One picture of an independent decode, as the `decoded_frames` table holds it.
+    public struct DecodedFrameRecord: Sendable {
+        /// `stream` (the written Annex B file) or `packets` (the stream rebuilt from packets).
+        public var source: String
+        public var displayIndex: Int
+        public var errors: PlaneErrors
+        /// Whether x264's per-plane squared error (from its PSNR; 0 for lossless) equals this one.
+        public var matchesX264: Bool
     }
 
     /// Writes all of a run's frames and marks it `done`, in one transaction: either all of it lands or none.
@@ -131,6 +182,7 @@ public final class LabStore {
                                 .integer(f.dts), .real(f.qp), opt(f.psnrY), opt(f.psnrU), opt(f.psnrV),
                                 opt(f.psnrAvg), opt(f.ssim)])
             }
+            try insertVerification(runID, end)
             let warnings = end.warnings.isEmpty ? SQLValue.null : .text(JSON.string(end.warnings))
             try database.prepare("""
                 UPDATE runs SET status = 'done', frames = ?, bytes = ?, duration_s = ?, timebase_num = ?,
@@ -144,10 +196,45 @@ public final class LabStore {
         }
     }
 
+    private func insertVerification(_ runID: Int64, _ end: RunEnd) throws {
+        func int(_ v: Int?) -> SQLValue { v.map { .integer(Int64($0)) } ?? .null }
+        if let v = end.verification {
+            let sets = try database.prepare("""
+                INSERT INTO parameter_sets (run_id, kind, id, profile_idc, level_idc, width, height,
+                                            entropy_coding_mode_flag, max_num_reorder_frames, fields)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """)
+            for p in v.parameterSets {
+                try sets.run([.integer(runID), .text(p.kind), .integer(Int64(p.id)), int(p.profileIdc), int(p.levelIdc),
+                              int(p.width), int(p.height), int(p.entropyCodingModeFlag), int(p.maxNumReorderFrames),
+                              .text(p.fieldsJSON)])
+            }
+            let checks = try database.prepare("INSERT INTO bitstream_checks (run_id, name, expected, actual, passed) VALUES (?, ?, ?, ?, ?)")
+            for c in v.checks {
+                try checks.run([.integer(runID), .text(c.name), .text(c.expected), .text(c.actual), .integer(c.passed ? 1 : 0)])
+            }
+        }
+        let decoded = try database.prepare("""
+            INSERT INTO decoded_frames (run_id, source, display_index, sse_y, sse_u, sse_v, psnr_y, psnr_u, psnr_v, matches_x264)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """)
+        let luma = Double(end.width * end.height)
+        func psnr(_ sse: Int64, _ samples: Double) -> SQLValue {
+            sse == 0 ? .null : .real(10 * log10(255 * 255 * samples / Double(sse)))
+        }
+        for d in end.decoded {
+            try decoded.run([.integer(runID), .text(d.source), .integer(Int64(d.displayIndex)), .integer(d.errors.sseY),
+                             .integer(d.errors.sseU), .integer(d.errors.sseV), psnr(d.errors.sseY, luma),
+                             psnr(d.errors.sseU, luma / 4), psnr(d.errors.sseV, luma / 4), .integer(d.matchesX264 ? 1 : 0)])
+        }
+    }
+
     /// Marks a run `failed` with the error's message; it keeps no frames.
     public func failRun(_ runID: Int64, error: String) throws {
         try database.transaction {
-            try database.prepare("DELETE FROM frames WHERE run_id = ?").run([.integer(runID)])
+            for table in ["frames", "parameter_sets", "bitstream_checks", "decoded_frames"] {
+                try database.prepare("DELETE FROM \(table) WHERE run_id = ?").run([.integer(runID)])
+            }
             try database.prepare("UPDATE runs SET status = 'failed', error = ?, finished_at = ? WHERE run_id = ?")
                 .run([.text(error), .text(Self.timestamp()), .integer(runID)])
         }
