@@ -6,11 +6,16 @@ import Foundation
 let usage = """
 usage: enclab encode INPUT [x264 flags] [--rc cqp|crf|abr|cbr|vbr] [--db FILE] [--out DIR]
        enclab run EXPERIMENT.json [--db FILE] [--out DIR]
+       enclab inspect STREAM [--json] [--from annexb|avcc|packets] [--length-size 1|2|4]
+       enclab convert --to avcc|annexb|packets IN OUT [--from annexb|avcc|packets] [--length-size 1|2|4]
+                      [--avcc-config FILE] [--fps NUM[/DEN]]
        enclab version
 
 encode  one encode of INPUT (.y4m, or any file ffmpeg decodes) with x264's own flags
         (defaults: --db results/encode.sqlite --out results/encode)
 run     every run of an experiment file (defaults: --db results/NAME.sqlite --out results/NAME)
+inspect NAL units, access units with slice types, and SPS/PPS fields of an H.264 stream
+convert a stream between Annex B, AVCC (with its avcC record) and the lab's packet format
 """
 
 /// Takes `--db` and `--out` (with a value) out of `arguments`.
@@ -32,6 +37,42 @@ func labOptions(_ arguments: [String]) throws -> (db: String?, out: String?, res
         }
     }
     return (db, out, rest)
+}
+
+/// Splits `--name value` options of inspect/convert from positional arguments; `flags` take no value.
+func bitstreamOptions(_ arguments: [String], flags: Set<String>) throws -> ([String: String], Set<String>, [String]) {
+    let valued: Set<String> = ["--to", "--from", "--length-size", "--avcc-config", "--fps"]
+    var values: [String: String] = [:], seen: Set<String> = [], rest: [String] = []
+    var i = 0
+    while i < arguments.count {
+        let a = arguments[i]
+        if valued.contains(a) {
+            guard i + 1 < arguments.count else { throw LabError(.usage, "flag '\(a)' needs an argument") }
+            values[a] = arguments[i + 1]
+            i += 2
+        } else if flags.contains(a) {
+            seen.insert(a)
+            i += 1
+        } else if a.hasPrefix("--") {
+            throw LabError(.usage, "unknown flag '\(a)'")
+        } else {
+            rest.append(a)
+            i += 1
+        }
+    }
+    return (values, seen, rest)
+}
+
+func format(_ value: String?) throws -> StreamFormat? {
+    guard let value else { return nil }
+    guard let f = StreamFormat(rawValue: value) else { throw LabError(.usage, "stream format must be annexb, avcc or packets, got '\(value)'") }
+    return f
+}
+
+func lengthSize(_ value: String?) throws -> Int {
+    guard let value else { return 4 }
+    guard let n = Int(value), [1, 2, 4].contains(n) else { throw LabError(.usage, "--length-size must be 1, 2 or 4, got '\(value)'") }
+    return n
 }
 
 func describe(_ o: RunOutcome) -> String {
@@ -70,8 +111,30 @@ func main() throws {
         let lab = try Lab(databasePath: db ?? "results/\(experiment.name).sqlite", outDirectory: out ?? "results/\(experiment.name)")
         let outcomes = try lab.run(experiment) { print(describe($0)) }
         print("\(outcomes.count) runs done: database \(lab.store.database.path), plots in \(lab.outDirectory)")
+    case "inspect":
+        let (values, flags, rest) = try bitstreamOptions(Array(args.dropFirst()), flags: ["--json"])
+        guard rest.count == 1 else { throw LabError(.usage, "inspect takes one STREAM") }
+        let stream = try Bitstream.load(rest[0], format: try format(values["--from"]), lengthSize: try lengthSize(values["--length-size"]))
+        print(flags.contains("--json") ? try Bitstream.inspectJSON(stream, path: rest[0]) : try Bitstream.inspectText(stream, path: rest[0]), terminator: flags.contains("--json") ? "\n" : "")
+    case "convert":
+        let (values, _, rest) = try bitstreamOptions(Array(args.dropFirst()), flags: [])
+        guard rest.count == 2 else { throw LabError(.usage, "convert takes IN and OUT") }
+        guard let to = try format(values["--to"]) else { throw LabError(.usage, "convert needs --to avcc|annexb|packets") }
+        var options = Convert.Options(to: to)
+        options.from = try format(values["--from"])
+        options.lengthSize = try lengthSize(values["--length-size"])
+        options.avccConfigPath = values["--avcc-config"]
+        if let fps = values["--fps"] {
+            let parts = fps.split(separator: "/").map { Int($0) }
+            guard (1...2).contains(parts.count), let num = parts[0], let den = parts.count == 2 ? parts[1] : 1 else {
+                throw LabError(.usage, "--fps must be NUM or NUM/DEN, got '\(fps)'")
+            }
+            options.fps = (num, den)
+        }
+        let summary = try Convert.run(input: rest[0], output: rest[1], options: options)
+        print("\(rest[0]) (\(summary.from.rawValue), \(summary.nalUnits) NAL units, \(summary.accessUnits) access units) -> \(rest[1]) (\(to.rawValue), \(summary.bytes) bytes)")
     default:
-        throw LabError(.usage, "unknown command '\(command)' (encode, run, version)")
+        throw LabError(.usage, "unknown command '\(command)' (encode, run, inspect, convert, version)")
     }
 }
 

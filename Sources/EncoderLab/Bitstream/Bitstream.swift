@@ -1,0 +1,123 @@
+import Foundation
+import H264
+
+/// The three shapes an H.264 stream travels in, as `enclab inspect` and `enclab convert` read and write them.
+public enum StreamFormat: String, CaseIterable, Sendable {
+    /// Start codes before each NAL unit (H.264 Annex B), as x264 writes.
+    case annexb
+    /// Each NAL unit behind a big-endian length (ISO/IEC 14496-15 sample format), as VideoToolbox writes.
+    case avcc
+    /// The lab's packet format (`Sources/H264/PACKETS.md`).
+    case packets
+}
+
+/// A stream read into NAL units in decode order, with where each sits in the file.
+public struct LoadedStream {
+    public var format: StreamFormat
+    /// NAL units in decode order with the byte offset of each NAL header (after its start code or length).
+    public var nalUnits: [LocatedNALUnit]
+    /// For packets input: the packets as read.
+    public var packets: [Packet]?
+}
+
+/// Reading, inspecting and converting streams: the command line's `inspect` and `convert`.
+public enum Bitstream {
+    /// Reads a stream file.
+    ///
+    /// - Parameters:
+    ///   - path: the file.
+    ///   - format: the format, or nil to detect it: a leading start code (00 00 01 or 00 00 00 01) means Annex B;
+    ///     otherwise the file is read as packets when it parses whole as packets, else as AVCC.
+    ///   - lengthSize: the AVCC length size in bytes (1, 2 or 4).
+    /// - Throws: `.noInput` for a missing file; `.data` naming the file and the `H264` module's message (byte
+    ///   offset, syntax element) when it does not parse.
+    public static func load(_ path: String, format: StreamFormat? = nil, lengthSize: Int = 4) throws -> LoadedStream {
+        guard FileManager.default.fileExists(atPath: path) else { throw LabError.noInput("\(path): no such file") }
+        guard let data = FileManager.default.contents(atPath: path) else { throw LabError.noInput("\(path): cannot be read") }
+        let bytes = [UInt8](data)
+        if bytes.isEmpty { throw LabError.data("\(path): empty file") }
+        do {
+            let chosen: StreamFormat
+            if let format { chosen = format } else if AnnexB.startsWithStartCode(bytes) { chosen = .annexb } else if
+                (try? Packet.deserializeAll(bytes)) != nil { chosen = .packets } else { chosen = .avcc }
+            switch chosen {
+            case .annexb:
+                return LoadedStream(format: .annexb, nalUnits: try AnnexB.split(bytes), packets: nil)
+            case .avcc:
+                return LoadedStream(format: .avcc, nalUnits: try AVCC.split(bytes, lengthSize: lengthSize), packets: nil)
+            case .packets:
+                let packets = try Packet.deserializeAll(bytes)
+                // Offsets of NAL units inside the packet file are not those of a NAL stream: report offsets
+                // within the Annex B stream the packets stand for.
+                let annexB = Packet.annexB(packets)
+                return LoadedStream(format: .packets, nalUnits: try AnnexB.split(annexB), packets: packets)
+            }
+        } catch let error as H264Error {
+            throw LabError.data("\(path): \(error)")
+        }
+    }
+
+    /// `enclab inspect --json`: `nal_units` (offset, size, nal_unit_type, nal_ref_idc), `access_units` (index,
+    /// nal_units, slice_types) and `sps`/`pps` (every parameter set, latest per id, with the specification's
+    /// syntax element names; `width`/`height` after cropping).
+    /// - Throws: `.data` when a parameter set or slice header does not parse.
+    public static func inspectJSON(_ stream: LoadedStream, path: String) throws -> String {
+        let nals = stream.nalUnits.map(\.nal)
+        let units: [AccessUnit]
+        var sets = ParameterSets()
+        do {
+            units = try AccessUnit.split(nals)
+            for n in nals { try sets.add(n) }
+        } catch let e as H264Error { throw LabError.data("\(path): \(e)") }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        func object<T: Encodable>(_ value: T) throws -> Any {
+            try JSONSerialization.jsonObject(with: try encoder.encode(value))
+        }
+        var root: [String: Any] = ["format": stream.format.rawValue]
+        root["nal_units"] = stream.nalUnits.map { l -> [String: Any] in
+            ["offset": l.offset, "size": l.nal.bytes.count, "nal_unit_type": l.nal.nalUnitType.rawValue, "nal_ref_idc": l.nal.nalRefIdc]
+        }
+        root["access_units"] = units.map { u -> [String: Any] in
+            ["index": u.index, "nal_units": Array(u.nalUnitIndices), "slice_types": u.sliceTypes.map(\.description),
+             "idr": u.isIDR, "reference": u.isReference]
+        }
+        root["sps"] = try sets.sequenceParameterSets.sorted { $0.key < $1.key }.map { try object($0.value) }
+        root["pps"] = try sets.pictureParameterSets.sorted { $0.key < $1.key }.map { try object($0.value) }
+        let data = try JSONSerialization.data(withJSONObject: root, options: [.sortedKeys, .prettyPrinted])
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// `enclab inspect` without `--json`: a readable listing.
+    public static func inspectText(_ stream: LoadedStream, path: String) throws -> String {
+        let nals = stream.nalUnits.map(\.nal)
+        let units: [AccessUnit]
+        var sets = ParameterSets()
+        do {
+            units = try AccessUnit.split(nals)
+            for n in nals { try sets.add(n) }
+        } catch let e as H264Error { throw LabError.data("\(path): \(e)") }
+        var out = "\(path): \(stream.format.rawValue), \(nals.count) NAL units, \(units.count) access units\n"
+        for (id, sps) in sets.sequenceParameterSets.sorted(by: { $0.key < $1.key }) {
+            let vui = sps.vuiParameters
+            out += "SPS \(id): profile_idc \(sps.profileIdc) level_idc \(sps.levelIdc) \(sps.width)x\(sps.height)"
+            out += " chroma_format_idc \(sps.chromaFormatIdc) bit_depth \(sps.bitDepthLumaMinus8 + 8)"
+            out += " pic_order_cnt_type \(sps.picOrderCntType) max_num_ref_frames \(sps.maxNumRefFrames)"
+            if let v = vui, let t = v.timeScale, let n = v.numUnitsInTick { out += " time_scale \(t) num_units_in_tick \(n)" }
+            if let r = vui?.maxNumReorderFrames { out += " max_num_reorder_frames \(r)" }
+            out += "\n"
+        }
+        for (id, pps) in sets.pictureParameterSets.sorted(by: { $0.key < $1.key }) {
+            out += "PPS \(id): seq_parameter_set_id \(pps.seqParameterSetId) entropy_coding_mode_flag \(pps.entropyCodingModeFlag ? 1 : 0)\n"
+        }
+        out += "NAL units (offset, size, nal_unit_type, nal_ref_idc):\n"
+        for (i, l) in stream.nalUnits.enumerated() {
+            out += "  [\(i)] offset \(l.offset) size \(l.nal.bytes.count) type \(l.nal.nalUnitType.rawValue) (\(l.nal.nalUnitType)) ref_idc \(l.nal.nalRefIdc)\n"
+        }
+        out += "Access units (index: NAL units, slice types):\n"
+        for u in units {
+            out += "  \(u.index): NAL \(u.nalUnitIndices.lowerBound)..<\(u.nalUnitIndices.upperBound) \(u.sliceTypes.map(\.description).joined(separator: ","))\(u.isIDR ? " IDR" : "")\(u.isReference ? "" : " non-reference")\n"
+        }
+        return out
+    }
+}

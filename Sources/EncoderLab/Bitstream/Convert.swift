@@ -1,0 +1,149 @@
+import Foundation
+import H264
+
+/// `enclab convert`: Annex B, AVCC and packets into one another.
+public enum Convert {
+    /// Options of one conversion.
+    public struct Options: Sendable {
+        public var to: StreamFormat
+        public var from: StreamFormat?
+        /// AVCC length size in bytes (1, 2 or 4), for AVCC output and input.
+        public var lengthSize: Int = 4
+        /// Where to write the avcC record (AVCDecoderConfigurationRecord) for AVCC output.
+        public var avccConfigPath: String?
+        /// Frame rate for packet timestamps when the SPS carries no VUI timing: num/den frames per second.
+        public var fps: (num: Int, den: Int)?
+        public init(to: StreamFormat) { self.to = to }
+    }
+
+    /// What a conversion wrote.
+    public struct Summary: Sendable {
+        public var from: StreamFormat
+        public var nalUnits: Int
+        public var accessUnits: Int
+        public var bytes: Int
+    }
+
+    /// Converts `input` into `output`.
+    ///
+    /// - AVCC output: every NAL unit in decode order, parameter sets included, each behind a big-endian length of
+    ///   `lengthSize` bytes; with `avccConfigPath`, the avcC record of the stream's SPSs and PPSs (ISO/IEC 14496-15
+    ///   5.3.3.1) is written there.
+    /// - Annex B output: 4-byte start codes.
+    /// - Packets output: one packet per access unit, parameter sets on every packet. Annex B and AVCC carry no
+    ///   times, so they are derived: DTS = decode index x frame duration; PTS from the picture order count
+    ///   (H.264 8.2.1, types 0 and 2; display order is decode order for type 1) within each IDR period; DTS then
+    ///   shifted back by the largest DTS - PTS so that DTS <= PTS. The frame duration is 2 x num_units_in_tick /
+    ///   time_scale from the SPS VUI, or 1/fps with `fps`.
+    /// - Throws: `.usage` for a bad length size or missing frame rate; `.data` for input that does not parse;
+    ///   `.software` when the output cannot be written.
+    public static func run(input: String, output: String, options: Options) throws -> Summary {
+        guard [1, 2, 4].contains(options.lengthSize) else {
+            throw LabError.usage("--length-size must be 1, 2 or 4, got \(options.lengthSize)")
+        }
+        let stream = try Bitstream.load(input, format: options.from, lengthSize: options.lengthSize)
+        let nals = stream.nalUnits.map(\.nal)
+        var bytes: [UInt8]
+        var accessUnitCount = 0
+        do {
+            let units = try AccessUnit.split(nals)
+            accessUnitCount = units.count
+            switch options.to {
+            case .annexb:
+                bytes = AnnexB.write(nals)
+            case .avcc:
+                bytes = try AVCC.write(nals, lengthSize: options.lengthSize)
+                if let configPath = options.avccConfigPath {
+                    var sets = ParameterSets()
+                    for n in nals { try sets.add(n) }
+                    let record = try AVCDecoderConfigurationRecord(
+                        sequenceParameterSets: sets.spsNALUnits.sorted { $0.key < $1.key }.map(\.value),
+                        pictureParameterSets: sets.ppsNALUnits.sorted { $0.key < $1.key }.map(\.value),
+                        lengthSize: options.lengthSize)
+                    try write(try record.serialize(), to: configPath)
+                }
+            case .packets:
+                let times: [(ptsMicroseconds: Int64, dtsMicroseconds: Int64)]
+                if let packets = stream.packets {
+                    times = packets.map { ($0.ptsMicroseconds, $0.dtsMicroseconds) }
+                } else {
+                    times = try derivedTimes(units, fps: options.fps, path: input)
+                }
+                var out: [UInt8] = []
+                for p in try Packet.fromAccessUnits(units, timestamps: times) { out += try p.serialize() }
+                bytes = out
+            }
+        } catch let e as H264Error {
+            throw LabError.data("\(input): \(e)")
+        }
+        try write(bytes, to: output)
+        return Summary(from: stream.format, nalUnits: nals.count, accessUnits: accessUnitCount, bytes: bytes.count)
+    }
+
+    private static func write(_ bytes: [UInt8], to path: String) throws {
+        do { try Data(bytes).write(to: URL(fileURLWithPath: path)) } catch {
+            throw LabError.software("\(path): cannot write: \(error.localizedDescription)")
+        }
+    }
+
+    /// Picture order counts and frame duration → (PTS, DTS) in microseconds per access unit (see ``run``).
+    static func derivedTimes(_ units: [AccessUnit], fps: (num: Int, den: Int)?, path: String) throws -> [(ptsMicroseconds: Int64, dtsMicroseconds: Int64)] {
+        var sets = ParameterSets()
+        var durationNum = 0, durationDen = 0   // frame duration = durationNum / durationDen seconds
+        if let fps {
+            guard fps.num > 0, fps.den > 0 else { throw LabError.usage("--fps must be positive, got \(fps.num)/\(fps.den)") }
+            (durationNum, durationDen) = (fps.den, fps.num)
+        }
+        // Picture order count per access unit, and the IDR period it belongs to.
+        var pocs: [Int] = []
+        var periods: [Int] = []
+        var period = -1
+        var prevMsb = 0, prevLsb = 0, prevFrameNumOffset = 0, prevFrameNum = 0
+        for u in units {
+            for n in u.nalUnits { try sets.add(n) }
+            guard let header = u.sliceHeaders.first,
+                  let pps = sets.pictureParameterSets[header.picParameterSetId],
+                  let sps = sets.sequenceParameterSets[pps.seqParameterSetId] else {
+                pocs.append(pocs.last.map { $0 + 1 } ?? 0)
+                periods.append(max(period, 0))
+                continue
+            }
+            if durationDen == 0, let v = sps.vuiParameters, let n = v.numUnitsInTick, let t = v.timeScale, n > 0, t > 0 {
+                (durationNum, durationDen) = (2 * n, t)
+            }
+            if u.isIDR { period += 1; prevMsb = 0; prevLsb = 0; prevFrameNumOffset = 0; prevFrameNum = 0 }
+            var poc: Int
+            switch sps.picOrderCntType {
+            case 0:
+                let maxLsb = 1 << ((sps.log2MaxPicOrderCntLsbMinus4 ?? 0) + 4)
+                let lsb = header.picOrderCntLsb ?? 0
+                var msb = prevMsb
+                if lsb < prevLsb && prevLsb - lsb >= maxLsb / 2 { msb = prevMsb + maxLsb }
+                else if lsb > prevLsb && lsb - prevLsb > maxLsb / 2 { msb = prevMsb - maxLsb }
+                poc = msb + lsb
+                if u.isReference { prevMsb = msb; prevLsb = lsb }
+            case 2:
+                let offset = u.isIDR ? 0 : (prevFrameNum > header.frameNum ? prevFrameNumOffset + sps.maxFrameNum : prevFrameNumOffset)
+                poc = u.isIDR ? 0 : 2 * (offset + header.frameNum) - (u.isReference ? 0 : 1)
+                prevFrameNumOffset = offset
+                prevFrameNum = header.frameNum
+            default:
+                poc = pocs.count  // type 1: display order taken as decode order
+            }
+            pocs.append(poc)
+            periods.append(max(period, 0))
+        }
+        guard durationDen > 0 else {
+            throw LabError.usage("\(path): the SPS has no VUI timing; give --fps NUM[/DEN] for the packets' timestamps")
+        }
+        // Display index: pictures of earlier periods first, then by POC within a period.
+        let order = units.indices.sorted { (periods[$0], pocs[$0], $0) < (periods[$1], pocs[$1], $1) }
+        var display = [Int](repeating: 0, count: units.count)
+        for (rank, k) in order.enumerated() { display[k] = rank }
+        let delay = units.indices.map { $0 - display[$0] }.max() ?? 0
+        return try units.indices.map { k in
+            (try Packet.microseconds(ticks: Int64(display[k]), timebaseNumerator: Int64(durationNum), timebaseDenominator: Int64(durationDen)),
+             try Packet.microseconds(ticks: Int64(k - max(delay, 0)), timebaseNumerator: Int64(durationNum), timebaseDenominator: Int64(durationDen)))
+        }
+    }
+}
