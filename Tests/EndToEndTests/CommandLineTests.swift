@@ -19,19 +19,24 @@ struct CommandLineTests {
     struct Result { var status: Int32; var stdout: String; var stderr: String }
 
     func enclab(_ arguments: [String], in dir: String) throws -> Result {
+        try Self.process(Self.binary, arguments, in: dir)
+    }
+
+    /// Runs a program with no standard input, reading stdout and stderr at once (neither pipe can fill and block it).
+    static func process(_ executable: String, _ arguments: [String], in dir: String) throws -> Result {
         let p = Process()
-        p.executableURL = URL(fileURLWithPath: Self.binary)
+        p.executableURL = URL(fileURLWithPath: executable)
         p.arguments = arguments
         p.currentDirectoryURL = URL(fileURLWithPath: dir)
+        p.standardInput = FileHandle.nullDevice
         let out = Pipe(), err = Pipe()
         p.standardOutput = out
         p.standardError = err
         try p.run()
-        let errData = DispatchQueue(label: "stderr")
         nonisolated(unsafe) var errBytes = Data()
         let group = DispatchGroup()
         group.enter()
-        errData.async { errBytes = err.fileHandleForReading.readDataToEndOfFile(); group.leave() }
+        DispatchQueue.global().async { errBytes = err.fileHandleForReading.readDataToEndOfFile(); group.leave() }
         let outBytes = out.fileHandleForReading.readDataToEndOfFile()
         group.wait()
         p.waitUntilExit()
@@ -47,15 +52,7 @@ struct CommandLineTests {
 
     /// Runs in sqlite3 (an independent reader) and returns its output lines.
     func sqlite(_ db: String, _ sql: String) throws -> [String] {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-        p.arguments = [db, sql]
-        let out = Pipe()
-        p.standardOutput = out
-        try p.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
+        try Self.process("/usr/bin/sqlite3", [db, sql], in: "/").stdout.split(separator: "\n").map(String.init)
     }
 
     @Test("encode writes a done run, its stream and plots, with default paths under results/")
