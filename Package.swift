@@ -13,10 +13,11 @@ let package = Package(
         .systemLibrary(name: "CX264", path: "Sources/CX264"),
         .systemLibrary(name: "CSQLite3", path: "Sources/CSQLite3"),
         // Pure Swift bitstream toolkit: imports no C module.
-        .target(name: "H264", path: "Sources/H264"),
+        .target(name: "H264", path: "Sources/H264", exclude: ["PACKETS.md"]),
         .target(name: "EncoderLab", dependencies: ["H264", "CX264", "CSQLite3"], path: "Sources/EncoderLab"),
         .executableTarget(name: "enclab", dependencies: ["EncoderLab"], path: "Sources/enclab"),
-        .testTarget(name: "H264Tests", dependencies: ["H264"], path: "Tests/H264Tests"),
+        // Vectors/ holds byte streams the tests read by path (and the script that made them).
+        .testTarget(name: "H264Tests", dependencies: ["H264"], path: "Tests/H264Tests", exclude: ["Vectors"]),
         .testTarget(name: "EncoderLabTests", dependencies: ["EncoderLab", "H264"], path: "Tests/EncoderLabTests"),
         .testTarget(name: "EndToEndTests", dependencies: ["EncoderLab"], path: "Tests/EndToEndTests"),
     ],
