@@ -4,4 +4,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 swift build --build-tests
-swift test --skip-build
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+status=0
+swift test --skip-build 2>&1 | tee "$log" || status=$?
+# The tests are Swift Testing tests (XCTest reports 0 of its own): close with their count in the plain form.
+summary=$(grep -E "^. Test run with [0-9]+ tests? in [0-9]+ suites? (passed|failed)" "$log" | tail -n 1 || true)
+total=$(sed -E 's/.*Test run with ([0-9]+) tests?.*/\1/' <<<"$summary")
+failed=$(grep -cE "^. Test .* failed after" "$log" || true)
+if [ -n "$summary" ]; then echo "swift-testing: $((total - failed)) passed, $failed failed"; fi
+exit $status

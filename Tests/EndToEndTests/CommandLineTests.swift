@@ -96,7 +96,7 @@ struct CommandLineTests {
         (["encode", "notvideo.mp4"], Int32(65), "enclab: notvideo.mp4: ffmpeg could not decode it"),
         (["run", "nope.json"], Int32(66), "enclab: nope.json: no such experiment file"),
         (["run", "bad.json"], Int32(64), "enclab: bad.json: unknown key 'clip' (expected name, clips, base, grid, description)"),
-        (["frobnicate"], Int32(64), "enclab: unknown command 'frobnicate' (encode, run, version)"),
+        (["frobnicate"], Int32(64), "enclab: unknown command 'frobnicate' (encode, run, inspect, convert, version)"),
     ])
     func badInput(arguments: [String], status: Int32, message: String) throws {
         let dir = scratch()
