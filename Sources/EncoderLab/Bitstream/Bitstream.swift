@@ -57,18 +57,24 @@ public enum Bitstream {
         }
     }
 
+    /// The stream's NAL units, access units and parameter sets (latest per id).
+    /// - Throws: `.data` naming the file when a parameter set or slice header does not parse.
+    static func structure(_ stream: LoadedStream, path: String) throws -> ([NALUnit], [AccessUnit], ParameterSets) {
+        let nals = stream.nalUnits.map(\.nal)
+        var sets = ParameterSets()
+        do {
+            let units = try AccessUnit.split(nals)
+            for n in nals { try sets.add(n) }
+            return (nals, units, sets)
+        } catch let e as H264Error { throw LabError.data("\(path): \(e)") }
+    }
+
     /// `enclab inspect --json`: `nal_units` (offset, size, nal_unit_type, nal_ref_idc), `access_units` (index,
     /// nal_units, slice_types) and `sps`/`pps` (every parameter set, latest per id, with the specification's
     /// syntax element names; `width`/`height` after cropping).
     /// - Throws: `.data` when a parameter set or slice header does not parse.
     public static func inspectJSON(_ stream: LoadedStream, path: String) throws -> String {
-        let nals = stream.nalUnits.map(\.nal)
-        let units: [AccessUnit]
-        var sets = ParameterSets()
-        do {
-            units = try AccessUnit.split(nals)
-            for n in nals { try sets.add(n) }
-        } catch let e as H264Error { throw LabError.data("\(path): \(e)") }
+        let (nals, units, sets) = try structure(stream, path: path)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         func object<T: Encodable>(_ value: T) throws -> Any {
@@ -90,13 +96,7 @@ public enum Bitstream {
 
     /// `enclab inspect` without `--json`: a readable listing.
     public static func inspectText(_ stream: LoadedStream, path: String) throws -> String {
-        let nals = stream.nalUnits.map(\.nal)
-        let units: [AccessUnit]
-        var sets = ParameterSets()
-        do {
-            units = try AccessUnit.split(nals)
-            for n in nals { try sets.add(n) }
-        } catch let e as H264Error { throw LabError.data("\(path): \(e)") }
+        let (nals, units, sets) = try structure(stream, path: path)
         var out = "\(path): \(stream.format.rawValue), \(nals.count) NAL units, \(units.count) access units\n"
         for (id, sps) in sets.sequenceParameterSets.sorted(by: { $0.key < $1.key }) {
             let vui = sps.vuiParameters
