@@ -74,7 +74,7 @@ public enum Bitstream {
     /// syntax element names; `width`/`height` after cropping).
     /// - Throws: `.data` when a parameter set or slice header does not parse.
     public static func inspectJSON(_ stream: LoadedStream, path: String) throws -> String {
-        let (nals, units, sets) = try structure(stream, path: path)
+        let (_, units, sets) = try structure(stream, path: path)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         func object<T: Encodable>(_ value: T) throws -> Any {
