@@ -36,6 +36,7 @@ func labOptions(_ arguments: [String]) throws -> (db: String?, out: String?, res
             rest.append(a); i += 1
         }
     }
+    if out == "" { throw LabError(.usage, "--out needs a folder path") }
     return (db, out, rest)
 }
 
@@ -75,6 +76,16 @@ func lengthSize(_ value: String?) throws -> Int {
     return n
 }
 
+/// A message as one printable line: control characters (newlines, ESC, NUL) shown as `\u{..}` escapes, and
+/// at most 500 characters.
+func oneLine(_ message: String) -> String {
+    var out = ""
+    for scalar in message.unicodeScalars {
+        if scalar.value < 0x20 || scalar.value == 0x7F { out += "\\u{\(String(scalar.value, radix: 16))}" } else { out.unicodeScalars.append(scalar) }
+    }
+    return out.count > 500 ? String(out.prefix(497)) + "..." : out
+}
+
 func describe(_ o: RunOutcome) -> String {
     let psnr = o.meanPSNR.map { String(format: "%.2f dB", $0) } ?? "n/a"
     return String(format: "run %lld  %@  %@  frames=%d  bytes=%d  %.1f kbit/s  psnr_avg=%@  %@",
@@ -82,7 +93,12 @@ func describe(_ o: RunOutcome) -> String {
 }
 
 func main() throws {
+    Interruption.install()
     let args = Array(CommandLine.arguments.dropFirst())
+    if args.count >= 2, ["-h", "--help"].contains(args[1]) {
+        print(usage)
+        return
+    }
     guard let command = args.first else {
         FileHandle.standardError.write(Data((usage + "\n").utf8))
         exit(64)
@@ -141,9 +157,9 @@ func main() throws {
 do {
     try main()
 } catch let error as LabError {
-    FileHandle.standardError.write(Data("enclab: \(error.message)\n".utf8))
+    FileHandle.standardError.write(Data("enclab: \(oneLine(error.message))\n".utf8))
     exit(error.kind.exitCode)
 } catch {
-    FileHandle.standardError.write(Data("enclab: \(error)\n".utf8))
+    FileHandle.standardError.write(Data("enclab: \(oneLine(error.localizedDescription))\n".utf8))
     exit(70)
 }

@@ -96,6 +96,9 @@ struct CommandLineTests {
         (["encode", "notvideo.mp4"], Int32(65), "enclab: notvideo.mp4: ffmpeg could not decode it"),
         (["run", "nope.json"], Int32(66), "enclab: nope.json: no such experiment file"),
         (["run", "bad.json"], Int32(64), "enclab: bad.json: unknown key 'clip' (expected name, clips, base, grid, description)"),
+        (["encode", "c.y4m", "--seek", "10"], Int32(65), "enclab: c.y4m: no whole frame to encode after skipping 10 (--seek)"),
+        (["encode", "c.y4m", "--rc", "vbr", "--bitrate", "300", "--nal-hrd", "cbr"], Int32(64), "enclab: contradictory settings: rc vbr with nal-hrd cbr"),
+        (["encode", "c.y4m", "--tune", "cinema"], Int32(64), "enclab: bad tune 'cinema'"),
         (["frobnicate"], Int32(64), "enclab: unknown command 'frobnicate' (encode, run, inspect, convert, version)"),
     ])
     func badInput(arguments: [String], status: Int32, message: String) throws {
@@ -115,6 +118,62 @@ struct CommandLineTests {
         }
     }
 
+    @Test("--profile is a ceiling, --frames 0 means every frame, and the database path must keep what it is given")
+    func profileFramesAndDatabase() throws {
+        let dir = scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try SyntheticClip(width: 64, height: 48, frames: 6, seed: 5).write(to: "\(dir)/c.y4m")
+        // ultrafast needs only Constrained Baseline; x264 writes profile_idc 66 under --profile high.
+        let r = try enclab(["encode", "c.y4m", "--preset", "ultrafast", "--profile", "high", "--frames", "0", "--db", "a.sqlite"], in: dir)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(try sqlite("\(dir)/a.sqlite", "SELECT frames FROM runs; SELECT profile_idc FROM parameter_sets WHERE kind = 'sps'") == ["6", "66"])
+        let memory = try enclab(["encode", "c.y4m", "--db", ":memory:"], in: dir)
+        #expect(memory.status == 64 && memory.stderr == "enclab: --db needs a database file path, got ':memory:' (SQLite would keep nothing there)\n")
+        try "not a database".write(toFile: "\(dir)/text.sqlite", atomically: true, encoding: .utf8)
+        let foreign = try enclab(["encode", "c.y4m", "--db", "text.sqlite"], in: dir)
+        #expect(foreign.status == 65)
+        #expect(try String(contentsOfFile: "\(dir)/text.sqlite", encoding: .utf8) == "not a database")
+    }
+
+    @Test("two databases cannot share an output folder's run-N")
+    func sharedOutFolder() throws {
+        let dir = scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try SyntheticClip(width: 64, height: 48, frames: 4, seed: 5).write(to: "\(dir)/c.y4m")
+        #expect(try enclab(["encode", "c.y4m", "--db", "a.sqlite", "--out", "shared"], in: dir).status == 0)
+        let before = try Data(contentsOf: URL(fileURLWithPath: "\(dir)/shared/run-1/stream.264"))
+        let r = try enclab(["encode", "c.y4m", "--crf", "40", "--db", "b.sqlite", "--out", "shared"], in: dir)
+        #expect(r.status == 64)
+        #expect(r.stderr == "enclab: shared/run-1 already exists (from another database?): give this database its own --out\n")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: "\(dir)/shared/run-1/stream.264")) == before)
+        #expect(try sqlite("\(dir)/b.sqlite", "SELECT count(*) FROM runs") == ["0"])
+    }
+
+    @Test("SIGINT during an encode marks the run failed with no frames, exit 130")
+    func interrupted() throws {
+        let dir = scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try SyntheticClip(width: 640, height: 360, frames: 300, seed: 5).write(to: "\(dir)/big.y4m")
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: Self.binary)
+        p.arguments = ["encode", "big.y4m", "--preset", "veryslow", "--db", "i.sqlite"]
+        p.currentDirectoryURL = URL(fileURLWithPath: dir)
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        // Wait until the run is recorded as running, then interrupt it.
+        var running = false
+        for _ in 0..<200 where !running {
+            Thread.sleep(forTimeInterval: 0.05)
+            running = (try? sqlite("\(dir)/i.sqlite", "SELECT status FROM runs")) == ["running"]
+        }
+        try #require(running)
+        p.interrupt()
+        p.waitUntilExit()
+        #expect(p.terminationStatus == 130)
+        #expect(try sqlite("\(dir)/i.sqlite", "SELECT status, error, (SELECT count(*) FROM frames) FROM runs") == ["failed|interrupted by SIGINT|0"])
+    }
+
     @Test("a truncated last frame is encoded up to the last whole frame, with a warning naming the file and bytes")
     func truncated() throws {
         let dir = scratch()
@@ -126,9 +185,9 @@ struct CommandLineTests {
         try handle.close()
         let r = try enclab(["encode", "c.y4m", "--threads", "1", "--db", "lab.sqlite"], in: dir)
         #expect(r.status == 0)
-        // 64x48 4:2:0 is 64*48*3/2 = 4608 picture bytes.
-        #expect(r.stderr == "warning: c.y4m: last frame truncated (100 of 4608 picture bytes); encoded the 5 whole frames\n")
-        #expect(try sqlite("\(dir)/lab.sqlite", "SELECT status, frames, truncated_bytes, json_array_length(warnings) FROM runs") == ["done|5|100|1"])
+        // 64x48 4:2:0 is 64*48*3/2 = 4608 picture bytes; the partial frame is "FRAME\n" (6 bytes) + 100.
+        #expect(r.stderr == "warning: c.y4m: 106 bytes after the last whole frame do not make a frame (FRAME line + 4608 picture bytes); encoded the 5 whole frames\n")
+        #expect(try sqlite("\(dir)/lab.sqlite", "SELECT status, frames, truncated_bytes, json_array_length(warnings) FROM runs") == ["done|5|106|1"])
     }
 
     @Test("a run that fails midway is marked failed and keeps no frames")

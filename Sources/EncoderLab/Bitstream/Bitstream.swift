@@ -38,8 +38,16 @@ public enum Bitstream {
         if bytes.isEmpty { throw LabError.data("\(path): empty file") }
         do {
             let chosen: StreamFormat
-            if let format { chosen = format } else if AnnexB.startsWithStartCode(bytes) { chosen = .annexb } else if
-                (try? Packet.deserializeAll(bytes)) != nil { chosen = .packets } else { chosen = .avcc }
+            if let format { chosen = format } else if AnnexB.startsWithStartCode(bytes) { chosen = .annexb } else {
+                // Neither start code nor --from: packets if the whole file reads as packets, else AVCC; if neither
+                // reads, say what each reading found.
+                do { _ = try Packet.deserializeAll(bytes); chosen = .packets } catch let asPackets as H264Error {
+                    do { _ = try AVCC.split(bytes, lengthSize: lengthSize) } catch let asAVCC as H264Error {
+                        throw LabError.data("\(path): not Annex B (no leading start code); as packets: \(asPackets); as AVCC with \(lengthSize)-byte lengths: \(asAVCC)")
+                    }
+                    chosen = .avcc
+                }
+            }
             switch chosen {
             case .annexb:
                 return LoadedStream(format: .annexb, nalUnits: try AnnexB.split(bytes), packets: nil)

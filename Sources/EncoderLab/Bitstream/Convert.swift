@@ -41,6 +41,9 @@ public enum Convert {
         guard [1, 2, 4].contains(options.lengthSize) else {
             throw LabError.usage("--length-size must be 1, 2 or 4, got \(options.lengthSize)")
         }
+        if options.avccConfigPath != nil && options.to != .avcc {
+            throw LabError.usage("--avcc-config goes with --to avcc")
+        }
         let stream = try Bitstream.load(input, format: options.from, lengthSize: options.lengthSize)
         let nals = stream.nalUnits.map(\.nal)
         var bytes: [UInt8]
@@ -132,6 +135,9 @@ public enum Convert {
             }
             pocs.append(poc)
             periods.append(max(period, 0))
+        }
+        guard durationDen == 0 || Int64(durationNum) * 1_000_000 >= Int64(durationDen) else {
+            throw LabError.usage("\(path): a frame duration of \(durationNum)/\(durationDen) s is under a microsecond, the packets' time unit")
         }
         guard durationDen > 0 else {
             throw LabError.usage("\(path): the SPS has no VUI timing; give --fps NUM[/DEN] for the packets' timestamps")

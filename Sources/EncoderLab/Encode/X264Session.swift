@@ -10,13 +10,16 @@ final class X264Log: @unchecked Sendable {
     private let lock = NSLock()
     private var frameLines: [String] = []
     private(set) var problems: [String] = []
+    /// x264's warnings about PSNR/SSIM with psy optimisations on: caused by the lab turning measurement on,
+    /// not by the user's settings, so not reported.
+    static let fromLabSwitches = ["--psnr used with psy on", "--ssim used with psy on", "--tune psnr should be used", "--tune ssim should be used"]
 
     func receive(level: Int32, line: String) {
         let text = line.trimmingCharacters(in: .whitespacesAndNewlines)
         lock.lock(); defer { lock.unlock() }
         if level == X264_LOG_DEBUG, text.hasPrefix("frame=") {
             frameLines.append(text)
-        } else if level <= X264_LOG_WARNING {
+        } else if level <= X264_LOG_WARNING && !Self.fromLabSwitches.contains(where: text.contains) {
             problems.append(text)
         }
     }
@@ -127,14 +130,16 @@ public final class X264Session {
     /// - Throws: `.usage` naming the setting: "unknown setting 'foo'" (x264_param_parse's
     ///   `X264_PARAM_BAD_NAME`), "bad value for setting 'keyint': 'abc'" (`X264_PARAM_BAD_VALUE`), an unknown
     ///   preset or tune, a profile x264 cannot apply.
-    static func makeParam(_ settings: EncodeSettings, input: EncoderInput) throws -> x264_param_t {
+    static func makeParam(_ settings: EncodeSettings, input: EncoderInput, warnings: inout [String]) throws -> x264_param_t {
         var p = x264_param_t()
-        if x264_param_default_preset(&p, settings.preset, nil) < 0 {
-            throw LabError.usage("unknown preset '\(settings.preset ?? "")' (x264 presets: ultrafast ... placebo)")
+        if capturingStandardError({ x264_param_default_preset(&p, settings.preset, nil) }).status < 0 {
+            throw LabError.usage("unknown preset '\(settings.preset ?? "")' (x264 presets: ultrafast, superfast, veryfast, faster, fast, medium, slow, slower, veryslow, placebo)")
         }
-        if x264_param_default_preset(&p, settings.preset, settings.tune) < 0 {
-            throw LabError.usage("unknown tune '\(settings.tune ?? "")'")
+        let tuned = capturingStandardError { x264_param_default_preset(&p, settings.preset, settings.tune) }
+        if tuned.status < 0 {
+            throw LabError.usage("bad tune '\(settings.tune ?? "")': \(tuned.text ?? "x264 tunes: film, animation, grain, stillimage, psnr, ssim, fastdecode, zerolatency")")
         }
+        if let text = tuned.text { warnings.append(text) }
         for option in settings.options {
             let status = x264_param_parse(&p, option.name, option.value)
             if status == X264_PARAM_BAD_NAME {
@@ -144,9 +149,11 @@ public final class X264Session {
             }
         }
         x264_param_apply_fastfirstpass(&p)
-        if x264_param_apply_profile(&p, settings.profile) < 0 {
-            throw LabError.usage("setting 'profile': x264 cannot apply profile '\(settings.profile ?? "")' to these settings")
+        let profiled = capturingStandardError { x264_param_apply_profile(&p, settings.profile) }
+        if profiled.status < 0 {
+            throw LabError.usage("setting 'profile': x264 cannot apply profile '\(settings.profile ?? "")' to these settings\(profiled.text.map { " (\($0))" } ?? "")")
         }
+        if let text = profiled.text { warnings.append(text) }
         // What x264's CLI takes from its y4m demuxer (x264.c parse()).
         p.i_width = Int32(input.width)
         p.i_height = Int32(input.height)
@@ -194,6 +201,36 @@ public final class X264Session {
         return p
     }
 
+    /// Runs `body` with file descriptor 2 sent to a pipe, and returns its status and what it wrote there.
+    /// x264_param_default_preset and x264_param_apply_profile print their errors to stderr themselves (they
+    /// have no encoder to log through); the lab puts that text in its own one-line error instead.
+    static func capturingStandardError(_ body: () -> Int32) -> (status: Int32, text: String?) {
+        var fds: [Int32] = [0, 0]
+        guard pipe(&fds) == 0 else { return (body(), nil) }
+        fflush(nil)
+        let saved = dup(2)
+        dup2(fds[1], 2)
+        close(fds[1])
+        let status = body()
+        fflush(nil)
+        dup2(saved, 2)
+        close(saved)
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let n = read(fds[0], &chunk, chunk.count)
+            if n <= 0 { break }
+            bytes += chunk[0..<n]
+        }
+        close(fds[0])
+        let text = String(decoding: bytes, as: UTF8.self)
+            .split(separator: "\n")
+            .map { $0.replacingOccurrences(of: "x264 [error]: ", with: "").replacingOccurrences(of: "x264 [warning]: ", with: "").trimmingCharacters(in: .whitespaces) }
+            .filter { !$0.isEmpty }
+            .joined(separator: "; ")
+        return (status, text.isEmpty ? nil : text)
+    }
+
     private static func reduce(_ a: Int, _ b: Int) -> (Int, Int) {
         guard a > 0, b > 0 else { return (a, b) }
         var (x, y) = (a, b)
@@ -214,7 +251,8 @@ public final class X264Session {
     ///   - input: the picture size, rate and aspect ratio.
     /// - Throws: `.usage` for settings x264 rejects, with x264's own error message.
     public init(settings: EncodeSettings, input: EncoderInput) throws {
-        var p = try Self.makeParam(settings, input: input)
+        var paramWarnings: [String] = []
+        var p = try Self.makeParam(settings, input: input, warnings: &paramWarnings)
         let log = X264Log()
         self.log = log
         logContext = UnsafeMutablePointer<enclab_x264_log_context>.allocate(capacity: 1)
@@ -247,7 +285,7 @@ public final class X264Session {
         measuresQuality = q.analyse.b_psnr != 0
         width = input.width
         height = input.height
-        _ = log.takeProblems()
+        for text in paramWarnings { log.receive(level: X264_LOG_WARNING, line: text) }
     }
 
     deinit {

@@ -123,7 +123,11 @@ public struct Experiment: Sendable {
             throw LabError.usage("\(file): \(context) setting '\(key)' must be a string, number or boolean")
         }
         var v = text(value)
-        if v == nil && !EncodeSettings.takesNoArgument(key.replacingOccurrences(of: "_", with: "-")) { v = "true" }
+        let flag = EncodeSettings.takesNoArgument(key.replacingOccurrences(of: "_", with: "-"))
+        if v == nil && !flag { v = "true" }
+        if flag && v != nil {
+            throw LabError.usage("\(file): \(context) setting '\(key)' is a flag without argument: give true, or leave it out")
+        }
         do { try settings.set(key, v) } catch let error as LabError {
             throw LabError(error.kind, "\(file): \(context): \(error.message)")
         }

@@ -21,6 +21,8 @@ public final class Lab {
     public let store: LabStore
     /// Folder for run outputs (`run-<id>/stream.264` and its plots).
     public let outDirectory: String
+    /// The run being encoded, if any (marked `failed` when the process is interrupted).
+    public private(set) var currentRun: Int64?
     /// Where warnings are reported as they happen (stderr for the CLI).
     public var warn: (String) -> Void = { FileHandle.standardError.write(Data("warning: \($0)\n".utf8)) }
 
@@ -78,6 +80,16 @@ public final class Lab {
         try Self.checkSupported(clip)
         let input = Self.input(for: clip)
         let session = try X264Session(settings: settings, input: input)
+        // x264's warnings about the settings (a VBV ignored, a rate assumed) are part of the run's record.
+        var warnings = session.takeWarnings().map { "x264: \($0)" }
+        warnings.forEach(warn)
+        // The first picture is read before the run is recorded, so an input without one records nothing.
+        let seek = settings.seek ?? 0
+        var first: Picture?
+        repeat { first = try clip.next() } while first != nil && clip.framesRead <= seek
+        guard let firstPicture = first else {
+            throw LabError.data("\(clipPath): no whole frame to encode\(seek > 0 ? " after skipping \(seek) (--seek)" : "")\(clip.truncatedBytes.map { " (\($0) bytes of a partial frame)" } ?? "")")
+        }
         var settingsObject = settings.jsonObject
         settingsObject["label"] = label
         let runID = try store.beginRun(.init(
@@ -86,6 +98,13 @@ public final class Lab {
             width: input.width, height: input.height, fpsNum: input.fpsNum, fpsDen: input.fpsDen))
         let runDir = "\(outDirectory)/run-\(runID)"
         let streamPath = "\(runDir)/stream.264"
+        // Run folders are named by run_id, which is per database: never write into another database's folder.
+        if FileManager.default.fileExists(atPath: runDir) {
+            try? store.forgetRun(runID)
+            throw LabError.usage("\(runDir) already exists (from another database?): give this database its own --out")
+        }
+        currentRun = runID
+        defer { currentRun = nil }
         let outcome: RunOutcome
         let target: Double?
         let resolved: ResolvedParameters
@@ -97,25 +116,25 @@ public final class Lab {
             }
             defer { try? out.close() }
             var frames: [EncodedFrame] = []
-            var warnings: [String] = []
             func keep(_ frame: EncodedFrame?) throws {
                 guard var frame else { return }
                 for nal in frame.nals { try out.write(contentsOf: nal.bytes) }
                 frame.nals = []
                 frames.append(frame)
             }
-            let seek = settings.seek ?? 0
             var index = 0
-            while settings.frames.map({ index < $0 }) ?? true, let picture = try clip.next() {
-                if clip.framesRead <= seek { continue }
+            var next: Picture? = firstPicture
+            while settings.frames.map({ index < $0 }) ?? true, let picture = next {
+                try Interruption.check()
                 try keep(try session.encode(picture, pts: Int64(index), displayIndex: index))
                 index += 1
+                next = try clip.next()
             }
             while session.delayedFrames > 0 {
                 try keep(try session.encode(nil, pts: 0, displayIndex: 0))
             }
             if let partial = clip.truncatedBytes {
-                let w = "\(clipPath): last frame truncated (\(partial) of \(clip.header.pictureBytes) picture bytes); encoded the \(clip.framesRead) whole frames"
+                let w = "\(clipPath): \(partial) bytes after the last whole frame do not make a frame (FRAME line + \(clip.header.pictureBytes) picture bytes); encoded the \(clip.framesRead) whole frames"
                 warn(w)
                 warnings.append(w)
             }
@@ -145,7 +164,7 @@ public final class Lab {
             target = r.rcMethod == "abr" ? Double(r.bitrateKbps) : nil
             resolved = r
         } catch {
-            try? store.failRun(runID, error: "\(error)")
+            try? store.failRun(runID, error: (error as? LabError)?.message ?? error.localizedDescription)
             throw error
         }
         // The run is done and stored; its plots are drawn from the store.

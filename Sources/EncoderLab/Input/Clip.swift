@@ -92,8 +92,9 @@ public final class Clip {
                 p.terminate()
                 stderrGroup.wait()
                 p.waitUntilExit()
-                let message = String(decoding: stderrBox.get(), as: UTF8.self)
-                    .split(separator: "\n").last.map(String.init) ?? "no output"
+                let output = String(decoding: stderrBox.get(), as: UTF8.self)
+                if output.contains("matches no streams") { throw LabError.data("\(path): has no video stream") }
+                let message = output.split(separator: "\n").last.map(String.init) ?? "no output"
                 throw LabError.data("\(path): ffmpeg could not decode it: \(message)")
             }
             info = Self.info(path: path, reader: reader, hint: nil, ffmpeg: Tools.ffmpegVersion())

@@ -47,7 +47,8 @@ public struct Y4MHeader: Equatable, Sendable {
     ///   format is not 8-bit 4:2:0, or interlacing is mixed (`Im`), which x264's CLI also cannot encode.
     public init(line: [UInt8], file: String) throws {
         var text = String(decoding: line, as: UTF8.self)
-        if text.hasSuffix("\n") { text.removeLast() }
+        // "\r\n" is one Character in Swift: drop either ending.
+        while let last = text.unicodeScalars.last, last == "\n" || last == "\r" { text.unicodeScalars.removeLast() }
         let tokens = text.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
         guard tokens.first == "YUV4MPEG2" else {
             throw LabError.data("\(file): not a YUV4MPEG2 file (header starts with \(String(reflecting: String(text.prefix(12)))))")
@@ -81,7 +82,9 @@ public struct Y4MHeader: Equatable, Sendable {
                 height = h
             case "F":
                 let (n, d) = try ratio(value, tag: "F")
-                guard n > 0, d > 0 else { throw LabError.data("\(file): y4m header frame rate F\(value) must be positive") }
+                guard n > 0, d > 0, n <= Int(Int32.max), d <= Int(Int32.max) else {
+                    throw LabError.data("\(file): y4m header frame rate F\(value) must be num:den with each from 1 to \(Int32.max)")
+                }
                 (fpsNum, fpsDen) = (n, d)
             case "A":
                 (sarW, sarH) = try ratio(value, tag: "A")
@@ -109,6 +112,11 @@ public struct Y4MHeader: Equatable, Sendable {
         }
         guard let w = width else { throw LabError.data("\(file): y4m header has no width (W tag)") }
         guard let h = height else { throw LabError.data("\(file): y4m header has no height (H tag)") }
+        // H.264's largest picture: 139,264 macroblocks (Table A-1, MaxFS of levels 6 to 6.2).
+        let macroblocks = ((w + 15) / 16) * ((h + 15) / 16)
+        guard macroblocks <= 139_264 else {
+            throw LabError.data("\(file): y4m picture \(w)x\(h) is \(macroblocks) macroblocks, above H.264's largest frame size (139264, Table A-1)")
+        }
         self.width = w
         self.height = h
         self.fpsNum = fpsNum
@@ -152,7 +160,7 @@ public final class Y4MReader {
     public let height: Int
     /// Columns and rows cropped from the right and bottom to make the dimensions even (0 or 1 each).
     public let crop: (right: Int, bottom: Int)
-    /// Set when the input ended inside a frame: the bytes of that partial frame (payload after its FRAME line).
+    /// Set when the input ended inside a frame: the bytes after the last whole frame (FRAME line included).
     public private(set) var truncatedBytes: Int?
     /// Frames handed out so far.
     public private(set) var framesRead = 0
@@ -204,6 +212,7 @@ public final class Y4MReader {
             truncatedBytes = line.count
             return nil
         }
+        let lineLength = line.count
         guard line.starts(with: Array("FRAME".utf8)) else {
             let offset = framesRead
             throw LabError.data("\(name): frame \(offset) does not start with FRAME (y4m stream damaged)")
@@ -211,7 +220,7 @@ public final class Y4MReader {
         let need = header.pictureBytes
         let payload = try readExactly(need)
         if payload.count < need {
-            truncatedBytes = payload.count
+            truncatedBytes = lineLength + payload.count
             return nil
         }
         framesRead += 1

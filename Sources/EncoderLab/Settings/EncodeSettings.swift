@@ -95,7 +95,10 @@ public struct EncodeSettings: Equatable, Sendable {
         case "preset": preset = try text()
         case "tune": tune = try text()
         case "profile": profile = try text()
-        case "frames": frames = try integer()
+        case "frames":
+            // As in x264's CLI, 0 means every frame.
+            let n = try integer()
+            frames = n == 0 ? nil : n
         case "seek": seek = try integer()
         case "rc":
             let v = try text()
@@ -224,7 +227,13 @@ public struct EncodeSettings: Equatable, Sendable {
             } else {
                 out.options.append(X264Option("vbv-maxrate", Self.format(bitrate)))
             }
-            if value(of: "vbv-bufsize") == nil { out.options.append(X264Option("vbv-bufsize", Self.format(bitrate))) }
+            if let bufsize = try number("vbv-bufsize") {
+                if bufsize <= 0 {
+                    throw LabError.usage("contradictory settings: rc cbr needs a vbv-bufsize above 0, got \(Self.format(bufsize))")
+                }
+            } else {
+                out.options.append(X264Option("vbv-bufsize", Self.format(bitrate)))
+            }
             if let hrd = value(of: "nal-hrd") {
                 if hrd != "cbr" {
                     throw LabError.usage("contradictory settings: rc cbr with nal-hrd '\(hrd ?? "")' (cbr implies nal-hrd cbr)")
@@ -234,6 +243,12 @@ public struct EncodeSettings: Equatable, Sendable {
             }
         case .vbr:
             try forbid(["qp"])
+            if case .some(.some("cbr")) = value(of: "nal-hrd") {
+                throw LabError.usage("contradictory settings: rc vbr with nal-hrd cbr (CBR HRD needs a constant bitrate)")
+            }
+            if let bufsize = try number("vbv-bufsize"), bufsize <= 0 {
+                throw LabError.usage("contradictory settings: rc vbr needs a vbv-bufsize above 0, got \(Self.format(bufsize))")
+            }
             if present.contains("crf") && present.contains("bitrate") {
                 throw LabError.usage("contradictory settings: rc vbr with both 'crf' and 'bitrate'")
             }

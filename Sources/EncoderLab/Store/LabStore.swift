@@ -96,10 +96,30 @@ public final class LabStore {
 
     /// Opens (creating if needed) the database and its tables; creates the parent folder.
     /// - Throws: `.noInput` when the file cannot be opened, `.software` for SQLite errors.
+    /// - Throws: `.usage` for an empty path or an SQLite special name (`:memory:`, `file:` URIs) that would
+    ///   keep nothing; `.data` for a file that is not an SQLite database, or one whose `runs` or `frames`
+    ///   table is not the lab's (nothing is changed in it).
     public init(path: String) throws {
+        if path.isEmpty || path.hasPrefix(":") || path.hasPrefix("file:") {
+            throw LabError.usage("--db needs a database file path, got '\(path)' (SQLite would keep nothing there)")
+        }
         let dir = (path as NSString).deletingLastPathComponent
         if !dir.isEmpty { try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true) }
         database = try Database(path: path)
+        do {
+            // A foreign file fails here, before anything is written.
+            let existing = try database.query("SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('runs', 'frames')")
+            for row in existing {
+                guard let table = row[0].string else { continue }
+                let columns = Set(try database.query("SELECT name FROM pragma_table_info(?)", [.text(table)]).compactMap { $0[0].string })
+                let needed: Set<String> = table == "runs" ? ["run_id", "experiment", "status", "settings"] : ["run_id", "coded_index", "size_bytes"]
+                if !needed.isSubset(of: columns) {
+                    throw LabError.data("\(path): has a table '\(table)' that is not enclab's (no \(needed.subtracting(columns).sorted().joined(separator: ", "))); use another --db")
+                }
+            }
+        } catch let e as LabError where e.kind == .software {
+            throw LabError.data("\(path): not an SQLite database enclab can use (\(e.message.replacingOccurrences(of: "\(path): ", with: "").components(separatedBy: " in: ")[0]))")
+        }
         try database.execute("PRAGMA journal_mode=WAL; PRAGMA foreign_keys=ON;")
         try database.execute(Self.schema)
     }
@@ -227,6 +247,12 @@ public final class LabStore {
                              .integer(d.errors.sseU), .integer(d.errors.sseV), psnr(d.errors.sseY, luma),
                              psnr(d.errors.sseU, luma / 4), psnr(d.errors.sseV, luma / 4), .integer(d.matchesX264 ? 1 : 0)])
         }
+    }
+
+    /// Removes a run that never held frames (its row only), as if it had not been started.
+    public func forgetRun(_ runID: Int64) throws {
+        try database.prepare("DELETE FROM runs WHERE run_id = ? AND NOT EXISTS (SELECT 1 FROM frames WHERE run_id = ?)")
+            .run([.integer(runID), .integer(runID)])
     }
 
     /// Marks a run `failed` with the error's message; it keeps no frames.

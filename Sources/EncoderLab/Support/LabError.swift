@@ -14,6 +14,8 @@ public struct LabError: Error, CustomStringConvertible, Equatable, Sendable {
         case noInput
         /// The lab's or an outside tool's own failure: x264 refused to open, SQLite failed (EX_SOFTWARE, 70).
         case software
+        /// Stopped by SIGINT or SIGTERM (130, as shells report a SIGINT).
+        case interrupted
 
         /// The exit status this kind maps to (sysexits.h).
         public var exitCode: Int32 {
@@ -22,6 +24,7 @@ public struct LabError: Error, CustomStringConvertible, Equatable, Sendable {
             case .data: return 65
             case .noInput: return 66
             case .software: return 70
+            case .interrupted: return 130
             }
         }
     }

@@ -42,6 +42,7 @@ public enum IndependentDecode {
         var pending = [UInt8]()
         var results: [PlaneErrors] = []
         while true {
+            try Interruption.check()
             while pending.count < pictureBytes {
                 let chunk = handle.readData(ofLength: max(pictureBytes - pending.count, 1 << 16))
                 if chunk.isEmpty { break }

@@ -41,6 +41,8 @@ public struct StreamVerification: Sendable {
 public enum StreamCheck {
     /// profile_idc of x264's `--profile` names (H.264 Annex A).
     static let profileIdc = ["baseline": 66, "main": 77, "high": 100, "high10": 110, "high422": 122, "high444": 244]
+    /// Those profiles from least to most capable.
+    static let profileOrder = [66, 77, 100, 110, 122, 244]
 
     /// - Throws: the `H264` module's error, naming the byte or bit offset, when the stream does not parse.
     public static func verify(stream: [UInt8], frames: [EncodedFrame], resolved: ResolvedParameters,
@@ -67,7 +69,11 @@ public enum StreamCheck {
         encoder.outputFormatting = [.sortedKeys]
         var stored: [StoredParameterSet] = []
         for (id, sps) in sets.sequenceParameterSets.sorted(by: { $0.key < $1.key }) {
-            if let p = profile, let idc = profileIdc[p.lowercased()] { check("sps[\(id)].profile_idc", idc, sps.profileIdc) }
+            // --profile is a ceiling: x264 writes the lowest profile its settings need (x264.h, x264_param_apply_profile).
+            if let p = profile, let idc = profileIdc[p.lowercased()], let rank = profileOrder.firstIndex(of: idc) {
+                let actual = profileOrder.firstIndex(of: sps.profileIdc).map { $0 <= rank } ?? false
+                check("sps[\(id)].profile_idc <= \(idc) (--profile \(p))", true, actual ? true : false)
+            }
             check("sps[\(id)].level_idc", resolved.levelIdc, sps.levelIdc)
             let vui = sps.vuiParameters
             let reorder = vui.flatMap { $0.bitstreamRestrictionFlag ? $0.maxNumReorderFrames : nil }
