@@ -41,7 +41,8 @@ public final class Lab {
                             sarHeight: i.sarHeight, interlacing: i.interlacing, frameTotal: i.frameCountHint ?? 0)
     }
 
-    /// Checks that each clip opens and each run's settings are accepted by x264, before anything is recorded.
+    /// Checks that each clip opens and has a first frame, and that each run's settings are accepted by x264,
+    /// before anything is recorded. (A frame damaged later in a clip is found when it is read: that run fails.)
     /// - Throws: the first problem found, naming the clip or setting.
     public static func validate(_ runs: [Experiment.Run]) throws {
         var inputs: [String: EncoderInput] = [:]
@@ -50,6 +51,7 @@ public final class Lab {
             if let known = inputs[run.clip] { input = known } else {
                 let clip = try Clip(path: run.clip)
                 try checkSupported(clip)
+                guard try clip.next() != nil else { throw LabError.data("\(run.clip): no whole frame to encode") }
                 input = Self.input(for: clip)
                 inputs[run.clip] = input
             }
