@@ -1,0 +1,126 @@
+/// A NAL unit together with where it was found.
+public struct LocatedNALUnit: Hashable, Sendable {
+    /// Byte offset of the NAL unit header in the buffer that was split: after the start code
+    /// (Annex B) or the length prefix (AVCC).
+    public let offset: Int
+    /// The NAL unit (escaped bytes, header included).
+    public let nal: NALUnit
+    /// The NAL unit's size in bytes, without start code or length prefix.
+    public var size: Int { nal.bytes.count }
+
+    /// Pairs a NAL unit with the byte offset of its header.
+    public init(offset: Int, nal: NALUnit) {
+        self.offset = offset
+        self.nal = nal
+    }
+}
+
+/// The byte stream format of H.264 Annex B: NAL units behind `0x000001` start codes.
+public enum AnnexB {
+    /// What to do with bytes before the first start code that are not all zero.
+    public enum LeadingData: Sendable {
+        /// Throw ``H264Error/invalid(element:reason:byteOffset:)``.
+        case reject
+        /// Ignore them, as FFmpeg does.
+        case skip
+    }
+
+    /// Splits an Annex B byte stream (B.1.1) into NAL units.
+    ///
+    /// - Start codes are `0x000001`; a 4-byte start code `0x00000001` is a `zero_byte` then the
+    ///   3-byte start code, so both work.
+    /// - A NAL unit never ends in `0x00` (7.4.1): zero bytes before a start code and at the end of
+    ///   the data are `trailing_zero_8bits` / `zero_byte` and belong to no NAL unit.
+    /// - Zero bytes before the first start code are `leading_zero_8bits`. Other data there is
+    ///   rejected or skipped as `leadingData` says.
+    /// - Empty data gives no NAL units.
+    ///
+    /// - Parameters:
+    ///   - data: the byte stream.
+    ///   - leadingData: what to do with non-zero bytes before the first start code.
+    /// - Returns: the NAL units in stream order, each with the byte offset of its header in `data`.
+    /// - Throws: ``H264Error/invalid(element:reason:byteOffset:)`` when non-empty data holds no
+    ///   start code, when non-zero data precedes the first start code (with `.reject`), or when a
+    ///   start code is followed by no NAL unit byte (another start code or the end of data).
+    public static func split(_ data: [UInt8], leadingData: LeadingData = .reject) throws -> [LocatedNALUnit] {
+        // Positions just after each start code.
+        var starts = [Int]()
+        let n = data.count
+        var firstStartCode = -1
+        var i = 0
+        while i + 2 < n {
+            if data[i + 2] > 1 {
+                i += 3
+            } else if data[i] == 0 && data[i + 1] == 0 && data[i + 2] == 1 {
+                if firstStartCode < 0 { firstStartCode = i }
+                starts.append(i + 3)
+                i += 3
+            } else {
+                i += 1
+            }
+        }
+        if starts.isEmpty {
+            if data.allSatisfy({ $0 == 0 }) { return [] }
+            throw H264Error.invalid(element: "start_code_prefix_one_3bytes", reason: "no start code (0x000001) in \(n) bytes of data", byteOffset: 0)
+        }
+        if leadingData == .reject {
+            for j in 0..<firstStartCode where data[j] != 0 {
+                throw H264Error.invalid(element: "leading_zero_8bits", reason: "\(firstStartCode) bytes before the first start code are not all zero (non-zero byte 0x\(String(data[j], radix: 16)) at byte \(j))", byteOffset: j)
+            }
+        }
+        var units = [LocatedNALUnit]()
+        units.reserveCapacity(starts.count)
+        for (k, start) in starts.enumerated() {
+            // The next start code's 0x000001 begins 3 bytes before the next start position.
+            var end = k + 1 < starts.count ? starts[k + 1] - 3 : n
+            while end > start && data[end - 1] == 0 { end -= 1 }
+            guard end > start else {
+                throw H264Error.invalid(element: "nal_unit", reason: "start code followed by no NAL unit (empty NAL unit)", byteOffset: start)
+            }
+            units.append(LocatedNALUnit(offset: start, nal: try NALUnit(bytes: Array(data[start..<end]))))
+        }
+        return units
+    }
+
+    /// Writes NAL units as an Annex B byte stream, each behind a 4-byte start code `0x00000001`
+    /// (a `zero_byte` plus `start_code_prefix_one_3bytes`, as B.1.2 requires for parameter sets
+    /// and the first NAL unit of an access unit, and as x264 writes for every NAL unit).
+    /// - Parameter nalUnits: NAL units in decode order.
+    /// - Returns: the byte stream; its length is the sum of `4 + bytes.count`.
+    public static func write(_ nalUnits: [NALUnit]) -> [UInt8] {
+        var out = [UInt8]()
+        out.reserveCapacity(nalUnits.reduce(0) { $0 + 4 + $1.bytes.count })
+        for nal in nalUnits {
+            out += [0, 0, 0, 1]
+            out += nal.bytes
+        }
+        return out
+    }
+
+    /// True when `data` starts with a start code, optionally after zero bytes (`0x000001` or
+    /// `0x00000001`...): the test `enclab convert` uses to detect Annex B input.
+    public static func startsWithStartCode(_ data: [UInt8]) -> Bool {
+        var i = 0
+        while i < data.count && data[i] == 0 { i += 1 }
+        return i >= 2 && i < data.count && data[i] == 1
+    }
+}
+
+/// The JSON shape `enclab inspect --json` lists NAL units in: `offset` (byte offset of the NAL
+/// unit header, after any start code or length prefix), `size` (bytes without start code or
+/// length prefix), `nal_unit_type`, `nal_ref_idc`.
+extension LocatedNALUnit: Encodable {
+    enum CodingKeys: String, CodingKey {
+        case offset, size
+        case nalUnitType = "nal_unit_type"
+        case nalRefIdc = "nal_ref_idc"
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(offset, forKey: .offset)
+        try c.encode(size, forKey: .size)
+        try c.encode(nal.nalUnitType.rawValue, forKey: .nalUnitType)
+        try c.encode(nal.nalRefIdc, forKey: .nalRefIdc)
+    }
+}

@@ -1,0 +1,149 @@
+/// Reads the bits of an RBSP (emulation prevention already removed) most significant bit first,
+/// with the descriptors of H.264 clause 7.2: `u(n)`, `ue(v)`, `se(v)`, and the function
+/// `more_rbsp_data()` of 7.2.
+///
+/// Every read takes the name of the syntax element being read, so that an error can say what was
+/// being read and where. Reading past the end throws ``H264Error/endOfData(element:bitOffset:)``;
+/// nothing traps on any input.
+public struct BitReader: Sendable {
+    /// The RBSP bytes being read.
+    public let bytes: [UInt8]
+    /// The number of bits read so far (the position of the next bit to read), from 0 to `bitCount`.
+    public private(set) var bitOffset: Int = 0
+    /// The total number of bits, `bytes.count * 8`.
+    public var bitCount: Int { bytes.count * 8 }
+    /// The number of bits not yet read.
+    public var bitsRemaining: Int { bitCount - bitOffset }
+    /// Whether the position is at a byte boundary (`byte_aligned()` of 7.2).
+    public var isByteAligned: Bool { bitOffset % 8 == 0 }
+
+    /// Position of the last bit equal to 1 (the `rbsp_stop_one_bit`), or -1 when there is none.
+    private let lastOneBit: Int
+
+    /// Creates a reader positioned at the first bit of `bytes`.
+    public init(_ bytes: [UInt8]) {
+        self.bytes = bytes
+        var last = -1
+        var i = bytes.count - 1
+        while i >= 0 {
+            let b = bytes[i]
+            if b != 0 {
+                last = i * 8 + (7 - b.trailingZeroBitCount)
+                break
+            }
+            i -= 1
+        }
+        lastOneBit = last
+    }
+
+    /// Reads one bit (`u(1)`).
+    /// - Throws: ``H264Error/endOfData(element:bitOffset:)`` when no bit remains.
+    public mutating func bit(_ element: String) throws -> Int {
+        guard bitOffset < bitCount else { throw H264Error.endOfData(element: element, bitOffset: bitOffset) }
+        let b = Int(bytes[bitOffset >> 3] >> (7 - UInt8(bitOffset & 7))) & 1
+        bitOffset += 1
+        return b
+    }
+
+    /// Reads a one-bit flag (`u(1)`) as a `Bool`.
+    /// - Throws: ``H264Error/endOfData(element:bitOffset:)`` when no bit remains.
+    public mutating func flag(_ element: String) throws -> Bool {
+        try bit(element) == 1
+    }
+
+    /// Reads `n` bits as an unsigned integer (`u(n)`), most significant bit first.
+    /// - Parameter n: the number of bits, 0 to 32 (0 returns 0 and reads nothing).
+    /// - Throws: ``H264Error/endOfData(element:bitOffset:)`` when fewer than `n` bits remain;
+    ///   ``H264Error/outOfRange(element:value:range:bitOffset:)`` when `n` is not in 0...32.
+    public mutating func u(_ n: Int, _ element: String) throws -> Int {
+        guard n >= 0 && n <= 32 else {
+            throw H264Error.outOfRange(element: "bit count of \(element)", value: Int64(n), range: 0...32, bitOffset: bitOffset)
+        }
+        guard bitsRemaining >= n else { throw H264Error.endOfData(element: element, bitOffset: bitOffset) }
+        var v = 0
+        for _ in 0..<n {
+            v = (v << 1) | (Int(bytes[bitOffset >> 3] >> (7 - UInt8(bitOffset & 7))) & 1)
+            bitOffset += 1
+        }
+        return v
+    }
+
+    /// Reads an unsigned exp-Golomb code (`ue(v)`, clause 9.1).
+    ///
+    /// The largest value representable with 32-bit `codeNum` is 2^32 − 2 (31 leading zero bits);
+    /// a code with 32 or more leading zero bits is rejected.
+    /// - Returns: a value in 0 ... 4,294,967,294.
+    /// - Throws: ``H264Error/endOfData(element:bitOffset:)`` at the end of data;
+    ///   ``H264Error/invalid(element:reason:byteOffset:)`` for more than 31 leading zero bits.
+    public mutating func ue(_ element: String) throws -> Int {
+        let start = bitOffset
+        var leadingZeros = 0
+        while true {
+            guard bitOffset < bitCount else { throw H264Error.endOfData(element: element, bitOffset: start) }
+            let b = try bit(element)
+            if b == 1 { break }
+            leadingZeros += 1
+            if leadingZeros > 31 {
+                throw H264Error.invalid(element: element, reason: "exp-Golomb code with more than 31 leading zero bits (at bit \(start))", byteOffset: start / 8)
+            }
+        }
+        guard bitsRemaining >= leadingZeros else { throw H264Error.endOfData(element: element, bitOffset: start) }
+        let suffix = try u(leadingZeros, element)
+        return (1 << leadingZeros) - 1 + suffix
+    }
+
+    /// Reads a signed exp-Golomb code (`se(v)`, clause 9.1.1): codeNum k maps to (−1)^(k+1) · Ceil(k ÷ 2).
+    /// - Returns: a value in −2,147,483,647 ... 2,147,483,647.
+    /// - Throws: as ``ue(_:)``.
+    public mutating func se(_ element: String) throws -> Int {
+        let k = try ue(element)
+        return k & 1 == 1 ? (k + 1) / 2 : -(k / 2)
+    }
+
+    /// Reads `ue(v)` and checks it against `range`.
+    /// - Throws: as ``ue(_:)``, and ``H264Error/outOfRange(element:value:range:bitOffset:)``
+    ///   naming the element, its range and the bit offset where the code started.
+    public mutating func ue(_ element: String, _ range: ClosedRange<Int>) throws -> Int {
+        let start = bitOffset
+        let v = try ue(element)
+        guard range.contains(v) else {
+            throw H264Error.outOfRange(element: element, value: Int64(v), range: Int64(range.lowerBound)...Int64(range.upperBound), bitOffset: start)
+        }
+        return v
+    }
+
+    /// Reads `se(v)` and checks it against `range`.
+    /// - Throws: as ``se(_:)``, and ``H264Error/outOfRange(element:value:range:bitOffset:)``.
+    public mutating func se(_ element: String, _ range: ClosedRange<Int>) throws -> Int {
+        let start = bitOffset
+        let v = try se(element)
+        guard range.contains(v) else {
+            throw H264Error.outOfRange(element: element, value: Int64(v), range: Int64(range.lowerBound)...Int64(range.upperBound), bitOffset: start)
+        }
+        return v
+    }
+
+    /// Reads `u(n)` and checks it against `range`.
+    public mutating func u(_ n: Int, _ element: String, _ range: ClosedRange<Int>) throws -> Int {
+        let start = bitOffset
+        let v = try u(n, element)
+        guard range.contains(v) else {
+            throw H264Error.outOfRange(element: element, value: Int64(v), range: Int64(range.lowerBound)...Int64(range.upperBound), bitOffset: start)
+        }
+        return v
+    }
+
+    /// Skips `n` bits.
+    /// - Throws: ``H264Error/endOfData(element:bitOffset:)`` when fewer than `n` bits remain.
+    public mutating func skip(_ n: Int, _ element: String) throws {
+        guard n >= 0, bitsRemaining >= n else { throw H264Error.endOfData(element: element, bitOffset: bitOffset) }
+        bitOffset += n
+    }
+
+    /// `more_rbsp_data()` of clause 7.2: true when there is more data before the
+    /// `rbsp_stop_one_bit` (the last bit equal to 1 in the RBSP). False when no bit equal to 1
+    /// remains after the current position.
+    public func moreRBSPData() -> Bool {
+        bitOffset < lastOneBit
+    }
+}

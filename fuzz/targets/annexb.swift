@@ -1,0 +1,8 @@
+// libFuzzer target "annexb": feeds each input to FuzzEntryPoints.annexB (Sources/H264/FuzzEntryPoints.swift).
+// Built by scripts/fuzz.sh together with the H264 sources: swiftc -sanitize=fuzzer -parse-as-library.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
+    let bytes = [UInt8](UnsafeRawBufferPointer(start: start, count: count))
+    FuzzEntryPoints.annexB(bytes)
+    return 0
+}
