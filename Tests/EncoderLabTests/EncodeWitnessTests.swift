@@ -117,6 +117,21 @@ struct EncodeWitnessTests {
         #expect(ours == theirs, "first differing byte at \(firstDifference.map(String.init) ?? "the end of the shorter stream")")
     }
 
+    @Test("interlaced y4m (It, Ib) turns on interlaced coding as the x264 CLI does: byte-identical streams", arguments: ["t", "b"])
+    func interlaced(field: String) throws {
+        let scratch = Scratch()
+        var clip = SyntheticClip(width: 128, height: 96, frames: 10, seed: 5)
+        clip.interlacing = Character(field)
+        let (source, outcome, _, _) = try encode(["--threads", "1"], scratch: scratch, clip: clip)
+        let reference = scratch.file("cli.264")
+        let cli = try Witness.run("x264", ["--quiet", "--threads", "1", "-o", reference, source])
+        try #require(cli.status == 0, "\(cli.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: outcome.streamPath)) == (try Data(contentsOf: URL(fileURLWithPath: reference))))
+        // The SPS says so: frame_mbs_only_flag 0 (trace_headers on the same bytes).
+        let trace = try Witness.run("ffmpeg", ["-hide_banner", "-nostats", "-i", outcome.streamPath, "-c", "copy", "-bsf:v", "trace_headers", "-f", "null", "-"])
+        #expect(trace.stderr.contains("frame_mbs_only_flag                                         0 = 0"))
+    }
+
     @Test("CQP: each frame's QP is the slice QP that trace_headers reads (26 + pic_init_qp_minus26 + slice_qp_delta) and x264's ipratio/pbratio arithmetic")
     func cqpQP() throws {
         let scratch = Scratch()

@@ -12,6 +12,8 @@ public struct SyntheticClip: Sendable {
     public var seed: UInt64
     /// Extra header tokens written after the standard ones (e.g. `["A128:117"]`).
     public var extraTags: [String]
+    /// The y4m `I` tag: `p` progressive, `t` top field first, `b` bottom field first.
+    public var interlacing: Character = "p"
 
     public init(width: Int = 96, height: Int = 64, frames: Int = 30, fpsNum: Int = 25, fpsDen: Int = 1,
                 seed: UInt64 = 1, extraTags: [String] = []) {
@@ -26,7 +28,7 @@ public struct SyntheticClip: Sendable {
 
     /// The y4m header line, with its newline.
     public var headerLine: String {
-        (["YUV4MPEG2", "W\(width)", "H\(height)", "F\(fpsNum):\(fpsDen)", "Ip", "C420jpeg"] + extraTags)
+        (["YUV4MPEG2", "W\(width)", "H\(height)", "F\(fpsNum):\(fpsDen)", "I\(interlacing)", "C420jpeg"] + extraTags)
             .joined(separator: " ") + "\n"
     }
 
