@@ -5,5 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 swift build -c release --product enclab
+# Start fresh, so the database holds this quickstart's 40 runs only.
+rm -rf results/quickstart.sqlite results/quickstart.sqlite-wal results/quickstart.sqlite-shm results/quickstart
 .build/release/enclab run experiments/quickstart.json
 echo "quickstart: $(sqlite3 results/quickstart.sqlite "SELECT count(*) FROM runs WHERE experiment = 'quickstart' AND status = 'done'") done runs in results/quickstart.sqlite; plots in results/quickstart/"

@@ -43,7 +43,7 @@ public enum Bitstream {
                 // reads, say what each reading found.
                 do { _ = try Packet.deserializeAll(bytes); chosen = .packets } catch let asPackets as H264Error {
                     do { _ = try AVCC.split(bytes, lengthSize: lengthSize) } catch let asAVCC as H264Error {
-                        throw LabError.data("\(path): not Annex B (no leading start code); as packets: \(asPackets); as AVCC with \(lengthSize)-byte lengths: \(asAVCC)")
+                        throw LabError.data("\(path): not Annex B (no leading start code); as packets: \(asPackets); as AVCC with \(lengthSize)-byte lengths: \(asAVCC) (another --length-size?)")
                     }
                     chosen = .avcc
                 }
@@ -77,6 +77,15 @@ public enum Bitstream {
         } catch let e as H264Error { throw LabError.data("\(path): \(e)") }
     }
 
+    /// The picture's type in the lab's `frames.type` vocabulary: IDR, I, P, Bref (reference B), B (non-reference B).
+    static func pictureName(_ u: AccessUnit) -> String {
+        if u.isIDR { return "IDR" }
+        let types = Set(u.sliceTypes)
+        if types.contains(.b) { return u.isReference ? "Bref" : "B" }
+        if types.contains(.p) { return "P" }
+        return types.isEmpty ? "(no picture)" : "I"
+    }
+
     /// `enclab inspect --json`: `nal_units` (offset, size, nal_unit_type, nal_ref_idc), `access_units` (index,
     /// nal_units, slice_types) and `sps`/`pps` (every parameter set, latest per id, with the specification's
     /// syntax element names; `width`/`height` after cropping).
@@ -94,7 +103,7 @@ public enum Bitstream {
         }
         root["access_units"] = units.map { u -> [String: Any] in
             ["index": u.index, "nal_units": Array(u.nalUnitIndices), "slice_types": u.sliceTypes.map(\.description),
-             "idr": u.isIDR, "reference": u.isReference]
+             "idr": u.isIDR, "reference": u.isReference, "picture": pictureName(u)]
         }
         root["sps"] = try sets.sequenceParameterSets.sorted { $0.key < $1.key }.map { try object($0.value) }
         root["pps"] = try sets.pictureParameterSets.sorted { $0.key < $1.key }.map { try object($0.value) }
@@ -122,9 +131,9 @@ public enum Bitstream {
         for (i, l) in stream.nalUnits.enumerated() {
             out += "  [\(i)] offset \(l.offset) size \(l.nal.bytes.count) type \(l.nal.nalUnitType.rawValue) (\(l.nal.nalUnitType)) ref_idc \(l.nal.nalRefIdc)\n"
         }
-        out += "Access units (index: NAL units, slice types):\n"
+        out += "Access units (index: NAL units, slice types, picture as the lab's frames table names it):\n"
         for u in units {
-            out += "  \(u.index): NAL \(u.nalUnitIndices.lowerBound)..<\(u.nalUnitIndices.upperBound) \(u.sliceTypes.map(\.description).joined(separator: ","))\(u.isIDR ? " IDR" : "")\(u.isReference ? "" : " non-reference")\n"
+            out += "  \(u.index): NAL \(u.nalUnitIndices.lowerBound)..<\(u.nalUnitIndices.upperBound) slices \(u.sliceTypes.map(\.description).joined(separator: ",")) -> \(pictureName(u))\n"
         }
         return out
     }

@@ -173,7 +173,9 @@ public final class Lab {
         let title = "run \(runID): \((clipPath as NSString).lastPathComponent) \(label.isEmpty ? settings.x264Arguments.joined(separator: " ") : label)"
         try Plots.writeRunPlots(frames: try store.frames(run: runID), timebaseNum: resolved.timebaseNum,
                                 timebaseDen: resolved.timebaseDen, fpsNum: resolved.fpsNum, fpsDen: resolved.fpsDen,
-                                targetKbps: target, title: title, dir: runDir)
+                                targetKbps: target,
+                                maxrateKbps: resolved.vbvMaxrateKbps > 0 && Double(resolved.vbvMaxrateKbps) != target ? Double(resolved.vbvMaxrateKbps) : nil,
+                                title: title, dir: runDir)
         return outcome
     }
 
@@ -243,7 +245,10 @@ public final class Lab {
         }
         let points = outcomes.compactMap { o -> Plots.RDPoint? in
             guard let psnr = o.meanPSNR else { return nil }
-            return Plots.RDPoint(clip: (o.clip as NSString).lastPathComponent, mode: o.rcMode, kbps: o.kbps, psnr: psnr)
+            // One line per clip and setting apart from the rate: the grid label without its qp/crf/bitrate.
+            let others = o.label.split(separator: " ").filter { !["qp=", "crf=", "bitrate=", "rc="].contains(where: $0.hasPrefix) }
+            let mode = ([o.rcMode] + others.map(String.init)).joined(separator: " ")
+            return Plots.RDPoint(clip: (o.clip as NSString).lastPathComponent, mode: mode, kbps: o.kbps, psnr: psnr)
         }
         try Plots.writeExperimentPlot(points: points, title: "\(experiment.name): bitrate against PSNR", dir: outDirectory)
         return outcomes

@@ -39,9 +39,11 @@ public enum Plots {
     /// - Parameters:
     ///   - frames: the run's frames in decode order (from the store).
     ///   - targetKbps: the rate-control target in kbit/s, or nil (CQP, CRF) to draw the run's mean instead.
+    ///   - maxrateKbps: the VBV maximum rate in kbit/s when it differs from the target (drawn too), else nil.
     ///   - title: the plot title.
     public static func writeRunPlots(frames: [LabStore.FrameRow], timebaseNum: Int, timebaseDen: Int,
-                                     fpsNum: Int, fpsDen: Int, targetKbps: Double?, title: String, dir: String) throws {
+                                     fpsNum: Int, fpsDen: Int, targetKbps: Double?, maxrateKbps: Double? = nil,
+                                     title: String, dir: String) throws {
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         let frameTicks = max(1, Int64((Double(timebaseDen) * Double(fpsDen) / Double(timebaseNum) / Double(fpsNum)).rounded()))
         let windows = WindowedBitrate.compute(sizes: frames.map(\.sizeBytes), dts: frames.map(\.dts),
@@ -66,6 +68,11 @@ public enum Plots {
         series.append("'\(dataPath)' using 1:5 axes x1y2 with lines lw 2 lc rgb 'black' title 'bitrate, 1 s DTS window (kbit/s)'")
         let line = targetKbps ?? meanKbps
         series.append("\(line) axes x1y2 with lines dt 2 lw 2 lc rgb '#7f7f7f' title '\(targetKbps == nil ? "mean rate" : "target rate") \(String(format: "%.0f", line)) kbit/s'")
+        if let maxrate = maxrateKbps {
+            series.append("\(maxrate) axes x1y2 with lines dt 3 lw 2 lc rgb '#bcbd22' title 'VBV maxrate \(String(format: "%.0f", maxrate)) kbit/s'")
+        }
+        // Headroom above the highest line, so a target or maxrate line is never on the border.
+        let top = ([line, maxrateKbps ?? 0] + windows.filter(\.full).map(\.kbps)).max() ?? line
         let body = """
         set title '\(quoted(title))'
         set xlabel 'frame (decode order)'
@@ -75,7 +82,7 @@ public enum Plots {
         set y2tics
         set xrange [-1:\(frames.count)]
         set yrange [0:*]
-        set y2range [0:*]
+        set y2range [0:\(top * 1.15)]
         set key outside right top
         set grid
         plot \(series.joined(separator: ", \\\n     "))
@@ -116,6 +123,7 @@ public enum Plots {
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         let groups = Dictionary(grouping: points) { "\($0.clip) \($0.mode)" }
         let clips = Array(Set(points.map(\.clip))).sorted()
+        let variants = Array(Set(points.map { $0.mode.split(separator: " ").dropFirst().joined(separator: " ") })).sorted()
         let modes = RateControlMode.allCases.map(\.rawValue)
         let colours = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b"]
         var data = ""
@@ -126,9 +134,13 @@ public enum Plots {
             for p in groups[key]!.sorted(by: { $0.kbps < $1.kbps }) { data += "\(p.kbps) \(p.psnr)\n" }
             data += "\n\n"
             // Colour by mode, point type and dash by clip.
-            let colour = colours[(modes.firstIndex(of: first.mode) ?? 5) % colours.count]
+            // Colour by rate-control mode, point type by clip, dash by the grid's other settings.
+            let words = first.mode.split(separator: " ")
+            let mode = String(words.first ?? "")
+            let colour = colours[(modes.firstIndex(of: mode) ?? 5) % colours.count]
             let clip = clips.firstIndex(of: first.clip) ?? 0
-            series.append("'\(dir)/rd.dat' index \(i) using 1:2 with linespoints lw 1.5 pt \(5 + 2 * (clip % 4)) dt \(1 + clip % 5) lc rgb '\(colour)' title '\(quoted(key))'")
+            let variant = variants.firstIndex(of: words.dropFirst().joined(separator: " ")) ?? 0
+            series.append("'\(dir)/rd.dat' index \(i) using 1:2 with linespoints lw 1.5 pt \(5 + 2 * (clip % 4)) dt \(1 + variant % 5) lc rgb '\(colour)' title '\(quoted(key))'")
         }
         try data.write(toFile: "\(dir)/rd.dat", atomically: true, encoding: .utf8)
         guard !series.isEmpty else { return }

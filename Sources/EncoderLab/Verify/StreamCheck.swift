@@ -5,9 +5,11 @@ import H264
 public struct BitstreamCheck: Sendable, Equatable {
     /// What was checked, e.g. `access_unit_count`, `slice_types`, `profile_idc`.
     public var name: String
+    /// What x264 or the settings call for, e.g. `true`, `100`, `>= 1`, `<= 100 (--profile high)`.
     public var expected: String
+    /// What the stream holds.
     public var actual: String
-    public var passed: Bool { expected == actual }
+    public var passed: Bool
 }
 
 /// A parameter set as parsed back from a stream, with its syntax elements as JSON (snake_case spec names).
@@ -51,7 +53,11 @@ public enum StreamCheck {
         let units = try AccessUnit.split(nals)
         var checks: [BitstreamCheck] = []
         func check(_ name: String, _ expected: some CustomStringConvertible, _ actual: some CustomStringConvertible) {
-            checks.append(BitstreamCheck(name: name, expected: expected.description, actual: actual.description))
+            checks.append(BitstreamCheck(name: name, expected: expected.description, actual: actual.description,
+                                         passed: expected.description == actual.description))
+        }
+        func check(_ name: String, expected: String, actual: some CustomStringConvertible, passed: Bool) {
+            checks.append(BitstreamCheck(name: name, expected: expected, actual: actual.description, passed: passed))
         }
         check("access_unit_count", frames.count, units.count)
         for (frame, unit) in zip(frames, units) {
@@ -71,17 +77,19 @@ public enum StreamCheck {
         for (id, sps) in sets.sequenceParameterSets.sorted(by: { $0.key < $1.key }) {
             // --profile is a ceiling: x264 writes the lowest profile its settings need (x264.h, x264_param_apply_profile).
             if let p = profile, let idc = profileIdc[p.lowercased()], let rank = profileOrder.firstIndex(of: idc) {
-                let actual = profileOrder.firstIndex(of: sps.profileIdc).map { $0 <= rank } ?? false
-                check("sps[\(id)].profile_idc <= \(idc) (--profile \(p))", true, actual ? true : false)
+                let within = profileOrder.firstIndex(of: sps.profileIdc).map { $0 <= rank } ?? false
+                check("sps[\(id)].profile_idc", expected: "<= \(idc) (--profile \(p))", actual: sps.profileIdc, passed: within)
             }
             check("sps[\(id)].level_idc", resolved.levelIdc, sps.levelIdc)
             let vui = sps.vuiParameters
             let reorder = vui.flatMap { $0.bitstreamRestrictionFlag ? $0.maxNumReorderFrames : nil }
             if let reorder {
-                check("sps[\(id)].max_num_reorder_frames", resolved.bframes == 0 ? "0" : ">= 1",
-                      resolved.bframes == 0 ? "\(reorder)" : (reorder >= 1 ? ">= 1" : "\(reorder)"))
+                check("sps[\(id)].max_num_reorder_frames", expected: resolved.bframes == 0 ? "0" : ">= 1", actual: reorder,
+                      passed: resolved.bframes == 0 ? reorder == 0 : reorder >= 1)
             } else {
-                check("sps[\(id)].bitstream_restriction absent (intra-only High)", true, sps.profileIdc >= 100 && sps.constraintSet3Flag)
+                check("sps[\(id)].bitstream_restriction_flag", expected: "1, or 0 for intra-only High (constraint_set3_flag 1)",
+                      actual: "0 (profile_idc \(sps.profileIdc), constraint_set3_flag \(sps.constraintSet3Flag ? 1 : 0))",
+                      passed: sps.profileIdc >= 100 && sps.constraintSet3Flag)
             }
             stored.append(StoredParameterSet(kind: "sps", id: id, profileIdc: sps.profileIdc, levelIdc: sps.levelIdc,
                                              width: sps.width, height: sps.height, entropyCodingModeFlag: nil,
