@@ -28,6 +28,44 @@ struct EncodeWitnessTests {
         #expect(frames.reduce(0) { $0 + $1.sizeBytes } == fileSize)
     }
 
+    @Test("header and filler bytes per frame: ffprobe's packet boundaries, NAL units found by a start-code scan written here")
+    func headerAndFillerBytes() throws {
+        let scratch = Scratch()
+        // CBR far above what the clip needs: x264 pads with filler NAL units (type 12); --aud adds AUDs (type 9).
+        let (_, outcome, _, store) = try encode(["--threads", "1", "--bframes", "2", "--rc", "cbr", "--bitrate", "3000", "--aud"], scratch: scratch)
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: outcome.streamPath)))
+        let sizes = try Witness.packetSizes(outcome.streamPath)
+        let rows = try store.database.query("SELECT header_bytes, filler_bytes FROM frames ORDER BY coded_index")
+        try #require(rows.count == sizes.count)
+        var packetStart = 0
+        var fillerSeen = 0
+        for (k, size) in sizes.enumerated() {
+            let packet = Array(bytes[packetStart..<(packetStart + size)])
+            packetStart += size
+            // Each NAL unit runs from its start code (a 4-byte code's leading zero included) to the next one's.
+            var starts: [Int] = []
+            var i = 0
+            while i + 2 < packet.count {
+                if packet[i] == 0 && packet[i + 1] == 0 && packet[i + 2] == 1 {
+                    starts.append(i > 0 && packet[i - 1] == 0 ? i - 1 : i)
+                    i += 3
+                } else { i += 1 }
+            }
+            var header = 0, filler = 0
+            for (n, start) in starts.enumerated() {
+                let end = n + 1 < starts.count ? starts[n + 1] : packet.count
+                let codeLength = packet[start + 2] == 1 ? 3 : 4
+                let type = Int(packet[start + codeLength] & 0x1F)
+                if [6, 7, 8, 9].contains(type) { header += end - start }
+                if type == 12 { filler += end - start }
+            }
+            #expect(rows[k][0].int == Int64(header), "coded frame \(k) header bytes")
+            #expect(rows[k][1].int == Int64(filler), "coded frame \(k) filler bytes")
+            fillerSeen += filler
+        }
+        #expect(fillerSeen > 0)
+    }
+
     @Test("picture types equal ffprobe's in display order, with B-frames present")
     func pictureTypes() throws {
         let scratch = Scratch()
