@@ -37,28 +37,30 @@ public enum Bitstream {
         let bytes = [UInt8](data)
         if bytes.isEmpty { throw LabError.data("\(path): empty file") }
         do {
-            let chosen: StreamFormat
-            if let format { chosen = format } else if AnnexB.startsWithStartCode(bytes) { chosen = .annexb } else {
+            // Packets offsets are reported within the Annex B stream the packets stand for.
+            func fromPackets(_ packets: [Packet]) throws -> LoadedStream {
+                LoadedStream(format: .packets, nalUnits: try AnnexB.split(Packet.annexB(packets)), packets: packets)
+            }
+            switch format {
+            case .annexb?:
+                return LoadedStream(format: .annexb, nalUnits: try AnnexB.split(bytes), packets: nil)
+            case .avcc?:
+                return LoadedStream(format: .avcc, nalUnits: try AVCC.split(bytes, lengthSize: lengthSize), packets: nil)
+            case .packets?:
+                return try fromPackets(try Packet.deserializeAll(bytes))
+            case nil:
+                if AnnexB.startsWithStartCode(bytes) {
+                    return LoadedStream(format: .annexb, nalUnits: try AnnexB.split(bytes), packets: nil)
+                }
                 // Neither start code nor --from: packets if the whole file reads as packets, else AVCC; if neither
                 // reads, say what each reading found.
-                do { _ = try Packet.deserializeAll(bytes); chosen = .packets } catch let asPackets as H264Error {
-                    do { _ = try AVCC.split(bytes, lengthSize: lengthSize) } catch let asAVCC as H264Error {
+                do { return try fromPackets(try Packet.deserializeAll(bytes)) } catch let asPackets as H264Error {
+                    do {
+                        return LoadedStream(format: .avcc, nalUnits: try AVCC.split(bytes, lengthSize: lengthSize), packets: nil)
+                    } catch let asAVCC as H264Error {
                         throw LabError.data("\(path): not Annex B (no leading start code); as packets: \(asPackets); as AVCC with \(lengthSize)-byte lengths: \(asAVCC) (another --length-size?)")
                     }
-                    chosen = .avcc
                 }
-            }
-            switch chosen {
-            case .annexb:
-                return LoadedStream(format: .annexb, nalUnits: try AnnexB.split(bytes), packets: nil)
-            case .avcc:
-                return LoadedStream(format: .avcc, nalUnits: try AVCC.split(bytes, lengthSize: lengthSize), packets: nil)
-            case .packets:
-                let packets = try Packet.deserializeAll(bytes)
-                // Offsets of NAL units inside the packet file are not those of a NAL stream: report offsets
-                // within the Annex B stream the packets stand for.
-                let annexB = Packet.annexB(packets)
-                return LoadedStream(format: .packets, nalUnits: try AnnexB.split(annexB), packets: packets)
             }
         } catch let error as H264Error {
             throw LabError.data("\(path): \(error)")

@@ -196,11 +196,9 @@ public final class Lab {
         let packetsPath = "\(runDir)/packets.bin", rebuiltPath = "\(runDir)/from-packets.264"
         try Data(packets).write(to: URL(fileURLWithPath: packetsPath))
         try Data(rebuilt).write(to: URL(fileURLWithPath: rebuiltPath))
-        let seek = settings.seek ?? 0
-        let fromStream = try IndependentDecode.measure(stream: streamPath, source: clipPath, width: input.width,
-                                                       height: input.height, seek: seek, frames: inputFrames)
-        let fromPackets = try IndependentDecode.measure(stream: rebuiltPath, source: clipPath, width: input.width,
-                                                        height: input.height, seek: seek, frames: inputFrames)
+        let decodes = try IndependentDecode.measure(streams: [streamPath, rebuiltPath], source: clipPath, width: input.width,
+                                                    height: input.height, seek: settings.seek ?? 0, frames: inputFrames)
+        let (fromStream, fromPackets) = (decodes[0], decodes[1])
         guard fromStream.count == frames.count else {
             throw LabError.software("\(streamPath): FFmpeg decoded \(fromStream.count) pictures, x264 reported \(frames.count)")
         }

@@ -36,9 +36,8 @@ public final class Clip {
     public let info: ClipInfo
     private let reader: Y4MReader
     private let file: FileHandle
-    private let process: Process?
-    private let stderrBox = DataBox()
-    private let stderrGroup = DispatchGroup()
+    /// The ffmpeg decode feeding `reader`, for non-y4m clips.
+    private let decoder: SpawnedProcess?
 
     /// Opens a clip.
     /// - Parameter path: a `.y4m` file (or any file starting with `YUV4MPEG2`), or a file ffmpeg can decode.
@@ -59,7 +58,7 @@ public final class Clip {
         if magic == Data("YUV4MPEG2".utf8) || path.lowercased().hasSuffix(".y4m") {
             guard let handle = FileHandle(forReadingAtPath: path) else { throw LabError.noInput("\(path): cannot be read") }
             file = handle
-            process = nil
+            decoder = nil
             reader = try Y4MReader(handle: handle, name: path)
             let attrs = try? FileManager.default.attributesOfItem(atPath: path)
             let size = (attrs?[.size] as? NSNumber)?.intValue ?? 0
@@ -68,31 +67,15 @@ public final class Clip {
             info = Self.info(path: path, reader: reader, hint: hint, ffmpeg: nil)
         } else {
             let ffmpeg = try Tools.require("ffmpeg", package: "ffmpeg")
-            let p = Process()
-            p.executableURL = URL(fileURLWithPath: ffmpeg)
-            p.arguments = ["-nostdin", "-hide_banner", "-v", "error", "-i", path, "-map", "0:v:0",
-                           "-fps_mode", "passthrough", "-pix_fmt", "yuv420p", "-f", "yuv4mpegpipe", "-"]
-            let out = Pipe(), err = Pipe()
-            p.standardOutput = out
-            p.standardError = err
-            p.standardInput = FileHandle.nullDevice
-            do { try p.run() } catch { throw LabError.software("could not start ffmpeg: \(error.localizedDescription)") }
-            process = p
-            file = out.fileHandleForReading
-            let box = stderrBox
-            stderrGroup.enter()
-            let group = stderrGroup
-            DispatchQueue.global().async {
-                box.set(err.fileHandleForReading.readDataToEndOfFile())
-                group.leave()
-            }
+            let spawned = try SpawnedProcess(ffmpeg, [
+                "-nostdin", "-hide_banner", "-v", "error", "-i", path, "-map", "0:v:0",
+                "-fps_mode", "passthrough", "-pix_fmt", "yuv420p", "-f", "yuv4mpegpipe", "-"])
+            decoder = spawned
+            file = spawned.stdout
             do {
                 reader = try Y4MReader(handle: file, name: path)
             } catch {
-                p.terminate()
-                stderrGroup.wait()
-                p.waitUntilExit()
-                let output = String(decoding: stderrBox.get(), as: UTF8.self)
+                let output = spawned.finish(terminate: true).stderr
                 if output.contains("matches no streams") { throw LabError.data("\(path): has no video stream") }
                 let message = output.split(separator: "\n").last.map(String.init) ?? "no output"
                 throw LabError.data("\(path): ffmpeg could not decode it: \(message)")
@@ -116,12 +99,10 @@ public final class Clip {
     /// - Throws: `.data` for a damaged y4m stream, or when ffmpeg exits with an error at the end of a decode.
     public func next() throws -> Picture? {
         if let picture = try reader.next() { return picture }
-        if let p = process {
-            stderrGroup.wait()
-            p.waitUntilExit()
-            if p.terminationStatus != 0 {
-                let message = String(decoding: stderrBox.get(), as: UTF8.self)
-                    .split(separator: "\n").last.map(String.init) ?? "exit status \(p.terminationStatus)"
+        if let decoder {
+            let (status, output) = decoder.finish()
+            if status != 0 {
+                let message = output.split(separator: "\n").last.map(String.init) ?? "exit status \(status)"
                 throw LabError.data("\(info.path): ffmpeg failed while decoding: \(message)")
             }
         }
@@ -135,7 +116,6 @@ public final class Clip {
     public var framesRead: Int { reader.framesRead }
 
     deinit {
-        if let p = process, p.isRunning { p.terminate() }
         try? file.close()
     }
 }

@@ -57,6 +57,49 @@ enum Tools {
     }
 }
 
+/// A program running with its stdout piped to the lab and its stderr collected on another thread (so neither
+/// pipe can fill and block it); stdin is /dev/null. Terminated when released while still running.
+final class SpawnedProcess {
+    private let process = Process()
+    private let errors = DataBox()
+    private let drained = DispatchGroup()
+    /// The program's standard output.
+    let stdout: FileHandle
+
+    /// - Throws: `.software` when the program cannot be started.
+    init(_ executable: String, _ arguments: [String]) throws {
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        do { try process.run() } catch {
+            throw LabError.software("could not start \(executable): \(error.localizedDescription)")
+        }
+        stdout = out.fileHandleForReading
+        let box = errors
+        drained.enter()
+        let group = drained
+        DispatchQueue.global().async {
+            box.set(err.fileHandleForReading.readDataToEndOfFile())
+            group.leave()
+        }
+    }
+
+    /// Waits for the program to end (terminating it first when `terminate`) and returns its exit status and stderr.
+    func finish(terminate: Bool = false) -> (status: Int32, stderr: String) {
+        if terminate && process.isRunning { process.terminate() }
+        drained.wait()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: errors.get(), as: UTF8.self))
+    }
+
+    deinit {
+        if process.isRunning { process.terminate() }
+    }
+}
+
 /// A lock-protected byte buffer filled by another thread.
 final class DataBox: @unchecked Sendable {
     private let lock = NSLock()

@@ -11,65 +11,71 @@ public struct PlaneErrors: Equatable, Sendable {
 /// Decodes a lab stream with FFmpeg's H.264 decoder (the `ffmpeg` CLI, `-fps_mode passthrough`, raw 4:2:0 out)
 /// and measures each decoded picture against the source clip, independently of x264's own numbers.
 public enum IndependentDecode {
+    /// Measures one stream; see ``measure(streams:source:width:height:seek:frames:)``.
+    public static func measure(stream: String, source: String, width: Int, height: Int, seek: Int, frames: Int?) throws -> [PlaneErrors] {
+        try measure(streams: [stream], source: source, width: width, height: height, seek: seek, frames: frames)[0]
+    }
+
+    /// Decodes several streams of the same source side by side, reading (for a non-y4m clip: decoding) the
+    /// source once.
     /// - Parameters:
-    ///   - stream: an Annex B file.
+    ///   - streams: Annex B files.
     ///   - source: the clip as encoded (same path; `seek` frames skipped and at most `frames` compared).
     ///   - width, height: the encoded picture size (even).
-    /// - Returns: one entry per decoded picture, in display order.
-    /// - Throws: `.software` when ffmpeg fails or yields a partial picture; `.data` when the decoded count
-    ///   exceeds the source's.
-    public static func measure(stream: String, source: String, width: Int, height: Int, seek: Int, frames: Int?) throws -> [PlaneErrors] {
+    /// - Returns: per stream, one entry per decoded picture, in display order.
+    /// - Throws: `.software` when ffmpeg fails, yields a partial picture, or the streams decode to different
+    ///   picture counts; `.data` when a stream decodes to more pictures than the source has.
+    public static func measure(streams: [String], source: String, width: Int, height: Int, seek: Int, frames: Int?) throws -> [[PlaneErrors]] {
         let ffmpeg = try Tools.require("ffmpeg", package: "ffmpeg")
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: ffmpeg)
-        p.arguments = ["-nostdin", "-hide_banner", "-v", "error", "-i", stream, "-fps_mode", "passthrough",
-                       "-pix_fmt", "yuv420p", "-f", "rawvideo", "-"]
-        let out = Pipe(), err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        p.standardInput = FileHandle.nullDevice
-        do { try p.run() } catch { throw LabError.software("could not start ffmpeg: \(error.localizedDescription)") }
-        let errors = DataBox()
-        let group = DispatchGroup()
-        group.enter()
-        DispatchQueue.global().async { errors.set(err.fileHandleForReading.readDataToEndOfFile()); group.leave() }
-        defer { if p.isRunning { p.terminate() }; group.wait(); p.waitUntilExit() }
-
+        let decoders = try streams.map { stream in
+            try SpawnedProcess(ffmpeg, ["-nostdin", "-hide_banner", "-v", "error", "-i", stream, "-fps_mode", "passthrough",
+                                        "-pix_fmt", "yuv420p", "-f", "rawvideo", "-"])
+        }
         let clip = try Clip(path: source)
         for _ in 0..<seek { _ = try clip.next() }
         let pictureBytes = width * height * 3 / 2
-        let handle = out.fileHandleForReading
-        var pending = [UInt8]()
-        var results: [PlaneErrors] = []
+        var results = [[PlaneErrors]](repeating: [], count: streams.count)
         while true {
             try Interruption.check()
-            while pending.count < pictureBytes {
-                let chunk = handle.readData(ofLength: max(pictureBytes - pending.count, 1 << 16))
-                if chunk.isEmpty { break }
-                pending.append(contentsOf: chunk)
+            let pictures = try zip(streams, decoders).map { try readPicture($1.stdout, bytes: pictureBytes, stream: $0) }
+            if pictures.allSatisfy({ $0 == nil }) { break }
+            guard pictures.allSatisfy({ $0 != nil }) else {
+                throw LabError.software("\(streams.joined(separator: " and ")) decode to different numbers of pictures")
             }
-            if pending.count < pictureBytes {
-                if !pending.isEmpty {
-                    throw LabError.software("\(stream): ffmpeg's decode ended inside a picture (\(pending.count) of \(pictureBytes) bytes)")
-                }
-                break
-            }
-            guard frames.map({ results.count < $0 }) ?? true, let picture = try clip.next() else {
-                throw LabError.data("\(stream): ffmpeg decoded more pictures than the source \(source) has")
+            guard frames.map({ results[0].count < $0 }) ?? true, let picture = try clip.next() else {
+                throw LabError.data("\(streams[0]): ffmpeg decoded more pictures than the source \(source) has")
             }
             guard picture.width == width, picture.height == height else {
-                throw LabError.data("\(stream): decoded \(width)x\(height) but the source is \(picture.width)x\(picture.height)")
+                throw LabError.data("\(streams[0]): decoded \(width)x\(height) but the source is \(picture.width)x\(picture.height)")
             }
-            results.append(squaredErrors(Array(pending[0..<pictureBytes]), picture.bytes, width: width, height: height))
-            pending.removeFirst(pictureBytes)
+            for (k, decoded) in pictures.enumerated() {
+                results[k].append(squaredErrors(decoded!, picture.bytes, width: width, height: height))
+            }
         }
-        group.wait()
-        p.waitUntilExit()
-        if p.terminationStatus != 0 {
-            let message = String(decoding: errors.get(), as: UTF8.self).split(separator: "\n").last.map(String.init) ?? ""
-            throw LabError.software("ffmpeg could not decode \(stream): \(message)")
+        for (stream, decoder) in zip(streams, decoders) {
+            let (status, output) = decoder.finish()
+            if status != 0 {
+                let message = output.split(separator: "\n").last.map(String.init) ?? ""
+                throw LabError.software("ffmpeg could not decode \(stream): \(message)")
+            }
         }
         return results
+    }
+
+    /// Reads exactly one picture of `bytes` bytes, or nil at a clean end of output.
+    private static func readPicture(_ handle: FileHandle, bytes: Int, stream: String) throws -> [UInt8]? {
+        var picture = [UInt8]()
+        picture.reserveCapacity(bytes)
+        while picture.count < bytes {
+            let chunk = handle.readData(ofLength: bytes - picture.count)
+            if chunk.isEmpty { break }
+            picture.append(contentsOf: chunk)
+        }
+        if picture.isEmpty { return nil }
+        guard picture.count == bytes else {
+            throw LabError.software("\(stream): ffmpeg's decode ended inside a picture (\(picture.count) of \(bytes) bytes)")
+        }
+        return picture
     }
 
     /// Sum of squared differences per plane of two 4:2:0 pictures of the same size.
