@@ -132,14 +132,14 @@ public final class X264Session {
     ///   preset or tune, a profile x264 cannot apply.
     static func makeParam(_ settings: EncodeSettings, input: EncoderInput, warnings: inout [String]) throws -> x264_param_t {
         var p = x264_param_t()
-        if capturingStandardError({ x264_param_default_preset(&p, settings.preset, nil) }).status < 0 {
-            throw LabError.usage("unknown preset '\(settings.preset ?? "")' (x264 presets: ultrafast, superfast, veryfast, faster, fast, medium, slow, slower, veryslow, placebo)")
+        // Preset, tune and profile are checked here, as x264 parses them, so that x264 itself never prints an
+        // error to the process's standard error (it has no encoder to log through yet).
+        let preset = try X264Names.preset(settings.preset)
+        let tune = try X264Names.tune(settings.tune)
+        warnings += tune.warnings
+        guard x264_param_default_preset(&p, preset, tune.value) == 0 else {
+            throw LabError.software("x264_param_default_preset refused preset '\(preset ?? "")' tune '\(tune.value ?? "")'")
         }
-        let tuned = capturingStandardError { x264_param_default_preset(&p, settings.preset, settings.tune) }
-        if tuned.status < 0 {
-            throw LabError.usage("bad tune '\(settings.tune ?? "")': \(tuned.text ?? "x264 tunes: film, animation, grain, stillimage, psnr, ssim, fastdecode, zerolatency")")
-        }
-        if let text = tuned.text { warnings.append(text) }
         for option in settings.options {
             let status = x264_param_parse(&p, option.name, option.value)
             if status == X264_PARAM_BAD_NAME {
@@ -149,11 +149,14 @@ public final class X264Session {
             }
         }
         x264_param_apply_fastfirstpass(&p)
-        let profiled = capturingStandardError { x264_param_apply_profile(&p, settings.profile) }
-        if profiled.status < 0 {
-            throw LabError.usage("setting 'profile': x264 cannot apply profile '\(settings.profile ?? "")' to these settings\(profiled.text.map { " (\($0))" } ?? "")")
+        if let profile = settings.profile {
+            try X264Names.checkProfile(profile, lossless: (p.rc.i_rc_method == X264_RC_CQP && p.rc.i_qp_constant <= 0)
+                                        || (p.rc.i_rc_method == X264_RC_CRF && Int(p.rc.f_rf_constant) <= 0),
+                                       interlaced: p.b_interlaced != 0, fakeInterlaced: p.b_fake_interlaced != 0)
+            guard x264_param_apply_profile(&p, profile) == 0 else {
+                throw LabError.software("x264_param_apply_profile refused profile '\(profile)' after the lab's checks passed")
+            }
         }
-        if let text = profiled.text { warnings.append(text) }
         // What x264's CLI takes from its y4m demuxer (x264.c parse()).
         p.i_width = Int32(input.width)
         p.i_height = Int32(input.height)
@@ -199,36 +202,6 @@ public final class X264Session {
         p.analyse.b_ssim = 1
         p.b_full_recon = 1
         return p
-    }
-
-    /// Runs `body` with file descriptor 2 sent to a pipe, and returns its status and what it wrote there.
-    /// x264_param_default_preset and x264_param_apply_profile print their errors to stderr themselves (they
-    /// have no encoder to log through); the lab puts that text in its own one-line error instead.
-    static func capturingStandardError(_ body: () -> Int32) -> (status: Int32, text: String?) {
-        var fds: [Int32] = [0, 0]
-        guard pipe(&fds) == 0 else { return (body(), nil) }
-        fflush(nil)
-        let saved = dup(2)
-        dup2(fds[1], 2)
-        close(fds[1])
-        let status = body()
-        fflush(nil)
-        dup2(saved, 2)
-        close(saved)
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let n = read(fds[0], &chunk, chunk.count)
-            if n <= 0 { break }
-            bytes += chunk[0..<n]
-        }
-        close(fds[0])
-        let text = String(decoding: bytes, as: UTF8.self)
-            .split(separator: "\n")
-            .map { $0.replacingOccurrences(of: "x264 [error]: ", with: "").replacingOccurrences(of: "x264 [warning]: ", with: "").trimmingCharacters(in: .whitespaces) }
-            .filter { !$0.isEmpty }
-            .joined(separator: "; ")
-        return (status, text.isEmpty ? nil : text)
     }
 
     private static func reduce(_ a: Int, _ b: Int) -> (Int, Int) {

@@ -14,6 +14,13 @@ public struct LabError: Error, CustomStringConvertible, Equatable, Sendable {
         case noInput
         /// The lab's or an outside tool's own failure: x264 refused to open, SQLite failed (EX_SOFTWARE, 70).
         case software
+        /// An output that cannot be created: a folder that cannot be made or written, a database on a
+        /// read-only file system (EX_CANTCREAT, 73).
+        case cantCreate
+        /// A write that failed part-way: a full disk, an I/O error (EX_IOERR, 74).
+        case ioError
+        /// A temporary failure worth retrying: a database locked by another process (EX_TEMPFAIL, 75).
+        case tempFail
         /// Stopped by SIGINT or SIGTERM (130, as shells report a SIGINT).
         case interrupted
 
@@ -24,6 +31,9 @@ public struct LabError: Error, CustomStringConvertible, Equatable, Sendable {
             case .data: return 65
             case .noInput: return 66
             case .software: return 70
+            case .cantCreate: return 73
+            case .ioError: return 74
+            case .tempFail: return 75
             case .interrupted: return 130
             }
         }
@@ -44,4 +54,7 @@ public struct LabError: Error, CustomStringConvertible, Equatable, Sendable {
     static func data(_ message: String) -> LabError { LabError(.data, message) }
     static func noInput(_ message: String) -> LabError { LabError(.noInput, message) }
     static func software(_ message: String) -> LabError { LabError(.software, message) }
+    static func cantCreate(_ message: String) -> LabError { LabError(.cantCreate, message) }
+    static func ioError(_ message: String) -> LabError { LabError(.ioError, message) }
+    static func tempFail(_ message: String) -> LabError { LabError(.tempFail, message) }
 }
