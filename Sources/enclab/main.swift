@@ -5,7 +5,7 @@ import Foundation
 
 let usage = """
 usage: enclab encode INPUT [x264 flags] [--rc cqp|crf|abr|cbr|vbr] [--db FILE] [--out DIR]
-       enclab run EXPERIMENT.json [--db FILE] [--out DIR]
+       enclab run EXPERIMENT.json [--db FILE] [--out DIR] [--max-runs N]
        enclab inspect STREAM [--json] [--from annexb|avcc|packets] [--length-size 1|2|4]
        enclab convert --to avcc|annexb|packets IN OUT [--from annexb|avcc|packets] [--length-size 1|2|4]
                       [--avcc-config FILE] [--fps NUM[/DEN]]
@@ -114,18 +114,43 @@ func main() throws {
         guard positional.count == 1 else {
             throw LabError(.usage, positional.isEmpty ? "encode needs an INPUT clip" : "encode takes one INPUT, got \(positional.joined(separator: " "))")
         }
-        _ = try settings.resolved()
+        // Settings, clip and tools are checked before any database or folder is made.
+        try Lab.requireTools()
+        try Lab.validate([Experiment.Run(clip: positional[0], settings: settings, label: "")])
         let lab = try Lab(databasePath: db ?? "results/encode.sqlite", outDirectory: out ?? "results/encode")
         let outcome = try lab.run(experiment: "encode", clipPath: positional[0], settings: settings)
         print(describe(outcome))
     case "run":
-        let (db, out, rest) = try labOptions(Array(args.dropFirst()))
+        let (db, out, afterLab) = try labOptions(Array(args.dropFirst()))
+        var maxRuns = Experiment.defaultMaxRuns
+        var rest: [String] = []
+        var i = 0
+        while i < afterLab.count {
+            let a = afterLab[i]
+            if a == "--max-runs" || a.hasPrefix("--max-runs=") {
+                let value: String
+                if a == "--max-runs" {
+                    guard i + 1 < afterLab.count else { throw LabError(.usage, "flag '--max-runs' needs an argument") }
+                    value = afterLab[i + 1]; i += 2
+                } else {
+                    value = String(a.dropFirst("--max-runs=".count)); i += 1
+                }
+                guard let n = Int(value), n > 0 else { throw LabError(.usage, "--max-runs needs a whole number above 0, got '\(value)'") }
+                maxRuns = n
+            } else if a.hasPrefix("-") && a.count > 1 {
+                throw LabError(.usage, "run: unknown flag '\(a)' (run takes --db, --out, --max-runs)")
+            } else {
+                rest.append(a); i += 1
+            }
+        }
         guard rest.count == 1 else {
             throw LabError(.usage, rest.isEmpty ? "run needs an EXPERIMENT.json" : "run takes one experiment file, got \(rest.joined(separator: " "))")
         }
-        let experiment = try Experiment(path: rest[0])
+        let experiment = try Experiment(path: rest[0], maxRuns: maxRuns)
+        try Lab.requireTools()
+        try Lab.validate(experiment.runs)
         let lab = try Lab(databasePath: db ?? "results/\(experiment.name).sqlite", outDirectory: out ?? "results/\(experiment.name)")
-        let outcomes = try lab.run(experiment) { print(describe($0)) }
+        let outcomes = try lab.run(experiment, validated: true) { print(describe($0)) }
         print("\(outcomes.count) runs done: database \(lab.store.database.path), plots in \(lab.outDirectory)")
     case "inspect":
         let (values, flags, rest) = try bitstreamOptions(Array(args.dropFirst()), flags: ["--json"])
@@ -157,8 +182,10 @@ func main() throws {
 do {
     try main()
 } catch let error as LabError {
-    FileHandle.standardError.write(Data("enclab: \(oneLine(error.message))\n".utf8))
-    exit(error.kind.exitCode)
+    // Ctrl-C at any stage exits 130, whatever the interrupted step failed with.
+    let reported = Interruption.received.map { error.kind == .interrupted ? error : LabError(.interrupted, "interrupted by \($0)") } ?? error
+    FileHandle.standardError.write(Data("enclab: \(oneLine(reported.message))\n".utf8))
+    exit(reported.kind.exitCode)
 } catch {
     FileHandle.standardError.write(Data("enclab: \(oneLine(error.localizedDescription))\n".utf8))
     exit(70)

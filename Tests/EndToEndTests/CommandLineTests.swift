@@ -161,11 +161,14 @@ struct CommandLineTests {
         p.standardOutput = FileHandle.nullDevice
         p.standardError = FileHandle.nullDevice
         try p.run()
-        // Wait until the run is recorded as running, then interrupt it.
+        // Wait until the run is encoding (its temporary folder holds stream bytes), then interrupt it.
         var running = false
-        for _ in 0..<200 where !running {
+        for _ in 0..<400 where !running {
             Thread.sleep(forTimeInterval: 0.05)
-            running = (try? sqlite("\(dir)/i.sqlite", "SELECT status FROM runs")) == ["running"]
+            let out = "\(dir)/results/encode"
+            running = ((try? FileManager.default.contentsOfDirectory(atPath: out)) ?? []).contains { name in
+                name.hasPrefix(".tmp-") && ((try? FileManager.default.attributesOfItem(atPath: "\(out)/\(name)/stream.264")[.size] as? Int) ?? 0) > 0
+            }
         }
         try #require(running)
         p.interrupt()

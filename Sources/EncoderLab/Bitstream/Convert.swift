@@ -36,7 +36,7 @@ public enum Convert {
     ///   shifted back by the largest DTS - PTS so that DTS <= PTS. The frame duration is 2 x num_units_in_tick /
     ///   time_scale from the SPS VUI, or 1/fps with `fps`.
     /// - Throws: `.usage` for a bad length size or missing frame rate; `.data` for input that does not parse;
-    ///   `.software` when the output cannot be written.
+    ///   `.cantCreate` (73) when the output is a folder or cannot be created, `.ioError` (74) when a write fails.
     public static func run(input: String, output: String, options: Options) throws -> Summary {
         guard [1, 2, 4].contains(options.lengthSize) else {
             throw LabError.usage("--length-size must be 1, 2 or 4, got \(options.lengthSize)")
@@ -83,10 +83,9 @@ public enum Convert {
         return Summary(from: stream.format, nalUnits: nals.count, accessUnits: accessUnitCount, bytes: bytes.count)
     }
 
+    /// - Throws: `.cantCreate` (73) when `path` is a folder or cannot be created, `.ioError` (74) when a write fails.
     private static func write(_ bytes: [UInt8], to path: String) throws {
-        do { try Data(bytes).write(to: URL(fileURLWithPath: path)) } catch {
-            throw LabError.software("\(path): cannot write: \(error.localizedDescription)")
-        }
+        try OutputFiles.write(bytes, to: path)
     }
 
     /// Picture order counts and frame duration → (PTS, DTS) in microseconds per access unit (see ``run``).

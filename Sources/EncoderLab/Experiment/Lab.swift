@@ -16,23 +16,54 @@ public struct RunOutcome: Sendable {
     public var rcMode: String
 }
 
-/// Runs encodes end to end: clip → x264 session → stream file and store → plots. One run = one `runs` row.
+/// Runs encodes end to end: clip → x264 session → stream file, verification and plots in a temporary folder →
+/// one store transaction that records the run and moves its folder into place. One run = one `runs` row, written
+/// once.
 public final class Lab {
     public let store: LabStore
     /// Folder for run outputs (`run-<id>/stream.264` and its plots).
     public let outDirectory: String
-    /// The run being encoded, if any (marked `failed` when the process is interrupted).
-    public private(set) var currentRun: Int64?
     /// Where warnings are reported as they happen (stderr for the CLI).
     public var warn: (String) -> Void = { FileHandle.standardError.write(Data("warning: \($0)\n".utf8)) }
 
-    /// - Throws: `.noInput` when the database cannot be opened; `.software` when the output folder cannot be made.
+    /// Opens the output folder and the database, in that order, after checking that the outside programs every
+    /// run needs are there (nothing is created when one is missing).
+    /// - Throws: `.software` when ffmpeg or gnuplot is missing; `.cantCreate` (73) when the output folder cannot
+    ///   be created or written; the store's errors for the database.
     public init(databasePath: String, outDirectory: String) throws {
-        do { try FileManager.default.createDirectory(atPath: outDirectory, withIntermediateDirectories: true) } catch {
-            throw LabError.software("\(outDirectory): cannot create output folder: \(error.localizedDescription)")
-        }
+        try Self.requireTools()
+        try OutputFiles.makeDirectory(outDirectory)
+        try OutputFiles.checkWritable(outDirectory)
         store = try LabStore(path: databasePath)
         self.outDirectory = outDirectory
+        Self.removeAbandonedFolders(in: outDirectory)
+    }
+
+    /// The outside programs every run needs: ffmpeg (the input decode and every run's verification) and gnuplot
+    /// (the plots), looked up on PATH before anything is recorded.
+    /// - Throws: `.software` naming the program and its Debian package.
+    public static func requireTools() throws {
+        _ = try Tools.require("ffmpeg", package: "ffmpeg")
+        _ = try Tools.require("gnuplot", package: "gnuplot-nox")
+    }
+
+    /// The prefix of a run's folder while it is being written: `.tmp-HOST-PID-UUID`.
+    static let temporaryPrefix = ".tmp-"
+
+    /// A temporary folder name for this process: its host and process id tell a later start whether its maker is gone.
+    static func temporaryName() -> String {
+        "\(temporaryPrefix)\(ProcessInfo.processInfo.hostName.replacingOccurrences(of: "-", with: "_"))-\(getpid())-\(UUID().uuidString)"
+    }
+
+    /// Removes temporary run folders left by a process of this host that is gone (killed outright mid-run).
+    /// Folders of live processes and of other hosts (a folder shared over a network) are left alone.
+    static func removeAbandonedFolders(in dir: String) {
+        let host = ProcessInfo.processInfo.hostName.replacingOccurrences(of: "-", with: "_")
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? [] where name.hasPrefix(temporaryPrefix) {
+            let parts = name.dropFirst(temporaryPrefix.count).split(separator: "-", maxSplits: 2)
+            guard parts.count == 3, parts[0] == host, let pid = Int32(parts[1]), pid != getpid() else { continue }
+            if kill(pid, 0) != 0 && errno == ESRCH { OutputFiles.removeTree("\(dir)/\(name)") }
+        }
     }
 
     private static func input(for clip: Clip) -> EncoderInput {
@@ -43,10 +74,11 @@ public final class Lab {
 
     /// Checks that each clip opens and has a first frame, and that each run's settings are accepted by x264,
     /// before anything is recorded. (A frame damaged later in a clip is found when it is read: that run fails.)
-    /// - Throws: the first problem found, naming the clip or setting.
+    /// - Throws: the first problem found, naming the clip or setting; `.interrupted` at once after SIGINT/SIGTERM.
     public static func validate(_ runs: [Experiment.Run]) throws {
         var inputs: [String: EncoderInput] = [:]
         for run in runs {
+            try Interruption.check()
             let input: EncoderInput
             if let known = inputs[run.clip] { input = known } else {
                 let clip = try Clip(path: run.clip)
@@ -70,12 +102,13 @@ public final class Lab {
         }
     }
 
-    /// Encodes one clip with one set of settings, records it, and draws its plots.
+    /// Encodes one clip with one set of settings, verifies it, draws its plots and records it.
     ///
-    /// The run is written `running` once the clip and encoder have opened; its frames and `done` land in one
-    /// transaction at the end; on any error after that it is marked `failed` (with no frames) and the error is
-    /// rethrown.
-    /// - Throws: `LabError` for bad input or settings (nothing recorded), or for a failure mid-run (run `failed`).
+    /// Everything is written under a temporary folder first; then one transaction inserts the run's row, its
+    /// frames and checks, and moves the folder to `OUT/run-ID` (renameat2 RENAME_NOREPLACE: another database's
+    /// folder of that name is never written into) before it commits. A run that fails after its clip and encoder
+    /// opened is recorded `failed` with its error and no frames; a failure to write the output records nothing.
+    /// - Throws: `LabError` for bad input or settings (nothing recorded), or for a failure mid-run.
     public func run(experiment: String, clipPath: String, settings raw: EncodeSettings, label: String = "") throws -> RunOutcome {
         let settings = try raw.resolved()
         let clip = try Clip(path: clipPath)
@@ -85,7 +118,7 @@ public final class Lab {
         // x264's warnings about the settings (a VBV ignored, a rate assumed) are part of the run's record.
         var warnings = session.takeWarnings().map { "x264: \($0)" }
         warnings.forEach(warn)
-        // The first picture is read before the run is recorded, so an input without one records nothing.
+        // The first picture is read before anything is written, so an input without one records nothing.
         let seek = settings.seek ?? 0
         var first: Picture?
         repeat { first = try clip.next() } while first != nil && clip.framesRead <= seek
@@ -94,33 +127,19 @@ public final class Lab {
         }
         var settingsObject = settings.jsonObject
         settingsObject["label"] = label
-        let runID = try store.beginRun(.init(
+        var record = LabStore.RunRecord(
             experiment: experiment, clip: clipPath, settingsJSON: JSON.string(settingsObject),
             crop: clip.info.cropDescription, ffmpegVersion: clip.info.ffmpegVersion,
-            width: input.width, height: input.height, fpsNum: input.fpsNum, fpsDen: input.fpsDen))
-        let runDir = "\(outDirectory)/run-\(runID)"
-        let streamPath = "\(runDir)/stream.264"
-        // Run folders are named by run_id, which is per database: never write into another database's folder.
-        if FileManager.default.fileExists(atPath: runDir) {
-            try? store.forgetRun(runID)
-            throw LabError.usage("\(runDir) already exists (from another database?): give this database its own --out")
-        }
-        currentRun = runID
-        defer { currentRun = nil }
-        let outcome: RunOutcome
-        let target: Double?
-        let resolved: ResolvedParameters
+            width: input.width, height: input.height, fpsNum: input.fpsNum, fpsDen: input.fpsDen)
+        let temporary = "\(outDirectory)/\(Self.temporaryName())"
+        try OutputFiles.makeNewDirectory(temporary)
+        defer { OutputFiles.removeTree(temporary) }
         do {
-            try FileManager.default.createDirectory(atPath: runDir, withIntermediateDirectories: true)
-            guard FileManager.default.createFile(atPath: streamPath, contents: nil),
-                  let out = FileHandle(forWritingAtPath: streamPath) else {
-                throw LabError.software("\(streamPath): cannot create stream file")
-            }
-            defer { try? out.close() }
+            let out = try OutputFile("\(temporary)/stream.264")
             var frames: [EncodedFrame] = []
             func keep(_ frame: EncodedFrame?) throws {
                 guard var frame else { return }
-                for nal in frame.nals { try out.write(contentsOf: nal.bytes) }
+                for nal in frame.nals { try out.write(nal.bytes) }
                 frame.nals = []
                 frames.append(frame)
             }
@@ -130,13 +149,20 @@ public final class Lab {
                 try Interruption.check()
                 try keep(try session.encode(picture, pts: Int64(index), displayIndex: index))
                 index += 1
-                next = try clip.next()
+                // --frames N reads no frame after the Nth.
+                next = settings.frames.map({ index < $0 }) ?? true ? try clip.next() : nil
             }
             while session.delayedFrames > 0 {
+                try Interruption.check()
                 try keep(try session.encode(nil, pts: 0, displayIndex: 0))
             }
+            try out.close()
             if let partial = clip.truncatedBytes {
                 let w = "\(clipPath): \(partial) bytes after the last whole frame do not make a frame (FRAME line + \(clip.header.pictureBytes) picture bytes); encoded the \(clip.framesRead) whole frames"
+                warn(w)
+                warnings.append(w)
+            }
+            for w in clip.warnings {
                 warn(w)
                 warnings.append(w)
             }
@@ -146,37 +172,51 @@ public final class Lab {
             var resolvedSettings = settingsObject
             resolvedSettings["resolved"] = r.jsonObject
             let duration = Double(index) * Double(r.fpsDen) / Double(r.fpsNum)
-            try out.synchronize()
             let (verification, decoded) = try verify(frames: frames, resolved: r, settings: settings, clipPath: clipPath,
-                                                     input: input, inputFrames: index, runDir: runDir, streamPath: streamPath)
+                                                     input: input, inputFrames: index, runDir: temporary,
+                                                     streamPath: "\(temporary)/stream.264")
             if let disagreement = decoded.first(where: { !$0.matchesX264 && $0.source == "stream" }) {
-                let w = "\(streamPath): x264's PSNR of display frame \(disagreement.displayIndex) differs from FFmpeg's decode of the stream (see decoded_frames.matches_x264)"
+                let w = "stream.264: x264's PSNR of display frame \(disagreement.displayIndex) differs from FFmpeg's decode of the stream (see decoded_frames.matches_x264)"
                 warnings.append(w)
             }
-            try store.finishRun(runID, .init(
-                frames: frames, timebaseNum: r.timebaseNum, timebaseDen: r.timebaseDen, durationSeconds: duration,
-                streamPath: streamPath, width: input.width, height: input.height, inputFrames: index,
-                truncatedBytes: clip.truncatedBytes, warnings: warnings, settingsJSON: JSON.string(resolvedSettings),
-                verification: verification, decoded: decoded))
-            outcome = RunOutcome(runID: runID, clip: clipPath, label: label, frames: frames.count,
-                                 bytes: frames.reduce(0) { $0 + $1.sizeBytes },
-                                 kbps: Double(frames.reduce(0) { $0 + $1.sizeBytes }) * 8 / 1000 / duration,
-                                 meanPSNR: Self.mean(frames.compactMap(\.psnrAvg)), streamPath: streamPath,
-                                 warnings: warnings, rcMode: settings.rc?.rawValue ?? r.rcMethod)
-            target = r.rcMethod == "abr" ? Double(r.bitrateKbps) : nil
-            resolved = r
+            record.settingsJSON = JSON.string(resolvedSettings)
+            record.finish(frames: frames, timebaseNum: r.timebaseNum, timebaseDen: r.timebaseDen, durationSeconds: duration,
+                          inputFrames: index, truncatedBytes: clip.truncatedBytes, warnings: warnings,
+                          verification: verification, decoded: decoded)
+            // The plots are drawn from the rows the store will hold, before the run is recorded.
+            let target = r.rcMethod == "abr" ? Double(r.bitrateKbps) : nil
+            let title = "\((clipPath as NSString).lastPathComponent) \(label.isEmpty ? settings.x264Arguments.joined(separator: " ") : label)"
+            try Plots.writeRunPlots(frames: record.frameRows, timebaseNum: r.timebaseNum,
+                                    timebaseDen: r.timebaseDen, fpsNum: r.fpsNum, fpsDen: r.fpsDen,
+                                    targetKbps: target,
+                                    maxrateKbps: r.vbvMaxrateKbps > 0 && Double(r.vbvMaxrateKbps) != target ? Double(r.vbvMaxrateKbps) : nil,
+                                    title: title, dir: temporary)
+            try Interruption.check()
+            var finalDir = ""
+            let runID = try store.recordRun(record, streamPath: { "\(self.outDirectory)/run-\($0)/stream.264" }) { runID in
+                finalDir = "\(self.outDirectory)/run-\(runID)"
+                // Run folders are named by run_id, which is per database: never write into another database's folder.
+                guard try OutputFiles.renameNoReplace(temporary, finalDir) else {
+                    throw LabError.usage("\(finalDir) already exists (from another database?): give this database its own --out")
+                }
+            }
+            let bytes = frames.reduce(0) { $0 + $1.sizeBytes }
+            return RunOutcome(runID: runID, clip: clipPath, label: label, frames: frames.count, bytes: bytes,
+                              kbps: Double(bytes) * 8 / 1000 / duration,
+                              meanPSNR: Self.mean(frames.compactMap(\.psnrAvg)), streamPath: "\(finalDir)/stream.264",
+                              warnings: warnings, rcMode: settings.rc?.rawValue ?? r.rcMethod)
         } catch {
-            try? store.failRun(runID, error: (error as? LabError)?.message ?? error.localizedDescription)
-            throw error
+            var failure = error as? LabError ?? LabError.software(error.localizedDescription)
+            if let signal = Interruption.received { failure = LabError(.interrupted, "interrupted by \(signal)") }
+            // Output that could not be written, a database that could not take the run, a folder that is another
+            // database's: nothing is recorded. Anything else mid-run is recorded as a failed run.
+            if ![.cantCreate, .ioError, .tempFail, .usage].contains(failure.kind) && !store.isDamaged {
+                var failed = record
+                failed.fail(error: failure.message, warnings: warnings)
+                _ = try? store.recordRun(failed, streamPath: { _ in nil }) { _ in }
+            }
+            throw failure
         }
-        // The run is done and stored; its plots are drawn from the store.
-        let title = "run \(runID): \((clipPath as NSString).lastPathComponent) \(label.isEmpty ? settings.x264Arguments.joined(separator: " ") : label)"
-        try Plots.writeRunPlots(frames: try store.frames(run: runID), timebaseNum: resolved.timebaseNum,
-                                timebaseDen: resolved.timebaseDen, fpsNum: resolved.fpsNum, fpsDen: resolved.fpsDen,
-                                targetKbps: target,
-                                maxrateKbps: resolved.vbvMaxrateKbps > 0 && Double(resolved.vbvMaxrateKbps) != target ? Double(resolved.vbvMaxrateKbps) : nil,
-                                title: title, dir: runDir)
-        return outcome
     }
 
     /// Verify stage: parses the stream back and checks it, round-trips it through packets (writing
@@ -230,11 +270,12 @@ public final class Lab {
         values.isEmpty ? nil : values.reduce(0, +) / Double(values.count)
     }
 
-    /// Runs every run of an experiment in order, after validating them all, then draws the experiment's
+    /// Runs every run of an experiment in order, after validating them all (unless the caller already did:
+    /// `enclab run` validates before it opens the database), then draws the experiment's
     /// rate-distortion plot (`rd.png/svg` in the output folder).
     /// - Parameter progress: called after each run.
-    public func run(_ experiment: Experiment, progress: (RunOutcome) -> Void = { _ in }) throws -> [RunOutcome] {
-        try Self.validate(experiment.runs)
+    public func run(_ experiment: Experiment, validated: Bool = false, progress: (RunOutcome) -> Void = { _ in }) throws -> [RunOutcome] {
+        if !validated { try Self.validate(experiment.runs) }
         var outcomes: [RunOutcome] = []
         for run in experiment.runs {
             let outcome = try self.run(experiment: experiment.name, clipPath: run.clip, settings: run.settings, label: run.label)

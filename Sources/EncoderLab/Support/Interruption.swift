@@ -1,8 +1,8 @@
 import Foundation
 
 /// SIGINT and SIGTERM turned into an error the running encode can fail with, so an interrupted run is marked
-/// `failed` (with no frames) rather than left `running`. SIGKILL cannot be caught: a run killed that way stays
-/// `running` with no frames.
+/// `failed` (with no frames). SIGKILL cannot be caught: a run killed that way leaves no row, only a temporary
+/// folder that a later start removes.
 public enum Interruption {
     private static let state = InterruptionState()
 
@@ -11,7 +11,10 @@ public enum Interruption {
         state.install()
     }
 
-    /// Throws `.software` "interrupted by SIGINT" (or SIGTERM) once a signal has arrived.
+    /// The signal that arrived ("SIGINT" or "SIGTERM"), or nil.
+    public static var received: String? { state.signalName }
+
+    /// Throws `.interrupted` "interrupted by SIGINT" (or SIGTERM) once a signal has arrived.
     public static func check() throws {
         if let name = state.signalName { throw LabError(.interrupted, "interrupted by \(name)") }
     }

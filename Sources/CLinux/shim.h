@@ -1,0 +1,16 @@
+#ifndef ENCLAB_CLINUX_SHIM_H
+#define ENCLAB_CLINUX_SHIM_H
+/* Linux calls that Swift's Glibc module does not import: renameat2 is declared only under _GNU_SOURCE. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <fcntl.h>
+#include <stdio.h>
+#include <errno.h>
+
+/* rename(2) that never replaces: fails with EEXIST when `to` exists (renameat2(2), RENAME_NOREPLACE, Linux 3.15).
+   Returns 0, or -1 with errno set. */
+static inline int enclab_rename_noreplace(const char *from, const char *to) {
+    return renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE);
+}
+#endif

@@ -1,0 +1,113 @@
+internal import CLinux
+import Foundation
+
+/// Creating the lab's output folders and files with errors that name the path, the reason (strerror) and the
+/// right exit class: a folder or file that cannot be created is `.cantCreate` (73, EX_CANTCREAT), a write that
+/// fails part-way (a full disk) is `.ioError` (74, EX_IOERR).
+enum OutputFiles {
+    /// strerror(3) text for an errno value.
+    static func reason(_ code: Int32) -> String { String(cString: strerror(code)) }
+
+    /// Creates `path` and its missing parents (mode 0777 less the umask); an existing folder is fine.
+    /// - Throws: `.cantCreate` naming the path when it exists as a non-folder or cannot be made.
+    static func makeDirectory(_ path: String) throws {
+        var isDir: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDir) {
+            guard isDir.boolValue else { throw LabError.cantCreate("\(path): exists and is not a folder") }
+            return
+        }
+        let parent = (path as NSString).deletingLastPathComponent
+        if !parent.isEmpty && parent != path { try makeDirectory(parent) }
+        if mkdir(path, 0o777) != 0 && errno != EEXIST {
+            throw LabError.cantCreate("\(path): cannot create folder: \(reason(errno))")
+        }
+    }
+
+    /// Creates the folder `path`, which must not exist (mkdir(2) is create-exclusive).
+    /// - Throws: `.cantCreate` naming the path (EEXIST included).
+    static func makeNewDirectory(_ path: String) throws {
+        if mkdir(path, 0o777) != 0 {
+            throw LabError.cantCreate("\(path): cannot create folder: \(reason(errno))")
+        }
+    }
+
+    /// Checks that files can be made in folder `path` by making and removing one (access(2) is not enough for
+    /// root, for whom it reports read-only mounts only).
+    /// - Throws: `.cantCreate` naming the folder and the reason.
+    static func checkWritable(_ path: String) throws {
+        let probe = "\(path)/.enclab-write-test-\(getpid())"
+        let fd = open(probe, O_WRONLY | O_CREAT | O_EXCL, 0o644)
+        if fd < 0 { throw LabError.cantCreate("\(path): cannot write in this folder: \(reason(errno))") }
+        close(fd)
+        unlink(probe)
+    }
+
+    /// Writes `bytes` to a new or truncated file at `path`.
+    /// - Throws: `.cantCreate` when the file cannot be created (a folder of that name, no permission, a read-only
+    ///   file system), `.ioError` when a write fails (no space left).
+    static func write(_ bytes: [UInt8], to path: String) throws {
+        let file = try OutputFile(path)
+        try file.write(bytes)
+        try file.close()
+    }
+
+    /// Renames `from` to `to` unless `to` exists (renameat2 with RENAME_NOREPLACE, which unlike rename(2)
+    /// never replaces an existing folder).
+    /// - Returns: false when `to` exists.
+    /// - Throws: `.cantCreate` for any other failure, naming both paths.
+    static func renameNoReplace(_ from: String, _ to: String) throws -> Bool {
+        if enclab_rename_noreplace(from, to) == 0 { return true }
+        let code = errno
+        if code == EEXIST || code == ENOTEMPTY { return false }
+        throw LabError.cantCreate("\(to): cannot move \(from) into place: \(reason(code))")
+    }
+
+    /// Removes a folder and everything in it, ignoring errors (for the lab's own temporary folders).
+    static func removeTree(_ path: String) {
+        try? FileManager.default.removeItem(atPath: path)
+    }
+}
+
+/// A file being written with POSIX calls, so a failure keeps its errno: created (or truncated) on open.
+final class OutputFile {
+    let path: String
+    private var fd: Int32
+
+    /// - Throws: `.cantCreate` naming the path and the reason.
+    init(_ path: String) throws {
+        self.path = path
+        var isDir: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDir), isDir.boolValue {
+            throw LabError.cantCreate("\(path): is a folder, not a file to write")
+        }
+        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        if fd < 0 { throw LabError.cantCreate("\(path): cannot create: \(OutputFiles.reason(errno))") }
+    }
+
+    /// Writes all of `bytes`.
+    /// - Throws: `.ioError` naming the path and the reason (ENOSPC: "No space left on device").
+    func write(_ bytes: [UInt8]) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw LabError.ioError("\(path): write failed: \(OutputFiles.reason(errno))")
+            }
+            offset += n
+        }
+    }
+
+    /// Flushes to disk and closes.
+    /// - Throws: `.ioError` when the data cannot be flushed (a full disk can show only here).
+    func close() throws {
+        guard fd >= 0 else { return }
+        let synced = fsync(fd) == 0 ? 0 : errno
+        let closed = Glibc.close(fd) == 0 ? 0 : errno
+        fd = -1
+        if synced != 0 && synced != EINVAL { throw LabError.ioError("\(path): write failed: \(OutputFiles.reason(synced))") }
+        if closed != 0 { throw LabError.ioError("\(path): write failed: \(OutputFiles.reason(closed))") }
+    }
+
+    deinit { if fd >= 0 { Glibc.close(fd) } }
+}

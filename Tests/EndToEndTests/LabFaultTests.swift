@@ -1,0 +1,202 @@
+import Foundation
+import Testing
+import EncoderLab
+
+/// Faults around the lab's outputs, tools, experiments and processes (issue 6): each case through the built binary,
+/// checked by its exit status, its message and what it left on disk (the sqlite3 CLI reads the database).
+@Suite("faults: outputs, tools, experiment size, interrupts, shared folders", .serialized)
+struct LabFaultTests {
+    struct Result { var status: Int32; var stdout: String; var stderr: String }
+
+    /// Runs the built enclab in `dir` with `environment` changes, no standard input, both outputs read at once.
+    static func enclab(_ arguments: [String], in dir: String, environment: [String: String] = [:]) throws -> Result {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: CommandLineTests.binary)
+        p.arguments = arguments
+        p.currentDirectoryURL = URL(fileURLWithPath: dir)
+        p.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        p.standardInput = FileHandle.nullDevice
+        let out = Pipe(), err = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        try p.run()
+        nonisolated(unsafe) var errBytes = Data()
+        let group = DispatchGroup()
+        group.enter()
+        DispatchQueue.global().async { errBytes = err.fileHandleForReading.readDataToEndOfFile(); group.leave() }
+        let outBytes = out.fileHandleForReading.readDataToEndOfFile()
+        group.wait()
+        p.waitUntilExit()
+        return Result(status: p.terminationStatus, stdout: String(decoding: outBytes, as: UTF8.self),
+                      stderr: String(decoding: errBytes, as: UTF8.self))
+    }
+
+    static func scratch() -> String {
+        let dir = NSTemporaryDirectory() + "enclab-faults-\(UUID().uuidString)"
+        try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        return dir
+    }
+
+    static func sqlite(_ db: String, _ sql: String) throws -> [String] {
+        try CommandLineTests.process("/usr/bin/sqlite3", [db, sql], in: "/").stdout.split(separator: "\n").map(String.init)
+    }
+
+    static func exists(_ path: String) -> Bool { FileManager.default.fileExists(atPath: path) }
+
+    @Test("a grid over the run limit is refused at once, naming --max-runs; --max-runs raises the limit")
+    func maxRuns() throws {
+        let dir = Self.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try SyntheticClip(width: 32, height: 32, frames: 2, seed: 1).write(to: "\(dir)/c.y4m")
+        // 10 lists of 4 values: 4^10 = 1,048,576 points on 1 clip.
+        let lists = (0..<10).map { "\"k\($0)\": [1, 2, 3, 4]" }.joined(separator: ", ")
+        try "{\"name\": \"huge\", \"clips\": [\"c.y4m\"], \"grid\": {\(lists)}}".write(toFile: "\(dir)/huge.json", atomically: true, encoding: .utf8)
+        let huge = try Self.enclab(["run", "huge.json"], in: dir)
+        #expect(huge.status == 64)
+        #expect(huge.stderr == "enclab: huge.json: expands to 1048576 runs (clips x grid points), over the limit of 100000; raise it with --max-runs N\n")
+        #expect(!Self.exists("\(dir)/results"))
+        // 2 clips x 2 values = 4 runs: refused under --max-runs 3, checked and run under --max-runs=4.
+        try SyntheticClip(width: 32, height: 32, frames: 2, seed: 2).write(to: "\(dir)/d.y4m")
+        try #"{"name": "four", "clips": ["c.y4m", "d.y4m"], "base": {"threads": 1}, "grid": {"crf": [20, 30]}}"#.write(toFile: "\(dir)/four.json", atomically: true, encoding: .utf8)
+        let three = try Self.enclab(["run", "four.json", "--max-runs", "3"], in: dir)
+        #expect(three.status == 64 && three.stderr.contains("expands to 4 runs"), "\(three.stderr)")
+        let four = try Self.enclab(["run", "four.json", "--max-runs=4"], in: dir)
+        #expect(four.status == 0, "\(four.stderr)")
+        #expect(try Self.sqlite("\(dir)/results/four.sqlite", "SELECT count(*) FROM runs WHERE status = 'done'") == ["4"])
+    }
+
+    @Test("a missing ffmpeg or gnuplot is found before anything is made", arguments: ["ffmpeg", "gnuplot"])
+    func missingTool(tool: String) throws {
+        let dir = Self.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try SyntheticClip(width: 32, height: 32, frames: 2, seed: 1).write(to: "\(dir)/c.y4m")
+        // A PATH holding every program enclab runs but `tool`.
+        try FileManager.default.createDirectory(atPath: "\(dir)/bin", withIntermediateDirectories: true)
+        for program in ["ffmpeg", "ffprobe", "gnuplot"] where program != tool {
+            try FileManager.default.createSymbolicLink(atPath: "\(dir)/bin/\(program)", withDestinationPath: "/usr/bin/\(program)")
+        }
+        let r = try Self.enclab(["encode", "c.y4m", "--threads", "1"], in: dir, environment: ["PATH": "\(dir)/bin"])
+        #expect(r.status == 70)
+        #expect(r.stderr.hasPrefix("enclab: \(tool) not found on PATH"), "\(r.stderr)")
+        #expect(!Self.exists("\(dir)/results"), "nothing is made before the tools are found")
+    }
+
+    @Test("encode of a missing clip leaves no database or folder behind")
+    func missingClipLeavesNothing() throws {
+        let dir = Self.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let r = try Self.enclab(["encode", "missing.y4m"], in: dir)
+        #expect(r.status == 66)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir).isEmpty)
+    }
+
+    @Test("outputs that cannot be created are 73, naming the path; nothing is recorded")
+    func outputsThatCannotBeCreated() throws {
+        let dir = Self.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try SyntheticClip(width: 32, height: 32, frames: 2, seed: 1).write(to: "\(dir)/c.y4m")
+        try "a file".write(toFile: "\(dir)/taken", atomically: true, encoding: .utf8)
+        let out = try Self.enclab(["encode", "c.y4m", "--threads", "1", "--out", "taken", "--db", "lab.sqlite"], in: dir)
+        #expect(out.status == 73)
+        #expect(out.stderr == "enclab: taken: exists and is not a folder\n")
+        #expect(!Self.exists("\(dir)/lab.sqlite"))
+        // convert onto a folder names the folder.
+        let stream = try Self.enclab(["encode", "c.y4m", "--threads", "1", "--db", "lab.sqlite"], in: dir)
+        #expect(stream.status == 0, "\(stream.stderr)")
+        try FileManager.default.createDirectory(atPath: "\(dir)/folder", withIntermediateDirectories: true)
+        let convert = try Self.enclab(["convert", "--to", "avcc", "results/encode/run-1/stream.264", "folder"], in: dir)
+        #expect(convert.status == 73)
+        #expect(convert.stderr == "enclab: folder: is a folder, not a file to write\n")
+    }
+
+    @Test("a run killed with SIGKILL leaves no row and no run folder; the next start removes its temporary folder")
+    func killed() throws {
+        let dir = Self.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try SyntheticClip(width: 320, height: 240, frames: 200, seed: 5).write(to: "\(dir)/big.y4m")
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: CommandLineTests.binary)
+        p.arguments = ["encode", "big.y4m", "--preset", "veryslow", "--threads", "1", "--db", "k.sqlite"]
+        p.currentDirectoryURL = URL(fileURLWithPath: dir)
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        let out = "\(dir)/results/encode"
+        var temporary: String?
+        for _ in 0..<400 where temporary == nil {
+            Thread.sleep(forTimeInterval: 0.05)
+            temporary = (try? FileManager.default.contentsOfDirectory(atPath: out))?.first { $0.hasPrefix(".tmp-") }
+        }
+        let name = try #require(temporary)
+        kill(p.processIdentifier, SIGKILL)
+        p.waitUntilExit()
+        #expect(p.terminationReason == .uncaughtSignal)
+        #expect(try Self.sqlite("\(dir)/k.sqlite", "SELECT count(*) FROM runs") == ["0"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out) == [name])
+        // The next run starts by removing the dead process's folder, then completes.
+        try SyntheticClip(width: 32, height: 32, frames: 2, seed: 1).write(to: "\(dir)/c.y4m")
+        let next = try Self.enclab(["encode", "c.y4m", "--threads", "1", "--db", "k.sqlite"], in: dir)
+        #expect(next.status == 0, "\(next.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out) == ["run-1"])
+        #expect(try Self.sqlite("\(dir)/k.sqlite", "SELECT run_id, status FROM runs") == ["1|done"])
+    }
+
+    @Test("SIGINT during an experiment's up-front checks is honoured at once: 130, nothing recorded")
+    func interruptedChecks() throws {
+        let dir = Self.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try SyntheticClip(width: 32, height: 32, frames: 2, seed: 1).write(to: "\(dir)/c.y4m")
+        // 2,000 runs whose checks (an x264 encoder opened and closed for each) take far longer than the wait below.
+        let values = (0..<2000).map { String(Double($0) / 100) }.joined(separator: ", ")
+        try "{\"name\": \"slow\", \"clips\": [\"c.y4m\"], \"base\": {\"preset\": \"placebo\"}, \"grid\": {\"crf\": [\(values)]}}"
+            .write(toFile: "\(dir)/slow.json", atomically: true, encoding: .utf8)
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: CommandLineTests.binary)
+        p.arguments = ["run", "slow.json"]
+        p.currentDirectoryURL = URL(fileURLWithPath: dir)
+        p.standardOutput = FileHandle.nullDevice
+        let err = Pipe()
+        p.standardError = err
+        try p.run()
+        Thread.sleep(forTimeInterval: 1)
+        #expect(p.isRunning, "the checks of 2,000 runs outlast one second")
+        p.interrupt()
+        p.waitUntilExit()
+        #expect(p.terminationStatus == 130)
+        #expect(String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) == "enclab: interrupted by SIGINT\n")
+        #expect(!Self.exists("\(dir)/results"))
+    }
+
+    @Test("two processes with different databases and one --out never share a run folder")
+    func sharedOutConcurrently() throws {
+        for trial in 0..<3 {
+            let dir = Self.scratch()
+            defer { try? FileManager.default.removeItem(atPath: dir) }
+            try SyntheticClip(width: 64, height: 48, frames: 6, seed: UInt64(trial)).write(to: "\(dir)/c.y4m")
+            // Both started before either is waited for.
+            let processes = try (0..<2).map { k -> Process in
+                let p = Process()
+                p.executableURL = URL(fileURLWithPath: CommandLineTests.binary)
+                p.arguments = ["encode", "c.y4m", "--threads", "1", "--crf", String(20 + 10 * k), "--db", "\(k).sqlite", "--out", "shared"]
+                p.currentDirectoryURL = URL(fileURLWithPath: dir)
+                p.standardOutput = FileHandle.nullDevice
+                p.standardError = FileHandle.nullDevice
+                try p.run()
+                return p
+            }
+            processes.forEach { $0.waitUntilExit() }
+            let statuses = processes.map(\.terminationStatus)
+            #expect(statuses.sorted() == [0, 64] || statuses == [0, 0], "\(statuses)")
+            // Every folder is claimed by exactly one database, whose row has the folder's stream bytes.
+            let folders = try FileManager.default.contentsOfDirectory(atPath: "\(dir)/shared").filter { $0.hasPrefix("run-") }
+            #expect(folders.count == statuses.filter { $0 == 0 }.count)
+            for folder in folders {
+                let size = try FileManager.default.attributesOfItem(atPath: "\(dir)/shared/\(folder)/stream.264")[.size] as! Int
+                let claims = try (0..<2).flatMap { k in
+                    try Self.sqlite("\(dir)/\(k).sqlite", "SELECT bytes FROM runs WHERE stream_path = 'shared/\(folder)/stream.264' AND status = 'done'")
+                }
+                #expect(claims == [String(size)], "\(folder): \(claims)")
+            }
+        }
+    }
+}
