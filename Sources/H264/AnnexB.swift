@@ -108,12 +108,14 @@ public enum AnnexB {
 
 /// The JSON shape `enclab inspect --json` lists NAL units in: `offset` (byte offset of the NAL
 /// unit header, after any start code or length prefix), `size` (bytes without start code or
-/// length prefix), `nal_unit_type`, `nal_ref_idc`.
+/// length prefix), `nal_unit_type`, `nal_ref_idc`, `forbidden_zero_bit` (0, or 1 in a damaged or
+/// non-conforming stream: 7.4.1).
 extension LocatedNALUnit: Encodable {
     enum CodingKeys: String, CodingKey {
         case offset, size
         case nalUnitType = "nal_unit_type"
         case nalRefIdc = "nal_ref_idc"
+        case forbiddenZeroBit = "forbidden_zero_bit"
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -122,5 +124,6 @@ extension LocatedNALUnit: Encodable {
         try c.encode(size, forKey: .size)
         try c.encode(nal.nalUnitType.rawValue, forKey: .nalUnitType)
         try c.encode(nal.nalRefIdc, forKey: .nalRefIdc)
+        try c.encode(nal.forbiddenZeroBit, forKey: .forbiddenZeroBit)
     }
 }

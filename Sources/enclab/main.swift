@@ -6,7 +6,7 @@ import Foundation
 let usage = """
 usage: enclab encode INPUT [x264 flags] [--rc cqp|crf|abr|cbr|vbr] [--db FILE] [--out DIR]
        enclab run EXPERIMENT.json [--db FILE] [--out DIR] [--max-runs N]
-       enclab inspect STREAM [--json] [--from annexb|avcc|packets] [--length-size 1|2|4]
+       enclab inspect STREAM [--json] [--strict] [--from annexb|avcc|packets] [--length-size 1|2|4]
        enclab convert --to avcc|annexb|packets IN OUT [--from annexb|avcc|packets] [--length-size 1|2|4]
                       [--avcc-config FILE] [--fps NUM[/DEN]]
        enclab version
@@ -153,9 +153,13 @@ func main() throws {
         let outcomes = try lab.run(experiment, validated: true) { print(describe($0)) }
         print("\(outcomes.count) runs done: database \(lab.store.database.path), plots in \(lab.outDirectory)")
     case "inspect":
-        let (values, flags, rest) = try bitstreamOptions(Array(args.dropFirst()), flags: ["--json"])
+        let (values, flags, rest) = try bitstreamOptions(Array(args.dropFirst()), flags: ["--json", "--strict"])
         guard rest.count == 1 else { throw LabError(.usage, "inspect takes one STREAM") }
         let stream = try Bitstream.load(rest[0], format: try format(values["--from"]), lengthSize: try lengthSize(values["--length-size"]))
+        // A header rule broken (forbidden_zero_bit 1): a warning per NAL unit, or with --strict an error (65).
+        try Bitstream.checkHeaders(stream, path: rest[0], strict: flags.contains("--strict")) {
+            FileHandle.standardError.write(Data("warning: \(oneLine($0))\n".utf8))
+        }
         print(flags.contains("--json") ? try Bitstream.inspectJSON(stream, path: rest[0]) : try Bitstream.inspectText(stream, path: rest[0]), terminator: flags.contains("--json") ? "\n" : "")
     case "convert":
         let (values, _, rest) = try bitstreamOptions(Array(args.dropFirst()), flags: [])

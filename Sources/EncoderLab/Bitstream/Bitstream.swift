@@ -88,7 +88,33 @@ public enum Bitstream {
         return types.isEmpty ? "(no picture)" : "I"
     }
 
-    /// `enclab inspect --json`: `nal_units` (offset, size, nal_unit_type, nal_ref_idc), `access_units` (index,
+    /// NAL units a reader can still list but that break a rule of the NAL unit header: today those whose
+    /// `forbidden_zero_bit` is 1 (H.264 7.3.1; 7.4.1 says it shall be 0, and RFC 6184 5.3 uses it to mark a NAL
+    /// unit that may hold bit errors). Each is one line naming the file, the NAL unit's index in decode order and
+    /// the byte offset of its header (for packets input, in the Annex B stream the packets stand for).
+    /// - Returns: `(index, message)` per such NAL unit, in stream order.
+    public static func headerProblems(_ stream: LoadedStream, path: String) -> [(index: Int, message: String)] {
+        let within = stream.format == .packets ? " of the Annex B stream the packets stand for" : ""
+        return stream.nalUnits.enumerated().compactMap { i, l in
+            l.nal.forbiddenZeroBit == 0 ? nil
+                : (i, "\(path): NAL unit \(i) at byte \(l.offset)\(within) has forbidden_zero_bit 1 (H.264 7.4.1: shall be 0)")
+        }
+    }
+
+    /// What `inspect` does with ``headerProblems(_:path:)``, FFmpeg's leniency: each is reported to `warn` (saying
+    /// how the NAL unit is read: as its `nal_unit_type` says) and the listing goes on; with `strict` the first one
+    /// is an error instead.
+    /// - Throws: `.data` with the first problem's message when `strict` and there is one.
+    public static func checkHeaders(_ stream: LoadedStream, path: String, strict: Bool, warn: (String) -> Void) throws {
+        let problems = headerProblems(stream, path: path)
+        if strict, let first = problems.first { throw LabError.data(first.message) }
+        for (index, message) in problems {
+            let type = stream.nalUnits[index].nal.nalUnitType
+            warn("\(message); listed and read as its nal_unit_type \(type.rawValue) (\(type)) says")
+        }
+    }
+
+    /// `enclab inspect --json`: `nal_units` (offset, size, nal_unit_type, nal_ref_idc, forbidden_zero_bit), `access_units` (index,
     /// nal_units, slice_types) and `sps`/`pps` (every parameter set, latest per id, with the specification's
     /// syntax element names; `width`/`height` after cropping).
     /// - Throws: `.data` when a parameter set or slice header does not parse.
@@ -101,7 +127,8 @@ public enum Bitstream {
         }
         var root: [String: Any] = ["format": stream.format.rawValue]
         root["nal_units"] = stream.nalUnits.map { l -> [String: Any] in
-            ["offset": l.offset, "size": l.nal.bytes.count, "nal_unit_type": l.nal.nalUnitType.rawValue, "nal_ref_idc": l.nal.nalRefIdc]
+            ["offset": l.offset, "size": l.nal.bytes.count, "nal_unit_type": l.nal.nalUnitType.rawValue, "nal_ref_idc": l.nal.nalRefIdc,
+             "forbidden_zero_bit": l.nal.forbiddenZeroBit]
         }
         root["access_units"] = units.map { u -> [String: Any] in
             ["index": u.index, "nal_units": Array(u.nalUnitIndices), "slice_types": u.sliceTypes.map(\.description),
@@ -113,7 +140,8 @@ public enum Bitstream {
         return String(decoding: data, as: UTF8.self)
     }
 
-    /// `enclab inspect` without `--json`: a readable listing.
+    /// `enclab inspect` without `--json`: a readable listing. A NAL unit whose `forbidden_zero_bit` is 1 has
+    /// `forbidden_zero_bit 1` at the end of its line.
     public static func inspectText(_ stream: LoadedStream, path: String) throws -> String {
         let (nals, units, sets) = try structure(stream, path: path)
         var out = "\(path): \(stream.format.rawValue), \(nals.count) NAL units, \(units.count) access units\n"
@@ -131,7 +159,8 @@ public enum Bitstream {
         }
         out += "NAL units (offset, size, nal_unit_type, nal_ref_idc):\n"
         for (i, l) in stream.nalUnits.enumerated() {
-            out += "  [\(i)] offset \(l.offset) size \(l.nal.bytes.count) type \(l.nal.nalUnitType.rawValue) (\(l.nal.nalUnitType)) ref_idc \(l.nal.nalRefIdc)\n"
+            out += "  [\(i)] offset \(l.offset) size \(l.nal.bytes.count) type \(l.nal.nalUnitType.rawValue) (\(l.nal.nalUnitType)) ref_idc \(l.nal.nalRefIdc)"
+            out += l.nal.forbiddenZeroBit == 1 ? " forbidden_zero_bit 1\n" : "\n"
         }
         out += "Access units (index: NAL units, slice types, picture as the lab's frames table names it):\n"
         for u in units {

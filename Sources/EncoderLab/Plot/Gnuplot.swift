@@ -1,16 +1,32 @@
 import Foundation
 
 /// Plots drawn by gnuplot from what the store holds: each plot is a data file, a script, and a PNG and an
-/// SVG beside them. gnuplot is run once per script (`gnuplot script.gp`).
+/// SVG beside them, all with fixed names in the plot's folder (`frames.dat`, `frames.gp`, `frames.png`,
+/// `frames.svg`, `psnr.*`, `rd.*`).
+///
+/// Nothing a user wrote is ever gnuplot syntax: gnuplot runs in the plot's folder, so its scripts name only those
+/// fixed files, and the texts drawn from user strings (the title with the clip's file name and the settings, the
+/// rate-distortion key titles with clip names and grid labels) are handed over as arguments
+/// (`gnuplot -c NAME.gp ARG1 ARG2 ...`), which the scripts use as string values (`set title ARG1`), never as
+/// script text.
 public enum Plots {
-    /// Runs gnuplot on `script` (written to `path`).
-    /// - Throws: `.software` when gnuplot is missing or fails, with its message.
-    static func render(script: String, path: String) throws {
+    /// Most Unicode scalars a title or key title shows (gnuplot's arguments are at most 128 KiB each on Linux, and a
+    /// line this long is already wider than the plot).
+    static let textLimit = 500
+
+    /// Writes `script` to `dir/name.gp` and runs `gnuplot -c name.gp arguments...` with `dir` as the working
+    /// directory, so the script sees `arguments` as ARG1...ARG9.
+    /// - Parameter arguments: at most 9 (gnuplot 5.4 drops any after ARG9).
+    /// - Throws: `.cantCreate` when the script cannot be written; `.software` when gnuplot is missing or fails,
+    ///   with its last line of stderr.
+    static func render(script: String, name: String, dir: String, arguments: [String]) throws {
+        precondition(arguments.count <= 9, "gnuplot -c passes at most 9 arguments")
         let gnuplot = try Tools.require("gnuplot", package: "gnuplot-nox")
+        let path = "\(dir)/\(name).gp"
         do { try script.write(toFile: path, atomically: true, encoding: .utf8) } catch {
-            throw LabError.software("\(path): cannot write plot script: \(error.localizedDescription)")
+            throw LabError.cantCreate("\(path): cannot write plot script: \(error.localizedDescription)")
         }
-        let result = try Tools.run(gnuplot, [path])
+        let result = try Tools.run(gnuplot, ["-c", "\(name).gp"] + arguments, workingDirectory: dir)
         if result.status != 0 {
             let message = String(decoding: result.stderr, as: UTF8.self).split(separator: "\n").last.map(String.init) ?? ""
             throw LabError.software("gnuplot failed on \(path): \(message)")
@@ -18,20 +34,42 @@ public enum Plots {
     }
 
     /// Writes `name.png` and `name.svg` in `dir` from one plot body (everything after `set terminal`/`set output`).
-    static func both(dir: String, name: String, body: String, size: (Int, Int) = (1000, 500)) throws {
+    /// - Parameters:
+    ///   - name: a fixed file name chosen by the lab (never user text).
+    ///   - arguments: the script's ARG1...ARG9.
+    static func both(dir: String, name: String, body: String, arguments: [String], size: (Int, Int) = (1000, 500)) throws {
         let script = """
         set terminal pngcairo noenhanced size \(size.0),\(size.1) font ",10"
-        set output '\(dir)/\(name).png'
+        set output '\(name).png'
         \(body)
         set terminal svg noenhanced size \(size.0),\(size.1) dynamic font ",10"
-        set output '\(dir)/\(name).svg'
+        set output '\(name).svg'
         replot
         """
-        try render(script: script, path: "\(dir)/\(name).gp")
+        try render(script: script, name: name, dir: dir, arguments: arguments)
     }
 
-    /// Text safe inside a gnuplot single-quoted string (the terminals are `noenhanced`, so `_` and `^` are literal).
-    static func quoted(_ s: String) -> String { s.replacingOccurrences(of: "'", with: "") }
+    /// User text as a plot shows it, on one line: control characters are written as escapes (`\n`, `\r`, `\t`,
+    /// else `\u{1b}`), and text longer than `limit` Unicode scalars is cut to `limit`, the last being "…".
+    /// The terminals are `noenhanced`, so every other character (`_`, `^`, `@`, `{`) is drawn as itself.
+    static func shown(_ text: String, limit: Int = textLimit) -> String {
+        var out = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\n": out.append(contentsOf: #"\n"#.unicodeScalars)
+            case "\r": out.append(contentsOf: #"\r"#.unicodeScalars)
+            case "\t": out.append(contentsOf: #"\t"#.unicodeScalars)
+            case _ where scalar.properties.generalCategory == .control:
+                out.append(contentsOf: "\\u{\(String(scalar.value, radix: 16))}".unicodeScalars)
+            default: out.append(scalar)
+            }
+        }
+        if out.count > limit {
+            out = String.UnicodeScalarView(out.prefix(max(0, limit - 1)))
+            out.append("…")
+        }
+        return String(out)
+    }
 
     /// Per run: `frames.png/svg` (frame size per frame, coloured by type, with the 1-second DTS-window bitrate
     /// and the target-rate line on the right axis) and `psnr.png/svg` (PSNR per frame).
@@ -58,23 +96,25 @@ public enum Plots {
             data += "\(f.codedIndex) \(f.displayIndex) \(Double(f.sizeBytes) * 8 / 1000) \(t) "
             data += "\(w.full ? String(w.kbps) : "NaN") \(f.psnrY.map { String($0) } ?? "NaN") \(f.psnrAvg.map { String($0) } ?? "NaN")\n"
         }
-        let dataPath = "\(dir)/frames.dat"
-        try data.write(toFile: dataPath, atomically: true, encoding: .utf8)
+        try write(data, to: "\(dir)/frames.dat")
         let colours = ["#d62728", "#ff7f0e", "#1f77b4", "#2ca02c", "#9467bd"]
         var series: [String] = []
         for (i, name) in types.enumerated() {
-            series.append("'\(dataPath)' using 1:($4==\(i) ? $3 : 1/0) with impulses lw 2 lc rgb '\(colours[i])' title '\(name)'")
+            series.append("'frames.dat' using 1:($4==\(i) ? $3 : 1/0) with impulses lw 2 lc rgb '\(colours[i])' title '\(name)'")
         }
-        series.append("'\(dataPath)' using 1:5 axes x1y2 with lines lw 2 lc rgb 'black' title 'bitrate, 1 s DTS window (kbit/s)'")
+        series.append("'frames.dat' using 1:5 axes x1y2 with lines lw 2 lc rgb 'black' title 'bitrate, 1 s DTS window (kbit/s)'")
+        // The two rate lines' key titles are ARG2 and ARG3: they hold the user's rates.
         let line = targetKbps ?? meanKbps
-        series.append("\(line) axes x1y2 with lines dt 2 lw 2 lc rgb '#7f7f7f' title '\(targetKbps == nil ? "mean rate" : "target rate") \(String(format: "%.0f", line)) kbit/s'")
+        let arguments = [shown(title), "\(targetKbps == nil ? "mean rate" : "target rate") \(String(format: "%.0f", line)) kbit/s",
+                         maxrateKbps.map { "VBV maxrate \(String(format: "%.0f", $0)) kbit/s" } ?? ""]
+        series.append("\(line) axes x1y2 with lines dt 2 lw 2 lc rgb '#7f7f7f' title ARG2")
         if let maxrate = maxrateKbps {
-            series.append("\(maxrate) axes x1y2 with lines dt 3 lw 2 lc rgb '#bcbd22' title 'VBV maxrate \(String(format: "%.0f", maxrate)) kbit/s'")
+            series.append("\(maxrate) axes x1y2 with lines dt 3 lw 2 lc rgb '#bcbd22' title ARG3")
         }
         // Headroom above the highest line, so a target or maxrate line is never on the border.
         let top = ([line, maxrateKbps ?? 0] + windows.filter(\.full).map(\.kbps)).max() ?? line
         let body = """
-        set title '\(quoted(title))'
+        set title ARG1
         set xlabel 'frame (decode order)'
         set ylabel 'frame size (kbit)'
         set y2label 'bitrate (kbit/s)'
@@ -87,18 +127,18 @@ public enum Plots {
         set grid
         plot \(series.joined(separator: ", \\\n     "))
         """
-        try both(dir: dir, name: "frames", body: body)
+        try both(dir: dir, name: "frames", body: body, arguments: arguments)
         let hasPSNR = frames.contains { $0.psnrY != nil }
         let psnrPlot = hasPSNR ? """
-        plot '\(dataPath)' using 1:6 with linespoints pt 7 ps 0.4 title 'PSNR Y', \\
-             '\(dataPath)' using 1:7 with linespoints pt 7 ps 0.4 title 'PSNR avg (Y,U,V)'
+        plot 'frames.dat' using 1:6 with linespoints pt 7 ps 0.4 title 'PSNR Y', \\
+             'frames.dat' using 1:7 with linespoints pt 7 ps 0.4 title 'PSNR avg (Y,U,V)'
         """ : """
         set label 'x264 computed no PSNR for this run (lossless --qp 0)' at graph 0.5, 0.5 center
         set yrange [0:1]
         plot 1/0 notitle
         """
         let psnrBody = """
-        set title '\(quoted(title))'
+        set title ARG1
         set xlabel 'frame (decode order)'
         set ylabel 'PSNR (dB)'
         set xrange [-1:\(frames.count)]
@@ -106,7 +146,7 @@ public enum Plots {
         set grid
         \(psnrPlot)
         """
-        try both(dir: dir, name: "psnr", body: psnrBody)
+        try both(dir: dir, name: "psnr", body: psnrBody, arguments: [shown(title)])
     }
 
     /// One point of a rate-distortion plot.
@@ -118,7 +158,8 @@ public enum Plots {
     }
 
     /// Per experiment: `rd.png/svg`, bitrate (kbit/s) against mean PSNR (x264's mean of per-frame psnr_avg),
-    /// one line per clip and rate-control mode, points sorted by bitrate.
+    /// one line per clip and rate-control mode, points sorted by bitrate. `rd.dat` holds one block per line (a
+    /// `# clip mode` comment, then `kbps psnr` rows), and the key titles reach gnuplot as ARG2, one per line.
     public static func writeExperimentPlot(points: [RDPoint], title: String, dir: String) throws {
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         let groups = Dictionary(grouping: points) { "\($0.clip) \($0.mode)" }
@@ -128,24 +169,35 @@ public enum Plots {
         let colours = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b"]
         var data = ""
         var series: [String] = []
+        // Key titles short enough that all of them fit one gnuplot argument (128 KiB; at most 4 bytes a scalar).
+        let keyLimit = max(1, min(textLimit, 24_000 / max(1, groups.count)))
+        var keyTitles: [String] = []
         for (i, key) in groups.keys.sorted().enumerated() {
             let first = groups[key]![0]
-            data += "# \(key)\n"
+            data += "# \(shown(key, limit: .max))\n"
             for p in groups[key]!.sorted(by: { $0.kbps < $1.kbps }) { data += "\(p.kbps) \(p.psnr)\n" }
             data += "\n\n"
-            // Colour by mode, point type and dash by clip.
             // Colour by rate-control mode, point type by clip, dash by the grid's other settings.
             let words = first.mode.split(separator: " ")
             let mode = String(words.first ?? "")
             let colour = colours[(modes.firstIndex(of: mode) ?? 5) % colours.count]
             let clip = clips.firstIndex(of: first.clip) ?? 0
             let variant = variants.firstIndex(of: words.dropFirst().joined(separator: " ")) ?? 0
-            series.append("'\(dir)/rd.dat' index \(i) using 1:2 with linespoints lw 1.5 pt \(5 + 2 * (clip % 4)) dt \(1 + variant % 5) lc rgb '\(colour)' title '\(quoted(key))'")
+            series.append("'rd.dat' index \(i) using 1:2 with linespoints lw 1.5 pt \(5 + 2 * (clip % 4)) dt \(1 + variant % 5) lc rgb '\(colour)' title keyTitle[\(i + 1)]")
+            keyTitles.append(shown(key, limit: keyLimit))
         }
-        try data.write(toFile: "\(dir)/rd.dat", atomically: true, encoding: .utf8)
+        try write(data, to: "\(dir)/rd.dat")
         guard !series.isEmpty else { return }
+        // ARG2 holds the key titles, one per line (`shown` leaves no newline inside one): split into keyTitle[].
         let body = """
-        set title '\(quoted(title))'
+        titles = ARG2
+        array keyTitle[\(keyTitles.count)]
+        do for [i = 1:\(keyTitles.count)] {
+            n = strstrt(titles, "\\n")
+            keyTitle[i] = n > 0 ? titles[1:n - 1] : titles
+            titles = n > 0 ? titles[n + 1:] : ""
+        }
+        set title ARG1
         set xlabel 'bitrate (kbit/s)'
         set ylabel 'PSNR avg (dB)'
         set logscale x
@@ -153,6 +205,14 @@ public enum Plots {
         set grid
         plot \(series.joined(separator: ", \\\n     "))
         """
-        try both(dir: dir, name: "rd", body: body, size: (1100, 600))
+        try both(dir: dir, name: "rd", body: body, arguments: [shown(title), keyTitles.joined(separator: "\n")], size: (1100, 600))
+    }
+
+    /// Writes a data file.
+    /// - Throws: `.cantCreate` naming the file when it cannot be written.
+    static func write(_ text: String, to path: String) throws {
+        do { try text.write(toFile: path, atomically: true, encoding: .utf8) } catch {
+            throw LabError.cantCreate("\(path): cannot write plot data: \(error.localizedDescription)")
+        }
     }
 }

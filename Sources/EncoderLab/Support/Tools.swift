@@ -23,12 +23,16 @@ enum Tools {
     /// The output of a short command: exit status, stdout and stderr. Input is /dev/null.
     struct Result { var status: Int32; var stdout: Data; var stderr: Data }
 
-    /// Runs `executable` with `arguments` to completion, collecting both outputs.
+    /// Runs `executable` with `arguments` (an argument vector: no shell sees them) to completion, collecting both
+    /// outputs.
+    /// - Parameter workingDirectory: the child's working directory (a relative path is taken from the lab's own),
+    ///   or nil for the lab's own.
     /// - Throws: `.software` when the program cannot be started.
-    static func run(_ executable: String, _ arguments: [String]) throws -> Result {
+    static func run(_ executable: String, _ arguments: [String], workingDirectory: String? = nil) throws -> Result {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
+        if let workingDirectory { process.currentDirectoryURL = URL(fileURLWithPath: workingDirectory, isDirectory: true) }
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err
