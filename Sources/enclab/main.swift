@@ -89,7 +89,8 @@ func oneLine(_ message: String) -> String {
 func describe(_ o: RunOutcome) -> String {
     let psnr = o.meanPSNR.map { String(format: "%.2f dB", $0) } ?? "n/a"
     return String(format: "run %lld  %@  %@  frames=%d  bytes=%d  %.1f kbit/s  psnr_avg=%@  %@",
-                  o.runID, (o.clip as NSString).lastPathComponent, o.label, o.frames, o.bytes, o.kbps, psnr, o.streamPath)
+                  o.runID, oneLine((o.clip as NSString).lastPathComponent), oneLine(o.label), o.frames, o.bytes, o.kbps, psnr,
+                  oneLine(o.streamPath))
 }
 
 func main() throws {
