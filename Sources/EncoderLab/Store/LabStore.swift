@@ -94,38 +94,101 @@ public final class LabStore {
     );
     """
 
+    /// The schema's version, kept in `PRAGMA user_version`: 1 is ``schema`` as it stands. A database written
+    /// before versions were kept (user_version 0, with `runs` and `frames` holding every column of version 1)
+    /// is the same schema and is given version 1 when opened.
+    public static let schemaVersion: Int32 = 1
+
+    /// Every table of ``schema`` and its columns, read from the schema itself in an in-memory database.
+    static let schemaColumns: [String: Set<String>] = {
+        do {
+            let memory = try Database(path: ":memory:", busyTimeoutMilliseconds: 0)
+            try memory.execute(schema)
+            var tables: [String: Set<String>] = [:]
+            for row in try memory.query("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'") {
+                guard let table = row[0].string else { continue }
+                tables[table] = Set(try memory.query("SELECT name FROM pragma_table_info(?)", [.text(table)]).compactMap { $0[0].string })
+            }
+            return tables
+        } catch {
+            preconditionFailure("the lab's own schema does not load: \(error)")
+        }
+    }()
+
     /// Opens (creating if needed) the database and its tables; creates the parent folder.
-    /// - Throws: `.noInput` when the file cannot be opened, `.software` for SQLite errors.
-    /// - Throws: `.usage` for an empty path or an SQLite special name (`:memory:`, `file:` URIs) that would
-    ///   keep nothing; `.data` for a file that is not an SQLite database, or one whose `runs` or `frames`
-    ///   table is not the lab's (nothing is changed in it).
-    public init(path: String) throws {
+    ///
+    /// The file is inspected before anything is written to it (no WAL switch, no table): a database of a newer
+    /// schema version, or one that is not the lab's, is refused untouched. Then it is switched to WAL, and a new
+    /// database (or one of the version before user_version was kept) gets the tables and `user_version` 1 in
+    /// one transaction.
+    /// - Parameter busyTimeoutMilliseconds: how long to wait for another process's lock; nil takes
+    ///   `ENCLAB_DB_TIMEOUT_MS` from the environment, else 10 s (``Database/busyTimeout(environment:)``).
+    /// - Throws: `.usage` for an empty path or an SQLite special name (`:memory:`, `file:` URIs) that would keep
+    ///   nothing, or a bad `ENCLAB_DB_TIMEOUT_MS`;
+    ///   `.data` for a file that is not an SQLite database or is damaged, one written by a newer enclab
+    ///   (user_version > 1), or one that is not enclab's ("not an enclab database (tables: a, b)");
+    ///   `.cantCreate` when the file or its folder cannot be created or written (a read-only mount, an immutable
+    ///   file); `.tempFail` when another process holds the database locked past the busy timeout;
+    ///   `.ioError` for a full disk or an I/O error.
+    public init(path: String, busyTimeoutMilliseconds: Int32? = nil) throws {
         if path.isEmpty || path.hasPrefix(":") || path.hasPrefix("file:") {
             throw LabError.usage("--db needs a database file path, got '\(path)' (SQLite would keep nothing there)")
         }
         let dir = (path as NSString).deletingLastPathComponent
         if !dir.isEmpty { try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true) }
-        database = try Database(path: path)
-        do {
-            // A foreign file fails here, before anything is written.
-            let existing = try database.query("SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('runs', 'frames')")
-            for row in existing {
-                guard let table = row[0].string else { continue }
-                let columns = Set(try database.query("SELECT name FROM pragma_table_info(?)", [.text(table)]).compactMap { $0[0].string })
-                let needed: Set<String> = table == "runs" ? ["run_id", "experiment", "status", "settings"] : ["run_id", "coded_index", "size_bytes"]
-                if !needed.isSubset(of: columns) {
-                    throw LabError.data("\(path): has a table '\(table)' that is not enclab's (no \(needed.subtracting(columns).sorted().joined(separator: ", "))); use another --db")
-                }
-            }
-        } catch let e as LabError where e.kind == .software {
-            throw LabError.data("\(path): not an SQLite database enclab can use (\(e.message.replacingOccurrences(of: "\(path): ", with: "").components(separatedBy: " in: ")[0]))")
+        database = try Database(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
+        // Only reads until the file is known to be the lab's (or new).
+        let needsTables = try Self.inspect(database)
+        if database.isReadOnly {
+            throw LabError.cantCreate("\(path): cannot write the database: SQLite could open it only for reading\(Self.writeProblem(path).map { " (\($0))" } ?? "")")
         }
         try database.execute("PRAGMA journal_mode=WAL; PRAGMA foreign_keys=ON;")
-        try database.execute(Self.schema)
+        if needsTables {
+            try database.transaction {
+                try database.execute(Self.schema)
+                try database.execute("PRAGMA user_version = \(Self.schemaVersion)")
+            }
+        }
+    }
+
+    /// Why `path` cannot be written, as `access(2)` says (a read-only mount, an immutable file; root too).
+    private static func writeProblem(_ path: String) -> String? {
+        access(path, W_OK) == 0 ? nil : String(cString: strerror(errno))
+    }
+
+    /// Decides, by reading only, whether the open file is the lab's: returns true when tables must be created
+    /// (a new database, or user_version 0 with the lab's runs and frames), false for a complete version 1.
+    /// - Throws: `.data` for a newer version or a database that is not the lab's.
+    static func inspect(_ database: Database) throws -> Bool {
+        let path = database.path
+        let version = try database.query("PRAGMA user_version").first?.first?.int ?? 0
+        // Every object (table, index, view, trigger) but SQLite's own: only a file with none is new.
+        let objects = try database.query("""
+            SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name
+            """)
+        let tables = objects.filter { $0[0] == .text("table") }.compactMap { $0[1].string }
+        if version > Int64(schemaVersion) {
+            throw LabError.data("\(path): written by a newer enclab (schema version \(version); this enclab knows version \(schemaVersion) and older)")
+        }
+        if version == 0 && objects.isEmpty { return true }
+        var lacking: [String] = []
+        for table in tables.filter({ schemaColumns[$0] != nil }) {
+            let columns = Set(try database.query("SELECT name FROM pragma_table_info(?)", [.text(table)]).compactMap { $0[0].string })
+            let names = schemaColumns[table]!.subtracting(columns).sorted()
+            if !names.isEmpty {
+                lacking.append("\(table) lacks \(names.prefix(4).joined(separator: ", "))\(names.count > 4 ? " and \(names.count - 4) more" : "")")
+            }
+        }
+        guard version >= 0, tables.contains("runs"), tables.contains("frames"), lacking.isEmpty else {
+            let shown = tables.count > 12 ? tables.prefix(12).joined(separator: ", ") + ", ... (\(tables.count) in all)" : tables.joined(separator: ", ")
+            let versionNote = version == 0 ? "" : "user_version \(version), "
+            throw LabError.data("\(path): not an enclab database (\(versionNote)tables: \(shown.isEmpty ? "none" : shown)\(lacking.isEmpty ? "" : "; " + lacking.joined(separator: "; ")))")
+        }
+        return version == 0 || !Set(tables).isSuperset(of: schemaColumns.keys)
     }
 
     /// What is known of a run when it starts.
-    public struct RunStart {
+    public struct RunStart: Sendable {
         public var experiment: String
         public var clip: String
         /// The settings as JSON text.
@@ -187,38 +250,161 @@ public final class LabStore {
     /// Writes all of a run's frames and marks it `done`, in one transaction: either all of it lands or none.
     public func finishRun(_ runID: Int64, _ end: RunEnd) throws {
         try database.transaction {
-            let insert = try database.prepare("""
-                INSERT INTO frames (run_id, coded_index, display_index, type, keyframe, size_bytes, header_bytes,
-                                    filler_bytes, pts, dts, qp, psnr_y, psnr_u, psnr_v, psnr_avg, ssim)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """)
-            func opt(_ v: Double?) -> SQLValue { v.map(SQLValue.real) ?? .null }
-            var total = 0
-            for f in end.frames {
-                total += f.sizeBytes
-                try insert.run([.integer(runID), .integer(Int64(f.codedIndex)), .integer(Int64(f.displayIndex)),
-                                .text(f.type.rawValue), .integer(f.keyframe ? 1 : 0), .integer(Int64(f.sizeBytes)),
-                                .integer(Int64(f.headerBytes)), .integer(Int64(f.fillerBytes)), .integer(f.pts),
-                                .integer(f.dts), .real(f.qp), opt(f.psnrY), opt(f.psnrU), opt(f.psnrV),
-                                opt(f.psnrAvg), opt(f.ssim)])
-            }
-            try insertVerification(runID, end)
+            try insertFrames(runID, end.frames)
+            try insertVerification(runID, end.verification, end.decoded, width: end.width, height: end.height)
             let warnings = end.warnings.isEmpty ? SQLValue.null : .text(JSON.string(end.warnings))
             try database.prepare("""
                 UPDATE runs SET status = 'done', frames = ?, bytes = ?, duration_s = ?, timebase_num = ?,
                     timebase_den = ?, stream_path = ?, input_frames = ?, truncated_bytes = ?, warnings = ?,
                     settings = ?, finished_at = ?
                 WHERE run_id = ?
-                """).run([.integer(Int64(end.frames.count)), .integer(Int64(total)), .real(end.durationSeconds),
-                          .integer(Int64(end.timebaseNum)), .integer(Int64(end.timebaseDen)), .text(end.streamPath),
-                          .integer(Int64(end.inputFrames)), end.truncatedBytes.map { .integer(Int64($0)) } ?? .null,
+                """).run([.integer(Int64(end.frames.count)), .integer(Int64(end.frames.reduce(0) { $0 + $1.sizeBytes })),
+                          .real(end.durationSeconds), .integer(Int64(end.timebaseNum)), .integer(Int64(end.timebaseDen)),
+                          .text(end.streamPath), .integer(Int64(end.inputFrames)),
+                          end.truncatedBytes.map { .integer(Int64($0)) } ?? .null,
                           warnings, .text(end.settingsJSON), .text(Self.timestamp()), .integer(runID)])
         }
     }
 
-    private func insertVerification(_ runID: Int64, _ end: RunEnd) throws {
+    /// Everything recorded of one run, written at once by ``recordRun(_:beforeCommit:)``.
+    public struct RunRecord: Sendable {
+        /// What was known when the run started (experiment, clip, settings as given, picture size, rate).
+        public var start: RunStart
+        /// When the run started (`runs.created_at`); `runs.finished_at` is the time of the write.
+        public var createdAt: Date
+        /// Warnings reported during the run (x264's, a partial last frame), in order; stored for either status
+        /// as a JSON array, NULL when there are none.
+        public var warnings: [String]
+        public var outcome: Outcome
+
+        /// How the run ended: `done` with everything it measured, or `failed` with the error's message.
+        public enum Outcome: Sendable {
+            case done(Finished)
+            /// A failed run keeps its `runs` row only (no frames, no checks): `error` is the one-line message.
+            case failed(error: String)
+        }
+
+        /// What a `done` run measured. The encoded picture size is `start.width` × `start.height`.
+        public struct Finished: Sendable {
+            /// The frames in decode order (their NAL payloads are not read).
+            public var frames: [EncodedFrame]
+            public var timebaseNum: Int
+            public var timebaseDen: Int
+            /// Input frames × fpsDen / fpsNum, in seconds.
+            public var durationSeconds: Double
+            /// The stream's final path for a run id (e.g. `{ "OUT/run-\($0)/stream.264" }`): stored as
+            /// `runs.stream_path`, called once inside the transaction.
+            public var streamPath: @Sendable (Int64) -> String
+            public var inputFrames: Int
+            public var truncatedBytes: Int?
+            /// The settings JSON completed with what x264 resolved (replaces `start.settingsJSON`).
+            public var settingsJSON: String
+            /// The stream parsed back: checks and parameter sets.
+            public var verification: StreamVerification?
+            /// The independent decodes.
+            public var decoded: [DecodedFrameRecord]
+
+            public init(frames: [EncodedFrame], timebaseNum: Int, timebaseDen: Int, durationSeconds: Double,
+                        streamPath: @escaping @Sendable (Int64) -> String, inputFrames: Int, truncatedBytes: Int?,
+                        settingsJSON: String, verification: StreamVerification?, decoded: [DecodedFrameRecord]) {
+                self.frames = frames
+                self.timebaseNum = timebaseNum
+                self.timebaseDen = timebaseDen
+                self.durationSeconds = durationSeconds
+                self.streamPath = streamPath
+                self.inputFrames = inputFrames
+                self.truncatedBytes = truncatedBytes
+                self.settingsJSON = settingsJSON
+                self.verification = verification
+                self.decoded = decoded
+            }
+        }
+
+        public init(start: RunStart, createdAt: Date, warnings: [String], outcome: Outcome) {
+            self.start = start
+            self.createdAt = createdAt
+            self.warnings = warnings
+            self.outcome = outcome
+        }
+    }
+
+    /// Writes a whole run in ONE transaction and returns its run_id: the `runs` row (`done` or `failed`,
+    /// inserted with `INSERT ... RETURNING run_id`), then for a done run its stream path, frames, parameter
+    /// sets, bitstream checks and decoded frames; then calls `beforeCommit(runID)`, then commits.
+    ///
+    /// `beforeCommit` is where the caller puts the run's files in place (renames its temporary folder to
+    /// `run-ID`); when it throws, the transaction is rolled back (no row, no frames; the run id is free again)
+    /// and its error is rethrown. If the COMMIT itself then fails, whatever `beforeCommit` did stays done: undo it.
+    /// - Throws: `beforeCommit`'s error, or the database's (``Database/kind(ofResultCode:)``: `.tempFail` when
+    ///   another process holds the write lock past the busy timeout).
+    @discardableResult
+    public func recordRun(_ record: RunRecord, beforeCommit: (Int64) throws -> Void) throws -> Int64 {
+        let start = record.start
+        func int(_ v: Int) -> SQLValue { .integer(Int64(v)) }
+        return try database.transaction {
+            let insert = try database.prepare("""
+                INSERT INTO runs (experiment, clip, settings, status, frames, bytes, duration_s, timebase_num,
+                                  timebase_den, crop, x264_version, lab_version, ffmpeg_version, machine, created_at,
+                                  finished_at, width, height, fps_num, fps_den, input_frames, truncated_bytes, warnings,
+                                  error)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                RETURNING run_id
+                """)
+            var values: [SQLValue] = [.text(start.experiment), .text(start.clip)]
+            switch record.outcome {
+            case .done(let f):
+                values += [.text(f.settingsJSON), .text("done"), int(f.frames.count), int(f.frames.reduce(0) { $0 + $1.sizeBytes }),
+                           .real(f.durationSeconds), int(f.timebaseNum), int(f.timebaseDen)]
+            case .failed:
+                values += [.text(start.settingsJSON), .text("failed"), .null, .null, .null, .null, .null]
+            }
+            values += [start.crop.map(SQLValue.text) ?? .null, .text(x264Version), .text(labVersion),
+                       start.ffmpegVersion.map(SQLValue.text) ?? .null, .text(Machine.current.json),
+                       .text(Self.timestamp(record.createdAt)), .text(Self.timestamp()), int(start.width), int(start.height),
+                       int(start.fpsNum), int(start.fpsDen)]
+            switch record.outcome {
+            case .done(let f): values += [int(f.inputFrames), f.truncatedBytes.map(int) ?? .null]
+            case .failed: values += [.null, .null]
+            }
+            values.append(record.warnings.isEmpty ? .null : .text(JSON.string(record.warnings)))
+            if case .failed(let error) = record.outcome { values.append(.text(error)) } else { values.append(.null) }
+            try insert.bind(values)
+            guard try insert.step(), let runID = insert.row().first?.int else {
+                throw LabError.software("\(database.path): INSERT INTO runs returned no run_id")
+            }
+            while try insert.step() {}
+            if case .done(let f) = record.outcome {
+                try database.prepare("UPDATE runs SET stream_path = ? WHERE run_id = ?").run([.text(f.streamPath(runID)), .integer(runID)])
+                try insertFrames(runID, f.frames)
+                try insertVerification(runID, f.verification, f.decoded, width: start.width, height: start.height)
+            }
+            try beforeCommit(runID)
+            return runID
+        }
+    }
+
+    private func insertFrames(_ runID: Int64, _ frames: [EncodedFrame]) throws {
+        let insert = try database.prepare("""
+            INSERT INTO frames (run_id, coded_index, display_index, type, keyframe, size_bytes, header_bytes,
+                                filler_bytes, pts, dts, qp, psnr_y, psnr_u, psnr_v, psnr_avg, ssim)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """)
+        func opt(_ v: Double?) -> SQLValue { v.map(SQLValue.real) ?? .null }
+        for f in frames {
+            try insert.run([.integer(runID), .integer(Int64(f.codedIndex)), .integer(Int64(f.displayIndex)),
+                            .text(f.type.rawValue), .integer(f.keyframe ? 1 : 0), .integer(Int64(f.sizeBytes)),
+                            .integer(Int64(f.headerBytes)), .integer(Int64(f.fillerBytes)), .integer(f.pts),
+                            .integer(f.dts), .real(f.qp), opt(f.psnrY), opt(f.psnrU), opt(f.psnrV),
+                            opt(f.psnrAvg), opt(f.ssim)])
+        }
+    }
+
+    /// Parameter sets, bitstream checks and decoded frames; `width` × `height` is the encoded picture size
+    /// (luma samples) the decoded PSNRs are computed over.
+    private func insertVerification(_ runID: Int64, _ verification: StreamVerification?, _ decodedFrames: [DecodedFrameRecord],
+                                    width: Int, height: Int) throws {
         func int(_ v: Int?) -> SQLValue { v.map { .integer(Int64($0)) } ?? .null }
-        if let v = end.verification {
+        if let v = verification {
             let sets = try database.prepare("""
                 INSERT INTO parameter_sets (run_id, kind, id, profile_idc, level_idc, width, height,
                                             entropy_coding_mode_flag, max_num_reorder_frames, fields)
@@ -238,11 +424,11 @@ public final class LabStore {
             INSERT INTO decoded_frames (run_id, source, display_index, sse_y, sse_u, sse_v, psnr_y, psnr_u, psnr_v, matches_x264)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
-        let luma = Double(end.width * end.height)
+        let luma = Double(width * height)
         func psnr(_ sse: Int64, _ samples: Double) -> SQLValue {
             sse == 0 ? .null : .real(10 * log10(255 * 255 * samples / Double(sse)))
         }
-        for d in end.decoded {
+        for d in decodedFrames {
             try decoded.run([.integer(runID), .text(d.source), .integer(Int64(d.displayIndex)), .integer(d.errors.sseY),
                              .integer(d.errors.sseU), .integer(d.errors.sseV), psnr(d.errors.sseY, luma),
                              psnr(d.errors.sseU, luma / 4), psnr(d.errors.sseV, luma / 4), .integer(d.matchesX264 ? 1 : 0)])
@@ -274,7 +460,7 @@ public final class LabStore {
         return f.string(from: date)
     }
 
-    /// A stored frame row, as analysis and plots read it back.
+    /// A stored frame row, as analysis and plots read it back. Nullable columns read NULL as nil.
     public struct FrameRow: Sendable {
         public var codedIndex: Int
         public var displayIndex: Int
@@ -288,15 +474,70 @@ public final class LabStore {
         public var ssim: Double?
     }
 
-    /// A run's frames in decode order.
+    /// A run's frames in decode order, columns read by name.
+    /// - Throws: `.data` when a NOT NULL column holds NULL or the wrong type, naming the file and column.
     public func frames(run runID: Int64) throws -> [FrameRow] {
-        try database.query("""
+        try database.rows("""
             SELECT coded_index, display_index, type, size_bytes, pts, dts, qp, psnr_y, psnr_avg, ssim
             FROM frames WHERE run_id = ? ORDER BY coded_index
             """, [.integer(runID)]).map { r in
-            FrameRow(codedIndex: Int(r[0].int ?? 0), displayIndex: Int(r[1].int ?? 0), type: r[2].string ?? "",
-                     sizeBytes: Int(r[3].int ?? 0), pts: r[4].int ?? 0, dts: r[5].int ?? 0, qp: r[6].double ?? 0,
-                     psnrY: r[7].double, psnrAvg: r[8].double, ssim: r[9].double)
+            FrameRow(codedIndex: Int(try r.integer("coded_index")), displayIndex: Int(try r.integer("display_index")),
+                     type: try r.text("type"), sizeBytes: Int(try r.integer("size_bytes")), pts: try r.integer("pts"),
+                     dts: try r.integer("dts"), qp: try r.real("qp"), psnrY: r["psnr_y"].double,
+                     psnrAvg: r["psnr_avg"].double, ssim: r["ssim"].double)
+        }
+    }
+
+    /// A stored `runs` row (README, "Database schema"); a NULL column reads as nil.
+    public struct RunRow: Sendable {
+        public var runID: Int64
+        public var experiment: String
+        public var clip: String
+        /// The settings as JSON text.
+        public var settingsJSON: String
+        /// `running` (a run of an older enclab that never finished), `done` or `failed`.
+        public var status: String
+        public var frames: Int?
+        public var bytes: Int?
+        public var durationSeconds: Double?
+        public var timebaseNum: Int?
+        public var timebaseDen: Int?
+        public var streamPath: String?
+        public var crop: String?
+        public var x264Version: String
+        public var labVersion: String
+        public var ffmpegVersion: String?
+        /// `{"cpu": "...", "cores": N}`.
+        public var machineJSON: String
+        /// ISO-8601 UTC, e.g. "2026-11-29T22:27:02Z".
+        public var createdAt: String
+        public var finishedAt: String?
+        public var width: Int?
+        public var height: Int?
+        public var fpsNum: Int?
+        public var fpsDen: Int?
+        public var inputFrames: Int?
+        public var truncatedBytes: Int?
+        /// The warnings as a JSON array of strings.
+        public var warningsJSON: String?
+        public var error: String?
+    }
+
+    /// Every run, by run_id, columns read by name.
+    /// - Throws: `.data` when a NOT NULL column holds NULL or the wrong type, naming the file and column.
+    public func runs() throws -> [RunRow] {
+        try database.rows("SELECT * FROM runs ORDER BY run_id").map { r in
+            func int(_ name: String) -> Int? { r[name].int.map { Int($0) } }
+            return RunRow(runID: try r.integer("run_id"), experiment: try r.text("experiment"), clip: try r.text("clip"),
+                          settingsJSON: try r.text("settings"), status: try r.text("status"), frames: int("frames"),
+                          bytes: int("bytes"), durationSeconds: r["duration_s"].double, timebaseNum: int("timebase_num"),
+                          timebaseDen: int("timebase_den"), streamPath: r["stream_path"].string, crop: r["crop"].string,
+                          x264Version: try r.text("x264_version"), labVersion: try r.text("lab_version"),
+                          ffmpegVersion: r["ffmpeg_version"].string, machineJSON: try r.text("machine"),
+                          createdAt: try r.text("created_at"), finishedAt: r["finished_at"].string, width: int("width"),
+                          height: int("height"), fpsNum: int("fps_num"), fpsDen: int("fps_den"),
+                          inputFrames: int("input_frames"), truncatedBytes: int("truncated_bytes"),
+                          warningsJSON: r["warnings"].string, error: r["error"].string)
         }
     }
 }

@@ -16,42 +16,147 @@ public enum SQLValue: Equatable, Sendable {
 }
 
 /// One SQLite connection (`sqlite3*`), closed with `sqlite3_close_v2` in `deinit`, even when opening failed.
+///
+/// Every failure is a `LabError` whose kind follows SQLite's primary result code (`extended code & 0xff`, see
+/// ``Database/kind(ofResultCode:)``); the extended code itself stays in ``lastResultCode``. Messages are one line
+/// and name the database file.
+///
+/// Once any statement reports `SQLITE_CORRUPT` or `SQLITE_NOTADB`, the connection rolls back its open
+/// transaction (undoing only its own changes) and refuses every later statement that would write: the file is
+/// not written further by this connection. Reads are still allowed.
 public final class Database {
     fileprivate let handle: OpaquePointer?
     /// The file path, for error messages.
     public let path: String
+    /// How long a statement waits for another connection's lock before failing with `.tempFail`, in milliseconds.
+    public let busyTimeoutMilliseconds: Int32
+    /// SQLite's extended result code of the last failure on this connection (`SQLITE_OK` before any).
+    public private(set) var lastResultCode: Int32 = SQLITE_OK
+    /// The error that marked the file damaged (`SQLITE_CORRUPT`, `SQLITE_NOTADB`); rethrown for every later write.
+    public private(set) var damage: LabError?
+
+    /// The busy timeout when neither the caller nor the environment sets one: 10 s.
+    public static let defaultBusyTimeoutMilliseconds: Int32 = 10_000
+
+    /// The busy timeout from the environment variable `ENCLAB_DB_TIMEOUT_MS` (whole milliseconds, 0 to
+    /// 2147483647; 0 fails at once on a lock), or ``defaultBusyTimeoutMilliseconds`` when it is unset.
+    /// - Throws: `.usage` when the variable is set to anything else, naming it and its value.
+    public static func busyTimeout(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> Int32 {
+        guard let text = environment["ENCLAB_DB_TIMEOUT_MS"] else { return defaultBusyTimeoutMilliseconds }
+        guard !text.isEmpty, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let value = Int32(text) else {
+            throw LabError.usage("ENCLAB_DB_TIMEOUT_MS must be a whole number of milliseconds from 0 to \(Int32.max), got '\(text)'")
+        }
+        return value
+    }
 
     /// Opens or creates the database file.
-    /// - Throws: `.noInput` when the file cannot be opened or created, naming the path and SQLite's reason.
-    public init(path: String) throws {
+    /// - Parameters:
+    ///   - busyTimeoutMilliseconds: how long to wait for another process's lock; nil takes `ENCLAB_DB_TIMEOUT_MS`
+    ///     from the environment, else 10 000 ms (see ``busyTimeout(environment:)``).
+    ///   - readOnly: open with `SQLITE_OPEN_READONLY` (never creates the file).
+    /// - Throws: `.cantCreate` when the file cannot be opened or created (`SQLITE_CANTOPEN`, `SQLITE_PERM`),
+    ///   `.usage` for a bad `ENCLAB_DB_TIMEOUT_MS`, otherwise the kind of SQLite's result code.
+    public init(path: String, busyTimeoutMilliseconds: Int32? = nil, readOnly: Bool = false) throws {
         self.path = path
+        self.busyTimeoutMilliseconds = try busyTimeoutMilliseconds ?? Self.busyTimeout()
         var db: OpaquePointer?
-        let status = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nil)
+        let flags = (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) | SQLITE_OPEN_FULLMUTEX
+        let status = sqlite3_open_v2(path, &db, flags, nil)
         handle = db
-        if status != SQLITE_OK {
-            let reason = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
-            throw LabError.noInput("\(path): cannot open database: \(reason)")
-        }
-        sqlite3_busy_timeout(db, 10_000)
+        guard let db else { throw LabError.software("\(path): cannot open database: out of memory") }
+        sqlite3_extended_result_codes(db, 1)
+        if status != SQLITE_OK { throw failure(status) }
+        sqlite3_busy_timeout(db, self.busyTimeoutMilliseconds)
     }
 
     deinit { sqlite3_close_v2(handle) }
 
     var message: String { handle.map { String(cString: sqlite3_errmsg($0)) } ?? "no connection" }
 
-    /// Runs one or more statements without results.
-    /// - Throws: `.software` with SQLite's message.
+    /// Whether the connection can only read (opened read-only, or SQLite fell back to reading a file it could
+    /// not open for writing: a read-only file system, an immutable file).
+    public var isReadOnly: Bool { sqlite3_db_readonly(handle, "main") == 1 }
+
+    /// The exit class of an SQLite result code (primary code = `code & 0xff`): `SQLITE_BUSY`, `SQLITE_LOCKED` →
+    /// `.tempFail`; `SQLITE_READONLY`, `SQLITE_CANTOPEN`, `SQLITE_PERM` → `.cantCreate`; `SQLITE_CORRUPT`,
+    /// `SQLITE_NOTADB` → `.data`; `SQLITE_FULL`, `SQLITE_IOERR` → `.ioError`; anything else → `.software`.
+    public static func kind(ofResultCode code: Int32) -> LabError.Kind {
+        switch code & 0xff {
+        case SQLITE_BUSY, SQLITE_LOCKED: return .tempFail
+        case SQLITE_READONLY, SQLITE_CANTOPEN, SQLITE_PERM: return .cantCreate
+        case SQLITE_CORRUPT, SQLITE_NOTADB: return .data
+        case SQLITE_FULL, SQLITE_IOERR: return .ioError
+        default: return .software
+        }
+    }
+
+    /// Whole milliseconds as seconds without trailing zeros: 10000 → "10", 200 → "0.2", 1250 → "1.25".
+    static func seconds(milliseconds ms: Int32) -> String {
+        let whole = ms / 1000, fraction = ms % 1000
+        if fraction == 0 { return "\(whole)" }
+        var digits = String(format: "%03d", fraction)
+        while digits.hasSuffix("0") { digits.removeLast() }
+        return "\(whole).\(digits)"
+    }
+
+    /// Turns a failing result code into the lab's error (and records it); `sql` is named only for `.software`.
+    /// A `SQLITE_CORRUPT`/`SQLITE_NOTADB` marks the connection damaged and rolls back its open transaction.
+    func failure(_ status: Int32, sql: String? = nil) -> LabError {
+        // The connection's extended code, when it is about this failure (same primary code); else the status.
+        let code = handle.map { sqlite3_extended_errcode($0) }.flatMap { $0 & 0xff == status & 0xff ? $0 : nil } ?? status
+        lastResultCode = code
+        let reason = handle.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(code))
+        let kind = Self.kind(ofResultCode: code)
+        switch kind {
+        case .tempFail:
+            return LabError.tempFail("\(path): database is locked by another process (waited \(Self.seconds(milliseconds: busyTimeoutMilliseconds)) s)")
+        case .cantCreate:
+            let action = code & 0xff == SQLITE_READONLY ? "cannot write the database" : "cannot open or create the database"
+            return LabError.cantCreate("\(path): \(action): \(reason)\(systemReason.map { " (\($0))" } ?? "")")
+        case .data:
+            let error = LabError.data("\(path): \(reason) (damaged or not a database)")
+            if damage == nil {
+                damage = error
+                // Undo this connection's own uncommitted changes; nothing else is written from here on.
+                if let handle, sqlite3_get_autocommit(handle) == 0 { sqlite3_exec(handle, "ROLLBACK", nil, nil, nil) }
+            }
+            return error
+        case .ioError:
+            return LabError.ioError("\(path): cannot write the database: \(reason)")
+        default:
+            let statement = sql.map { " in: " + $0.split(whereSeparator: \.isWhitespace).joined(separator: " ") } ?? ""
+            return LabError.software("\(path): \(reason) (SQLite code \(code))\(statement)")
+        }
+    }
+
+    /// Why the file (or, when it does not exist, its folder) cannot be written, as the file system says
+    /// (`access(2)`, which reports a read-only mount or an immutable file even to root); nil when it can.
+    private var systemReason: String? {
+        let folder = (path as NSString).deletingLastPathComponent
+        let target = FileManager.default.fileExists(atPath: path) ? path : (folder.isEmpty ? "." : folder)
+        return access(target, W_OK) == 0 ? nil : String(cString: strerror(errno))
+    }
+
+    /// Runs one or more statements without results, each through ``prepare(_:)`` (so a damaged file refuses
+    /// them the same way).
+    /// - Throws: the kind of SQLite's result code (``kind(ofResultCode:)``).
     public func execute(_ sql: String) throws {
-        var error: UnsafeMutablePointer<CChar>?
-        if sqlite3_exec(handle, sql, nil, nil, &error) != SQLITE_OK {
-            let text = error.map { String(cString: $0) } ?? message
-            sqlite3_free(error)
-            throw LabError.software("\(path): \(text)")
+        var rest = Substring(sql)
+        while !rest.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
+            let (statement, tail) = try Statement.prepare(self, String(rest))
+            guard let statement else { break }
+            while try statement.step() {}
+            rest = Substring(tail)
         }
     }
 
     /// Prepares a statement (finalized when the returned value is released).
-    public func prepare(_ sql: String) throws -> Statement { try Statement(self, sql) }
+    /// - Throws: the kind of SQLite's result code; a file not an SQLite database fails here with `.data`.
+    public func prepare(_ sql: String) throws -> Statement {
+        let (statement, _) = try Statement.prepare(self, sql)
+        guard let statement else { throw LabError.software("\(path): no SQL statement in: \(sql)") }
+        return statement
+    }
 
     /// Runs `sql` with `bindings` and returns every row as an array of values.
     public func query(_ sql: String, _ bindings: [SQLValue] = []) throws -> [[SQLValue]] {
@@ -62,15 +167,27 @@ public final class Database {
         return rows
     }
 
-    /// Runs `body` inside one transaction: committed when it returns, rolled back when it throws.
+    /// Runs `sql` with `bindings` and returns every row, its columns read by name (``Row``).
+    public func rows(_ sql: String, _ bindings: [SQLValue] = []) throws -> [Row] {
+        let statement = try prepare(sql)
+        try statement.bind(bindings)
+        let names = statement.columnIndexes
+        var rows: [Row] = []
+        while try statement.step() { rows.append(Row(path: path, indexes: names, values: statement.row())) }
+        return rows
+    }
+
+    /// Runs `body` inside one transaction (`BEGIN IMMEDIATE`: the write lock is taken, or waited for, at the
+    /// start): committed when it returns, rolled back when it throws.
     public func transaction<T>(_ body: () throws -> T) throws -> T {
         try execute("BEGIN IMMEDIATE")
         do {
             let result = try body()
+            if let damage { throw damage }
             try execute("COMMIT")
             return result
         } catch {
-            try? execute("ROLLBACK")
+            if let handle, sqlite3_get_autocommit(handle) == 0 { sqlite3_exec(handle, "ROLLBACK", nil, nil, nil) }
             throw error
         }
     }
@@ -79,20 +196,92 @@ public final class Database {
     public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
 }
 
+/// One result row whose columns are read by name (as GRDB's `Row["coded_index"]`); NULL reads as nil.
+public struct Row {
+    let path: String
+    let indexes: [String: Int]
+    /// The columns in the statement's order.
+    public let values: [SQLValue]
+
+    /// The value of the column named `name`; asking for a column the query did not select is the lab's bug.
+    public subscript(_ name: String) -> SQLValue {
+        guard let index = indexes[name] else { preconditionFailure("no column '\(name)' in the query's result") }
+        return values[index]
+    }
+
+    /// A NOT NULL integer column. - Throws: `.data` naming the file and column when it holds anything else.
+    public func integer(_ name: String) throws -> Int64 {
+        guard let v = self[name].int else { throw mismatch(name, "an integer") }
+        return v
+    }
+
+    /// A NOT NULL real column (an integer value reads as its Double). - Throws: `.data` for NULL or text.
+    public func real(_ name: String) throws -> Double {
+        guard let v = self[name].double else { throw mismatch(name, "a number") }
+        return v
+    }
+
+    /// A NOT NULL text column. - Throws: `.data` for NULL or a number.
+    public func text(_ name: String) throws -> String {
+        guard let v = self[name].string else { throw mismatch(name, "text") }
+        return v
+    }
+
+    private func mismatch(_ name: String, _ expected: String) -> LabError {
+        let found: String
+        switch self[name] {
+        case .null: found = "NULL"
+        case .integer(let v): found = "the integer \(v)"
+        case .real(let v): found = "the real \(v)"
+        case .text: found = "text"
+        }
+        return LabError.data("\(path): column \(name) holds \(found), expected \(expected)")
+    }
+}
+
 /// One prepared statement (`sqlite3_stmt*`), finalized in `deinit`.
 public final class Statement {
-    private let handle: OpaquePointer?
+    private let handle: OpaquePointer
     private let database: Database
+    private let sql: String
 
-    fileprivate init(_ database: Database, _ sql: String) throws {
+    private init(_ database: Database, _ handle: OpaquePointer, _ sql: String) {
         self.database = database
+        self.handle = handle
+        self.sql = sql
+    }
+
+    /// Prepares the first statement of `sql`; returns it (nil for only comments or spaces) and the rest of `sql`.
+    fileprivate static func prepare(_ database: Database, _ sql: String) throws -> (Statement?, String) {
         var stmt: OpaquePointer?
-        let status = sqlite3_prepare_v2(database.handle, sql, -1, &stmt, nil)
-        handle = stmt
-        if status != SQLITE_OK { throw LabError.software("\(database.path): \(database.message) in: \(sql)") }
+        var tailOffset = 0
+        let utf8 = Array(sql.utf8CString)
+        let status = utf8.withUnsafeBufferPointer { buffer -> Int32 in
+            var tail: UnsafePointer<CChar>?
+            let status = sqlite3_prepare_v2(database.handle, buffer.baseAddress, -1, &stmt, &tail)
+            if let tail, let base = buffer.baseAddress { tailOffset = tail - base }
+            return status
+        }
+        if status != SQLITE_OK {
+            sqlite3_finalize(stmt)
+            throw database.failure(status, sql: sql)
+        }
+        let tail = String(decoding: utf8[tailOffset..<max(tailOffset, utf8.count - 1)].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        guard let stmt else { return (nil, tail) }
+        let text = String(decoding: utf8[0..<tailOffset].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return (Statement(database, stmt, text), tail)
     }
 
     deinit { sqlite3_finalize(handle) }
+
+    /// Column name → index, for ``Row``.
+    var columnIndexes: [String: Int] {
+        var names: [String: Int] = [:]
+        for i in 0..<sqlite3_column_count(handle) {
+            if let name = sqlite3_column_name(handle, i) { names[String(cString: name)] = names[String(cString: name)] ?? Int(i) }
+        }
+        return names
+    }
 
     /// Binds values to ?1, ?2, ... after resetting the statement.
     public func bind(_ values: [SQLValue]) throws {
@@ -107,16 +296,23 @@ public final class Statement {
             case .real(let v): status = v.isFinite ? sqlite3_bind_double(handle, index, v) : sqlite3_bind_null(handle, index)
             case .text(let v): status = sqlite3_bind_text(handle, index, v, -1, enclab_sqlite_transient())
             }
-            if status != SQLITE_OK { throw LabError.software("\(database.path): \(database.message)") }
+            if status != SQLITE_OK { throw database.failure(status, sql: sql) }
         }
     }
 
     /// Steps once: true when a row is available, false when done.
+    /// - Throws: the kind of SQLite's result code; on a damaged file, the damage error for any statement that
+    ///   would write (``Database/damage``).
     public func step() throws -> Bool {
-        switch sqlite3_step(handle) {
+        if let damage = database.damage, sqlite3_stmt_readonly(handle) == 0 { throw damage }
+        let status = sqlite3_step(handle)
+        switch status {
         case SQLITE_ROW: return true
         case SQLITE_DONE: return false
-        default: throw LabError.software("\(database.path): \(database.message)")
+        default:
+            let error = database.failure(status, sql: sql)
+            sqlite3_reset(handle)
+            throw error
         }
     }
 
