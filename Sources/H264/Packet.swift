@@ -98,15 +98,7 @@ public struct Packet: Hashable, Sendable {
         guard timebaseDenominator > 0 else {
             throw H264Error.valueOutOfRange(element: "timebase denominator", value: timebaseDenominator, range: 1...Int64.max)
         }
-        let n = Int128(ticks) * Int128(timebaseNumerator) * 1_000_000
-        let d = Int128(timebaseDenominator)
-        let q = n >= 0 ? (n + d / 2) / d : -((-n + d / 2) / d)
-        guard q >= Int128(Int64.min) && q <= Int128(Int64.max) else {
-            // The ticks whose microsecond value fits in 64 bits (rounded inwards).
-            let maxTicks = Int64(clamping: Int128(Int64.max) * d / (Int128(timebaseNumerator) * 1_000_000))
-            throw H264Error.valueOutOfRange(element: "ticks of \(timebaseNumerator)/\(timebaseDenominator) s as 64-bit microseconds", value: ticks, range: -maxTicks...maxTicks)
-        }
-        return Int64(q)
+        return try Rational(timebaseNumerator, timebaseDenominator).microseconds(ticks: ticks)
     }
 
     /// Builds one packet per access unit.

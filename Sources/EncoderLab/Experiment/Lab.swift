@@ -127,10 +127,11 @@ public final class Lab {
         }
         var settingsObject = settings.jsonObject
         settingsObject["label"] = label
-        var record = LabStore.RunRecord(
+        let start = LabStore.RunStart(
             experiment: experiment, clip: clipPath, settingsJSON: JSON.string(settingsObject),
             crop: clip.info.cropDescription, ffmpegVersion: clip.info.ffmpegVersion,
             width: input.width, height: input.height, fpsNum: input.fpsNum, fpsDen: input.fpsDen)
+        let createdAt = Date()
         let temporary = "\(outDirectory)/\(Self.temporaryName())"
         try OutputFiles.makeNewDirectory(temporary)
         defer { OutputFiles.removeTree(temporary) }
@@ -179,41 +180,50 @@ public final class Lab {
                 let w = "stream.264: x264's PSNR of display frame \(disagreement.displayIndex) differs from FFmpeg's decode of the stream (see decoded_frames.matches_x264)"
                 warnings.append(w)
             }
-            record.settingsJSON = JSON.string(resolvedSettings)
-            record.finish(frames: frames, timebaseNum: r.timebaseNum, timebaseDen: r.timebaseDen, durationSeconds: duration,
-                          inputFrames: index, truncatedBytes: clip.truncatedBytes, warnings: warnings,
-                          verification: verification, decoded: decoded)
+            let outDirectory = self.outDirectory
+            let finished = LabStore.RunRecord.Finished(
+                frames: frames, timebaseNum: r.timebaseNum, timebaseDen: r.timebaseDen, durationSeconds: duration,
+                streamPath: { "\(outDirectory)/run-\($0)/stream.264" }, inputFrames: index,
+                truncatedBytes: clip.truncatedBytes, settingsJSON: JSON.string(resolvedSettings),
+                verification: verification, decoded: decoded)
             // The plots are drawn from the rows the store will hold, before the run is recorded.
             let target = r.rcMethod == "abr" ? Double(r.bitrateKbps) : nil
             let title = "\((clipPath as NSString).lastPathComponent) \(label.isEmpty ? settings.x264Arguments.joined(separator: " ") : label)"
-            try Plots.writeRunPlots(frames: record.frameRows, timebaseNum: r.timebaseNum,
+            try Plots.writeRunPlots(frames: frames.map(LabStore.FrameRow.init), timebaseNum: r.timebaseNum,
                                     timebaseDen: r.timebaseDen, fpsNum: r.fpsNum, fpsDen: r.fpsDen,
                                     targetKbps: target,
                                     maxrateKbps: r.vbvMaxrateKbps > 0 && Double(r.vbvMaxrateKbps) != target ? Double(r.vbvMaxrateKbps) : nil,
                                     title: title, dir: temporary)
             try Interruption.check()
-            var finalDir = ""
-            let runID = try store.recordRun(record, streamPath: { "\(self.outDirectory)/run-\($0)/stream.264" }) { runID in
-                finalDir = "\(self.outDirectory)/run-\(runID)"
-                // Run folders are named by run_id, which is per database: never write into another database's folder.
-                guard try OutputFiles.renameNoReplace(temporary, finalDir) else {
-                    throw LabError.usage("\(finalDir) already exists (from another database?): give this database its own --out")
+            var finalDir: String?
+            let runID: Int64
+            do {
+                runID = try store.recordRun(.init(start: start, createdAt: createdAt, warnings: warnings, outcome: .done(finished))) { runID in
+                    let target = "\(outDirectory)/run-\(runID)"
+                    // Run folders are named by run_id, which is per database: never write into another database's folder.
+                    guard try OutputFiles.renameNoReplace(temporary, target) else {
+                        throw LabError.usage("\(target) already exists (from another database?): give this database its own --out")
+                    }
+                    finalDir = target
                 }
+            } catch {
+                // The folder was moved but the row did not commit: move it back, so it is removed with the rest.
+                if let finalDir { _ = try? OutputFiles.renameNoReplace(finalDir, temporary) }
+                throw error
             }
             let bytes = frames.reduce(0) { $0 + $1.sizeBytes }
             return RunOutcome(runID: runID, clip: clipPath, label: label, frames: frames.count, bytes: bytes,
                               kbps: Double(bytes) * 8 / 1000 / duration,
-                              meanPSNR: Self.mean(frames.compactMap(\.psnrAvg)), streamPath: "\(finalDir)/stream.264",
+                              meanPSNR: Self.mean(frames.compactMap(\.psnrAvg)), streamPath: "\(finalDir ?? "")/stream.264",
                               warnings: warnings, rcMode: settings.rc?.rawValue ?? r.rcMethod)
         } catch {
             var failure = error as? LabError ?? LabError.software(error.localizedDescription)
             if let signal = Interruption.received { failure = LabError(.interrupted, "interrupted by \(signal)") }
             // Output that could not be written, a database that could not take the run, a folder that is another
             // database's: nothing is recorded. Anything else mid-run is recorded as a failed run.
-            if ![.cantCreate, .ioError, .tempFail, .usage].contains(failure.kind) && !store.isDamaged {
-                var failed = record
-                failed.fail(error: failure.message, warnings: warnings)
-                _ = try? store.recordRun(failed, streamPath: { _ in nil }) { _ in }
+            if ![.cantCreate, .ioError, .tempFail, .usage].contains(failure.kind) && store.database.damage == nil {
+                _ = try? store.recordRun(.init(start: start, createdAt: createdAt, warnings: warnings,
+                                               outcome: .failed(error: failure.message))) { _ in }
             }
             throw failure
         }

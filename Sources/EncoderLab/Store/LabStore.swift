@@ -568,3 +568,13 @@ enum JSON {
         return String(decoding: data, as: UTF8.self)
     }
 }
+
+extension LabStore.FrameRow {
+    /// The row the store writes for an encoded frame (`frames` columns of the same names), so a run's plots can be
+    /// drawn from exactly what it records before the record commits.
+    init(_ frame: EncodedFrame) {
+        self.init(codedIndex: frame.codedIndex, displayIndex: frame.displayIndex, type: frame.type.rawValue,
+                  sizeBytes: frame.sizeBytes, pts: frame.pts, dts: frame.dts, qp: frame.qp, psnrY: frame.psnrY,
+                  psnrAvg: frame.psnrAvg, ssim: frame.ssim)
+    }
+}
