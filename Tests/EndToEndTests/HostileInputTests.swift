@@ -72,15 +72,15 @@ struct HostileInputTests {
     @Test("hostile x264 setting value, output folder or clip name: exit 0, run done, plots drawn, nothing run", arguments: [
         // A setting value with a newline started a gnuplot line in the title.
         (["encode", "c.y4m", "--opencl-clbin", "x\nsystem \"touch PWNED\"\n#"], "c.y4m", "results/encode",
-         #"run 1: c.y4m --opencl-clbin x\nsystem "touch PWNED"\n# --threads 1"#),
+         #"c.y4m --opencl-clbin x\nsystem "touch PWNED"\n# --threads 1"#),
         // An output folder closed the quoted path of set output.
         (["encode", "c.y4m", "--out", "o';system('touch PWNED');'"], "c.y4m", "o';system('touch PWNED');'",
-         "run 1: c.y4m --threads 1"),
+         "c.y4m --threads 1"),
         // A clip file name with a newline and a system line, in the title.
         (["encode", "n\nsystem \"touch PWNED\"\n#.y4m"], "n\nsystem \"touch PWNED\"\n#.y4m", "results/encode",
-         #"run 1: n\nsystem "touch PWNED"\n#.y4m --threads 1"#),
+         #"n\nsystem "touch PWNED"\n#.y4m --threads 1"#),
         // An apostrophe in the output folder ended the path at "John" (a stray file, and gnuplot failed).
-        (["encode", "c.y4m", "--out", "John's clips"], "c.y4m", "John's clips", "run 1: c.y4m --threads 1"),
+        (["encode", "c.y4m", "--out", "John's clips"], "c.y4m", "John's clips", "c.y4m --threads 1"),
     ])
     func hostile(arguments: [String], clip: String, out: String, title: String) throws {
         let dir = scratch()

@@ -18,6 +18,10 @@ public struct Experiment: Sendable {
         public var settings: EncodeSettings
         /// The grid point, e.g. "bitrate=500 rc=cbr".
         public var label: String
+
+        public init(clip: String, settings: EncodeSettings, label: String) {
+            self.clip = clip; self.settings = settings; self.label = label
+        }
     }
 
     /// Runs an experiment may expand to unless the caller raises the limit (`enclab run --max-runs N`): a grid
