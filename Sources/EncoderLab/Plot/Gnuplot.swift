@@ -1,4 +1,5 @@
 import Foundation
+import H264
 
 /// Plots drawn by gnuplot from what the store holds: each plot is a data file, a script, and a PNG and an
 /// SVG beside them, all with fixed names in the plot's folder (`frames.dat`, `frames.gp`, `frames.png`,
@@ -71,18 +72,37 @@ public enum Plots {
         return String(out)
     }
 
-    /// Per run: `frames.png/svg` (frame size per frame, coloured by type, with the 1-second DTS-window bitrate
-    /// and the target-rate line on the right axis) and `psnr.png/svg` (PSNR per frame).
+    /// Per run, the same plots from separate values (see ``writeRunPlots(_:dir:)``).
     ///
     /// - Parameters:
     ///   - frames: the run's frames in decode order (from the store).
+    ///   - fpsNum, fpsDen: the frame rate in frames per second (both above 0).
     ///   - targetKbps: the rate-control target in kbit/s, or nil (CQP, CRF) to draw the run's mean instead.
     ///   - maxrateKbps: the VBV maximum rate in kbit/s when it differs from the target (drawn too), else nil.
     ///   - title: the plot title.
+    /// - Throws: `.data` for a frame rate that is not two numbers above 0; else as ``writeRunPlots(_:dir:)``.
     public static func writeRunPlots(frames: [LabStore.FrameRow], timebaseNum: Int, timebaseDen: Int,
                                      fpsNum: Int, fpsDen: Int, targetKbps: Double?, maxrateKbps: Double? = nil,
                                      title: String, dir: String) throws {
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        guard fpsNum > 0, fpsDen > 0, let fps = try? Rational(Int64(fpsNum), Int64(fpsDen)) else {
+            throw LabError.data("frame rate \(fpsNum)/\(fpsDen) is not two numbers above 0")
+        }
+        try writeRunPlots(RunPlotInput(title: title, fps: fps, timebaseNum: timebaseNum, timebaseDen: timebaseDen,
+                                       targetKbps: targetKbps, maxrateKbps: maxrateKbps, frames: frames), dir: dir)
+    }
+
+    /// Per run: `frames.png/svg` (frame size per frame, coloured by type, with the 1-second DTS-window bitrate
+    /// and the target-rate line on the right axis) and `psnr.png/svg` (PSNR per frame), with `frames.dat` (one
+    /// row per frame: coded index, display index, size in kbit, type index, window kbit/s or NaN, PSNR Y and
+    /// PSNR avg or NaN) and the two `.gp` scripts, in `dir` (created when missing).
+    /// - Throws: `.cantCreate` naming the folder or file that cannot be made; `.software` when gnuplot is
+    ///   missing or fails.
+    public static func writeRunPlots(_ input: RunPlotInput, dir: String) throws {
+        precondition(input.timebaseNum > 0 && input.timebaseDen > 0 && input.fps.numerator > 0, "a run's timebase and frame rate are above 0")
+        try OutputFiles.makeDirectory(dir)
+        let frames = input.frames, title = input.title, targetKbps = input.targetKbps, maxrateKbps = input.maxrateKbps
+        let (timebaseNum, timebaseDen) = (input.timebaseNum, input.timebaseDen)
+        let (fpsNum, fpsDen) = (input.fps.numerator, input.fps.denominator)
         let frameTicks = max(1, Int64((Double(timebaseDen) * Double(fpsDen) / Double(timebaseNum) / Double(fpsNum)).rounded()))
         let windows = WindowedBitrate.compute(sizes: frames.map(\.sizeBytes), dts: frames.map(\.dts),
                                               timebaseNum: timebaseNum, timebaseDen: timebaseDen, frameTicks: frameTicks)
@@ -155,13 +175,24 @@ public enum Plots {
         public var mode: String
         public var kbps: Double
         public var psnr: Double
+
+        /// - Parameters:
+        ///   - clip: the clip's file name.
+        ///   - mode: the rate-control mode, then the grid's other settings ("cbr bframes=0"): the line's name.
+        ///   - kbps: the run's bytes * 8 / 1000 / its duration in seconds.
+        ///   - psnr: the mean of its frames' psnr_avg (dB).
+        public init(clip: String, mode: String, kbps: Double, psnr: Double) {
+            self.clip = clip; self.mode = mode; self.kbps = kbps; self.psnr = psnr
+        }
     }
 
     /// Per experiment: `rd.png/svg`, bitrate (kbit/s) against mean PSNR (x264's mean of per-frame psnr_avg),
     /// one line per clip and rate-control mode, points sorted by bitrate. `rd.dat` holds one block per line (a
     /// `# clip mode` comment, then `kbps psnr` rows), and the key titles reach gnuplot as ARG2, one per line.
+    /// - Throws: `.cantCreate` naming the folder or file that cannot be made; `.software` when gnuplot is
+    ///   missing or fails. With no point, only an empty `rd.dat` is written.
     public static func writeExperimentPlot(points: [RDPoint], title: String, dir: String) throws {
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        try OutputFiles.makeDirectory(dir)
         let groups = Dictionary(grouping: points) { "\($0.clip) \($0.mode)" }
         let clips = Array(Set(points.map(\.clip))).sorted()
         let variants = Array(Set(points.map { $0.mode.split(separator: " ").dropFirst().joined(separator: " ") })).sorted()

@@ -1,0 +1,177 @@
+import Foundation
+
+extension Plots {
+    /// Per experiment, from the store: `rd.*` in `dir` (see ``writeExperimentPlot(points:title:dir:)``) from the
+    /// done runs of `experiment` among `runs` (``RateDistortion/points(experiment:runs:store:)``), titled
+    /// "EXPERIMENT: bitrate against PSNR".
+    /// - Throws: `.data` for a done run without bytes or duration, or with settings that are not JSON;
+    ///   `.cantCreate`, `.software` as the plot.
+    public static func writeExperimentPlot(experiment: String, runs: [LabStore.RunRow], store: LabStore, dir: String) throws {
+        let points = try RateDistortion.points(experiment: experiment, runs: runs, store: store)
+        try writeExperimentPlot(points: points, title: "\(experiment): bitrate against PSNR", dir: dir)
+    }
+}
+
+/// Redraws plots from a database alone (`enclab plot --db FILE [--out DIR] [--run KEY|ID ...]`): each run's
+/// `frames.*` and `psnr.*`, and each experiment's `rd.*`, with the same data files the runs wrote.
+///
+/// Layout under OUT (as the runs write it):
+/// - a run's plots in `OUT/<first 16 hex digits of run_key>/`, or `OUT/run-ID/` for a run without a key (rows
+///   of the previous version);
+/// - an experiment's `rd.*` in `OUT/` when the database holds done runs of one experiment, in
+///   `OUT/<experiment>/` when it holds done runs of several. Runs of `enclab encode` (experiment `encode`) get
+///   no rd plot and do not count.
+public enum PlotFromStore {
+    /// The experiment name of `enclab encode`'s runs: they get no rate-distortion plot.
+    static let encodeExperiment = "encode"
+
+    /// Where plots go when no `--out` is given: the database's path without its extension
+    /// (`results/quickstart.sqlite` → `results/quickstart`, the folder `enclab run` writes by default), or the
+    /// path with `-plots` added when its file name has no extension (`lab` → `lab-plots`).
+    public static func defaultOutDirectory(databasePath: String) -> String {
+        let slash = databasePath.lastIndex(of: "/").map { databasePath.index(after: $0) } ?? databasePath.startIndex
+        let name = databasePath[slash...]
+        if let dot = name.lastIndex(of: "."), dot != name.startIndex, name.index(after: dot) != name.endIndex {
+            return String(databasePath[..<dot])
+        }
+        return databasePath + "-plots"
+    }
+
+    /// Redraws plots from the database at `databasePath` into `outDirectory` (nil: ``defaultOutDirectory(databasePath:)``).
+    ///
+    /// - Parameter runs: the runs to draw, each a run_id (`12` or `run-12`), a whole run_key (64 hex digits) or a
+    ///   prefix of one of at least 8 hex digits; empty draws every done run. The rd plots drawn are those of the
+    ///   selected runs' experiments (all of them when `runs` is empty), each from all of its experiment's done runs.
+    ///   A selected run that is not done is skipped with a line saying so.
+    /// - Returns: one line per plot folder written ("run 3: frames and psnr plots in OUT/run-3", "experiment
+    ///   quick: rd plot in OUT") or run skipped ("run 4: failed, not drawn (ERROR)"), runs first, in the order asked.
+    /// - Throws: `.usage` for an empty database path, a `runs` entry that is neither an id nor a key of at least 8
+    ///   hex digits, a key prefix several runs share, or a digits-only entry that is both one run's id and a
+    ///   prefix of another's key; `.noInput` when the database does not exist (none is created) or no run
+    ///   matches an entry; `.data` for a stored row the plots cannot be drawn from (a run_key that is not 64 hex
+    ///   digits, an experiment name that is not a safe folder name, a done run without frames, rate or settings),
+    ///   naming the database and run; `.cantCreate` when OUT or a plot cannot be written; `.software` when
+    ///   gnuplot is missing or fails; `.interrupted` after SIGINT/SIGTERM, between plots; the store's errors
+    ///   when the database cannot be opened.
+    public static func redraw(databasePath: String, outDirectory: String?, runs selectors: [String]) throws -> [String] {
+        if databasePath.isEmpty { throw LabError.usage("--db needs a database file path") }
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: databasePath, isDirectory: &isFolder) else {
+            throw LabError.noInput("\(databasePath): no such database")
+        }
+        if isFolder.boolValue { throw LabError.noInput("\(databasePath): is a folder, not a database") }
+        _ = try Tools.require("gnuplot", package: "gnuplot-nox")
+        let store = try LabStore(path: databasePath)
+        let rows = try store.runs()
+        let keys = try runKeys(store)
+        let selected = try select(selectors, rows: rows, keys: keys, databasePath: databasePath)
+        let out = outDirectory ?? defaultOutDirectory(databasePath: databasePath)
+        try OutputFiles.makeDirectory(out)
+        try OutputFiles.checkWritable(out)
+
+        func named(_ body: () throws -> Void) throws {
+            do { try body() } catch let e as LabError where e.kind == .data && e.message.hasPrefix("run ") {
+                throw LabError(.data, "\(databasePath): \(e.message)")
+            }
+        }
+        var lines: [String] = []
+        for run in selected {
+            try Interruption.check()
+            guard run.status == "done" else {
+                lines.append("run \(run.runID): \(run.status), not drawn\(run.error.map { " (\(Plots.shown($0)))" } ?? "")")
+                continue
+            }
+            let dir = "\(out)/\(try folderName(run, keys: keys, databasePath: databasePath))"
+            try named {
+                try Plots.writeRunPlots(RunPlotInput(run: run, frames: try store.frames(run: run.runID)), dir: dir)
+            }
+            lines.append("run \(run.runID): frames and psnr plots in \(Plots.shown(dir, limit: .max))")
+        }
+
+        let plotted = Set(rows.filter { $0.status == "done" && $0.experiment != encodeExperiment }.map(\.experiment))
+        let wanted = selectors.isEmpty ? plotted : Set(selected.filter { $0.status == "done" }.map(\.experiment)).intersection(plotted)
+        for experiment in wanted.sorted() {
+            try Interruption.check()
+            let dir: String
+            if plotted.count == 1 {
+                dir = out
+            } else {
+                guard experiment.allSatisfy({ $0.isLetter || $0.isNumber || "._-".contains($0) }), !experiment.hasPrefix(".") else {
+                    throw LabError.data("\(databasePath): experiment name '\(Plots.shown(experiment))' is not a folder name (letters, digits, '.', '_', '-', not starting with '.')")
+                }
+                dir = "\(out)/\(experiment)"
+            }
+            try named { try Plots.writeExperimentPlot(experiment: experiment, runs: rows, store: store, dir: dir) }
+            lines.append("experiment \(Plots.shown(experiment)): rd plot in \(Plots.shown(dir, limit: .max))")
+        }
+        return lines
+    }
+
+    /// `runs.run_key` by run_id for the rows that have one; none when the table has no such column (a database
+    /// of the previous version).
+    static func runKeys(_ store: LabStore) throws -> [Int64: String] {
+        let column = try store.database.query("SELECT 1 FROM pragma_table_info('runs') WHERE name = 'run_key'")
+        guard !column.isEmpty else { return [:] }
+        var keys: [Int64: String] = [:]
+        for row in try store.database.rows("SELECT run_id, run_key FROM runs WHERE run_key IS NOT NULL") {
+            keys[try row.integer("run_id")] = try row.text("run_key")
+        }
+        return keys
+    }
+
+    /// Whether `text` is all ASCII hex digits (either case).
+    static func isHex(_ text: some StringProtocol) -> Bool {
+        !text.isEmpty && text.unicodeScalars.allSatisfy { ("0"..."9").contains($0) || ("a"..."f").contains($0) || ("A"..."F").contains($0) }
+    }
+
+    /// The runs `selectors` name, in the order named, each once; every done run when `selectors` is empty.
+    /// - Throws: as ``redraw(databasePath:outDirectory:runs:)`` for the selectors.
+    static func select(_ selectors: [String], rows: [LabStore.RunRow], keys: [Int64: String], databasePath: String) throws -> [LabStore.RunRow] {
+        if selectors.isEmpty { return rows.filter { $0.status == "done" } }
+        let byID = Dictionary(rows.map { ($0.runID, $0) }, uniquingKeysWith: { a, _ in a })
+        var chosen: [LabStore.RunRow] = []
+        for selector in selectors {
+            let shown = Plots.shown(selector)
+            func isDigits(_ text: some StringProtocol) -> Bool { !text.isEmpty && text.unicodeScalars.allSatisfy { ("0"..."9").contains($0) } }
+            let digits = isDigits(selector)
+            var id: Int64?
+            var prefix: String?
+            if selector.hasPrefix("run-") && isDigits(selector.dropFirst(4)) {
+                id = Int64(selector.dropFirst(4))
+            } else if digits && selector.count < 8 {
+                id = Int64(selector)
+            } else if isHex(selector) && selector.count >= 8 {
+                guard selector.count <= 64 else {
+                    throw LabError.usage("--run '\(shown)': a run key has 64 hex digits, this has \(selector.count)")
+                }
+                prefix = selector.lowercased()
+                if digits { id = Int64(selector) }
+            } else {
+                throw LabError.usage("--run '\(shown)': expected a run id (12 or run-12) or a run key or its first 8 or more hex digits")
+            }
+            let keyed = prefix.map { p in rows.filter { keys[$0.runID]?.lowercased().hasPrefix(p) ?? false } } ?? []
+            if keyed.count > 1 {
+                throw LabError.usage("--run '\(shown)': ambiguous, the keys of runs \(keyed.map { String($0.runID) }.joined(separator: ", ")) start with it; give more digits")
+            }
+            let numbered = id.flatMap { byID[$0] }
+            if let k = keyed.first, let n = numbered, k.runID != n.runID {
+                throw LabError.usage("--run '\(shown)': ambiguous, it is run \(n.runID)'s id and the start of run \(k.runID)'s key; give run-\(n.runID) or more key digits")
+            }
+            guard let run = keyed.first ?? numbered else {
+                throw LabError.noInput("\(databasePath): no run \(prefix != nil ? "whose key starts with" : "with id") '\(shown)'")
+            }
+            if !chosen.contains(where: { $0.runID == run.runID }) { chosen.append(run) }
+        }
+        return chosen
+    }
+
+    /// A run's folder under OUT: the first 16 hex digits of its key, or `run-ID` without one.
+    /// - Throws: `.data` when the stored key is not 64 lowercase hex digits (it would not be a safe folder name).
+    static func folderName(_ run: LabStore.RunRow, keys: [Int64: String], databasePath: String) throws -> String {
+        guard let key = keys[run.runID] else { return "run-\(run.runID)" }
+        guard key.count == 64, isHex(key), key == key.lowercased() else {
+            throw LabError.data("\(databasePath): run \(run.runID): run_key '\(Plots.shown(key, limit: 80))' is not 64 lowercase hex digits")
+        }
+        return String(key.prefix(16))
+    }
+}
