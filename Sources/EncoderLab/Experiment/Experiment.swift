@@ -39,7 +39,7 @@ public struct Experiment: Sendable {
         do { object = try JSONSerialization.jsonObject(with: data) } catch {
             throw LabError.data("\(path): not valid JSON (\(error.localizedDescription))")
         }
-        try self.init(object: object, file: path, baseDirectory: (path as NSString).deletingLastPathComponent, maxRuns: maxRuns)
+        try self.init(object: object, file: path, baseDirectory: Paths.parent(path), maxRuns: maxRuns)
     }
 
     /// Expands an already parsed experiment object (see ``init(path:)``).

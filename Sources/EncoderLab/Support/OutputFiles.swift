@@ -16,7 +16,7 @@ enum OutputFiles {
             guard isDir.boolValue else { throw LabError.cantCreate("\(path): exists and is not a folder") }
             return
         }
-        let parent = (path as NSString).deletingLastPathComponent
+        let parent = Paths.parent(path)
         if !parent.isEmpty && parent != path { try makeDirectory(parent) }
         if mkdir(path, 0o777) != 0 && errno != EEXIST {
             throw LabError.cantCreate("\(path): cannot create folder: \(reason(errno))")
