@@ -1,1 +1,0 @@
-extension Clip { var warnings: [String] { [] } }  // TEMPORARY until the input branch merges
