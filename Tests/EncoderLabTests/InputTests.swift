@@ -40,6 +40,21 @@ struct InputTests {
         #expect(error("YUV4MPEG2 W8 H8 Im")?.contains("Im (mixed interlacing per frame) is not supported") == true)
     }
 
+    @Test("header numbers beyond x264's C ints or the lab's 16384 cap are refused naming the tag and value")
+    func outOfRange() throws {
+        // Int32.max = 2^31 - 1 = 2147483647: the largest value x264's int fields hold.
+        #expect(error("YUV4MPEG2 W8 H8 A3000000000:1") == "t.y4m: y4m header sample aspect ratio A3000000000:1 must be num:den with each from 0 to 2147483647")
+        #expect(error("YUV4MPEG2 W8 H8 A1:99999999999") == "t.y4m: y4m header sample aspect ratio A1:99999999999 must be num:den with each from 0 to 2147483647")
+        #expect(try header("YUV4MPEG2 W8 H8 A2147483647:2147483647").sarWidth == 2_147_483_647)
+        #expect(error("YUV4MPEG2 W8 H8 F2147483648:1") == "t.y4m: y4m header frame rate F2147483648:1 must be num:den with each from 1 to 2147483647")
+        // Beyond Int64 the number does not parse at all.
+        #expect(error("YUV4MPEG2 W8 H8 F1:99999999999999999999") == "t.y4m: y4m header tag F must be num:den, got '1:99999999999999999999'")
+        #expect(error("YUV4MPEG2 W16385 H8") == "t.y4m: y4m header W must be a width of 1 to 16384, got '16385'")
+        #expect(error("YUV4MPEG2 W8 H99999999999999999999") == "t.y4m: y4m header H must be a height of 1 to 16384, got '99999999999999999999'")
+        // 16384 x 16384 is 1024 x 1024 = 1,048,576 macroblocks, above 139,264.
+        #expect(error("YUV4MPEG2 W16384 H16384") == "t.y4m: y4m picture 16384x16384 is 1048576 macroblocks, above H.264's largest frame size (139264, Table A-1)")
+    }
+
     /// Writes a y4m by hand: header, then frames whose bytes are `value(frame, offset)`.
     func writeY4M(_ path: String, header: String, frames: Int, frameBytes: Int, frameLine: String = "FRAME",
                   tail: [UInt8] = []) throws {

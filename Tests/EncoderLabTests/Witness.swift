@@ -13,20 +13,33 @@ enum Witness {
                       stderr: String(decoding: r.stderr, as: UTF8.self))
     }
 
+    /// A path as ffmpeg and ffprobe must be given it: `file:` and the absolute path, so that no part of a name
+    /// is read as a protocol (written here apart from the lab's own helper).
+    static func file(_ path: String) -> String {
+        "file:" + (path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path)
+    }
+
+    /// Frames in a file's first video stream as ffprobe counts them by decoding it (`-count_frames`).
+    static func frameCount(_ path: String) throws -> Int? {
+        let out = try run("ffprobe", ["-v", "error", "-count_frames", "-select_streams", "v:0",
+                                      "-show_entries", "stream=nb_read_frames", "-of", "csv=p=0", file(path)])
+        return Int(out.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+
     static func json(_ text: String) -> [String: Any] {
         (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] ?? [:]
     }
 
     /// Packet sizes in decode order, as ffprobe's h264 parser splits the raw stream.
     static func packetSizes(_ stream: String) throws -> [Int] {
-        let out = try run("ffprobe", ["-v", "error", "-show_packets", "-show_entries", "packet=size", "-of", "json", stream])
+        let out = try run("ffprobe", ["-v", "error", "-show_packets", "-show_entries", "packet=size", "-of", "json", file(stream)])
         let packets = json(out.stdout)["packets"] as? [[String: Any]] ?? []
         return packets.compactMap { ($0["size"] as? String).flatMap(Int.init) ?? ($0["size"] as? Int) }
     }
 
     /// Picture types (I, P, B) of the decoded frames, in display order.
     static func pictureTypes(_ stream: String) throws -> [String] {
-        let out = try run("ffprobe", ["-v", "error", "-show_frames", "-show_entries", "frame=pict_type", "-of", "json", stream])
+        let out = try run("ffprobe", ["-v", "error", "-show_frames", "-show_entries", "frame=pict_type", "-of", "json", file(stream)])
         let frames = json(out.stdout)["frames"] as? [[String: Any]] ?? []
         return frames.compactMap { $0["pict_type"] as? String }
     }
@@ -36,7 +49,7 @@ enum Witness {
 
     /// NAL units per packet (decode order) from trace_headers, plus the PPS's pic_init_qp_minus26.
     static func traceHeaders(_ stream: String) throws -> (packets: [[TracedNAL]], picInitQPMinus26: Int?) {
-        let out = try run("ffmpeg", ["-hide_banner", "-nostats", "-i", stream, "-c", "copy", "-bsf:v", "trace_headers", "-f", "null", "-"])
+        let out = try run("ffmpeg", ["-hide_banner", "-nostats", "-i", file(stream), "-c", "copy", "-bsf:v", "trace_headers", "-f", "null", "-"])
         var packets: [[TracedNAL]] = []
         var current: [TracedNAL]?
         var picInit: Int?
@@ -69,7 +82,7 @@ enum Witness {
     static func filterStats(_ filter: String, stream: String, source: String) throws -> [[String: Double]] {
         let stats = NSTemporaryDirectory() + "/enclab-\(filter)-\(UUID().uuidString).log"
         defer { try? FileManager.default.removeItem(atPath: stats) }
-        let out = try run("ffmpeg", ["-hide_banner", "-nostats", "-v", "error", "-i", stream, "-i", source,
+        let out = try run("ffmpeg", ["-hide_banner", "-nostats", "-v", "error", "-i", file(stream), "-i", file(source),
                                      "-lavfi", "[0:v][1:v]\(filter)=stats_file=\(stats)", "-f", "null", "-"])
         guard out.status == 0 else { throw LabError.software("ffmpeg \(filter) failed: \(out.stderr)") }
         let text = (try? String(contentsOfFile: stats, encoding: .utf8)) ?? ""

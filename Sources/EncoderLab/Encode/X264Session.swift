@@ -158,23 +158,28 @@ public final class X264Session {
             }
         }
         // What x264's CLI takes from its y4m demuxer (x264.c parse()).
-        p.i_width = Int32(input.width)
-        p.i_height = Int32(input.height)
+        // Each value is checked before it narrows to x264's C field (the y4m reader already bounds them).
+        p.i_width = try int32(input.width, or: .data("picture width \(input.width) does not fit x264's int"))
+        p.i_height = try int32(input.height, or: .data("picture height \(input.height) does not fit x264's int"))
         p.i_csp = X264_CSP_I420
         let (fn, fd) = reduce(input.fpsNum, input.fpsDen)
-        p.i_fps_num = UInt32(fn)
-        p.i_fps_den = UInt32(fd)
+        let rate = LabError.data("frame rate \(input.fpsNum):\(input.fpsDen) does not fit x264's uint32_t fields")
+        p.i_fps_num = try uint32(fn, or: rate)
+        p.i_fps_den = try uint32(fd, or: rate)
         p.b_vfr_input = 0
-        p.i_timebase_num = UInt32(fd)
-        p.i_timebase_den = UInt32(fn)
+        p.i_timebase_num = try uint32(fd, or: rate)
+        p.i_timebase_den = try uint32(fn, or: rate)
         if p.vui.i_sar_width == 0 || p.vui.i_sar_height == 0 {
             let (sw, sh) = reduce(input.sarWidth, input.sarHeight)
-            p.vui.i_sar_width = Int32(sw)
-            p.vui.i_sar_height = Int32(sh)
+            let sar = LabError.data("sample aspect ratio \(input.sarWidth):\(input.sarHeight) does not fit x264's int fields")
+            p.vui.i_sar_width = try int32(sw, or: sar)
+            p.vui.i_sar_height = try int32(sh, or: sar)
         }
         var total = max(input.frameTotal - (settings.seek ?? 0), 0)
         if let f = settings.frames, f > 0, total == 0 || f < total { total = f }
-        p.i_frame_total = Int32(total)
+        // A count beyond x264's int (a y4m file of billions of tiny frames; `frames` past 2147483647 is refused
+        // when set) is passed as 0, x264's "unknown".
+        p.i_frame_total = Int32(exactly: total) ?? 0
         let userInterlaced = settings.options.contains { ["interlaced", "tff", "bff", "no-interlaced"].contains($0.name) }
         if !userInterlaced && input.interlacing != "p" {
             p.b_interlaced = 1
@@ -292,7 +297,7 @@ public final class X264Session {
             pic.opaque = UnsafeMutableRawPointer(bitPattern: displayIndex + 1)
             pic.img.i_csp = X264_CSP_I420
             pic.img.i_plane = 3
-            let w = Int32(width)
+            let w = Int32(width)  // checked when the session opened (makeParam)
             pic.img.i_stride = (w, w / 2, w / 2, 0)
             size = bytes.withUnsafeMutableBufferPointer { buf -> Int32 in
                 let base = buf.baseAddress!

@@ -41,14 +41,13 @@ public final class Clip {
 
     /// Opens a clip.
     /// - Parameter path: a `.y4m` file (or any file starting with `YUV4MPEG2`), or a file ffmpeg can decode.
-    /// - Throws: `.noInput` when the file is missing or unreadable; `.data` for a bad y4m header or a file
-    ///   ffmpeg cannot decode (with ffmpeg's own message); `.software` when ffmpeg is needed but missing.
+    /// - Throws: `.noInput` when the file is missing or unreadable, or is not a regular file (a named pipe, a
+    ///   device, a socket: the lab reads a clip twice, once to encode and once to verify the decode, and opening
+    ///   a named pipe without a writer would block); `.data` for a bad y4m header or a file ffmpeg cannot decode
+    ///   (with ffmpeg's own lines naming the problem); `.software` when ffmpeg is needed but missing.
     public init(path: String) throws {
-        var isDir: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDir) else {
-            throw LabError.noInput("\(path): no such file")
-        }
-        guard !isDir.boolValue else { throw LabError.noInput("\(path): is a directory, not a clip") }
+        // stat before any open: opening a FIFO for reading blocks until a writer comes.
+        let size = try Self.regularFileSize(path)
         guard let probe = FileHandle(forReadingAtPath: path) else {
             throw LabError.noInput("\(path): cannot be read (permission denied?)")
         }
@@ -60,15 +59,14 @@ public final class Clip {
             file = handle
             decoder = nil
             reader = try Y4MReader(handle: handle, name: path)
-            let attrs = try? FileManager.default.attributesOfItem(atPath: path)
-            let size = (attrs?[.size] as? NSNumber)?.intValue ?? 0
             let frameSize = reader.header.pictureBytes + 6  // "FRAME\n"
             let hint = max(0, size - reader.header.headerLength) / frameSize
             info = Self.info(path: path, reader: reader, hint: hint, ffmpeg: nil)
         } else {
             let ffmpeg = try Tools.require("ffmpeg", package: "ffmpeg")
+            // level+warning: ffmpeg's warnings about damage are kept (see ``warnings``), each line tagged with its level.
             let spawned = try SpawnedProcess(ffmpeg, [
-                "-nostdin", "-hide_banner", "-v", "error", "-i", path, "-map", "0:v:0",
+                "-nostdin", "-hide_banner", "-v", "level+warning", "-i", FFmpegInput.url(path), "-map", "0:v:0",
                 "-fps_mode", "passthrough", "-pix_fmt", "yuv420p", "-f", "yuv4mpegpipe", "-"])
             decoder = spawned
             file = spawned.stdout
@@ -77,11 +75,36 @@ public final class Clip {
             } catch {
                 let output = spawned.finish(terminate: true).stderr
                 if output.contains("matches no streams") { throw LabError.data("\(path): has no video stream") }
-                let message = output.split(separator: "\n").last.map(String.init) ?? "no output"
+                let message = FFmpegInput.problem(output, path: path) ?? "no output"
                 throw LabError.data("\(path): ffmpeg could not decode it: \(message)")
             }
             info = Self.info(path: path, reader: reader, hint: nil, ffmpeg: Tools.ffmpegVersion())
         }
+    }
+
+    /// The size in bytes of the regular file at `path`, checked with stat(2) without opening it.
+    /// - Throws: `.noInput` when it is missing, cannot be examined, or is not a regular file.
+    static func regularFileSize(_ path: String) throws -> Int {
+        var st = stat()
+        guard stat(path, &st) == 0 else {
+            let code = errno
+            switch code {
+            case ENOENT, ENOTDIR: throw LabError.noInput("\(path): no such file")
+            case EACCES: throw LabError.noInput("\(path): cannot be read (permission denied?)")
+            default: throw LabError.noInput("\(path): cannot be examined: \(String(cString: strerror(code)))")
+            }
+        }
+        let kind: String
+        switch st.st_mode & S_IFMT {
+        case S_IFREG: return Int(st.st_size)
+        case S_IFDIR: throw LabError.noInput("\(path): is a directory, not a clip")
+        case S_IFIFO: kind = "a named pipe"
+        case S_IFCHR: kind = "a character device"
+        case S_IFBLK: kind = "a block device"
+        case S_IFSOCK: kind = "a socket"
+        default: kind = "mode \(String(st.st_mode & S_IFMT, radix: 8))"
+        }
+        throw LabError.noInput("\(path): not a regular file (\(kind)); enclab reads a clip twice, give it a file")
     }
 
     private static func info(path: String, reader: Y4MReader, hint: Int?, ffmpeg: String?) -> ClipInfo {
@@ -96,18 +119,28 @@ public final class Clip {
     public var header: Y4MHeader { reader.header }
 
     /// The next picture in display order, or nil at the end.
-    /// - Throws: `.data` for a damaged y4m stream, or when ffmpeg exits with an error at the end of a decode.
+    /// - Throws: `.data` for a damaged y4m stream, or when ffmpeg exits with an error at the end of a decode
+    ///   (with ffmpeg's lines naming the problem).
     public func next() throws -> Picture? {
         if let picture = try reader.next() { return picture }
-        if let decoder {
+        if let decoder, !decoderFinished {
+            decoderFinished = true
             let (status, output) = decoder.finish()
             if status != 0 {
-                let message = output.split(separator: "\n").last.map(String.init) ?? "exit status \(status)"
+                let message = FFmpegInput.problem(output, path: info.path) ?? "exit status \(status)"
                 throw LabError.data("\(info.path): ffmpeg failed while decoding: \(message)")
             }
+            warnings = FFmpegInput.warnings(output, path: info.path)
         }
         return nil
     }
+
+    /// What ffmpeg said about damage in a clip it decoded to the end (a partial file, corrupt packets), one
+    /// line each, as `"PATH: ffmpeg: TEXT"` (see ``FFmpegInput/warnings(_:path:)``); the frames it could not
+    /// decode are missing from the clip. Empty for a y4m file (see ``truncatedBytes``) and until ``next()`` has
+    /// returned nil: ffmpeg's messages are read when it exits.
+    public private(set) var warnings: [String] = []
+    private var decoderFinished = false
 
     /// Bytes of a partial last frame when the input ended inside one (see ``Y4MReader/truncatedBytes``).
     public var truncatedBytes: Int? { reader.truncatedBytes }

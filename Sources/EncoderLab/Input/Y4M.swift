@@ -43,7 +43,8 @@ public struct Y4MHeader: Equatable, Sendable {
     ///   - line: the bytes of the first line of the file.
     ///   - file: the file name, used only in error messages.
     /// - Throws: ``LabError`` of kind `.data` naming the file and the tag when the magic is not
-    ///   `YUV4MPEG2`, `W` or `H` is missing or not a positive integer, `F` or `A` is not `num:den`, the chroma
+    ///   `YUV4MPEG2`, `W` or `H` is missing or not an integer from 1 to 16384, `F` or `A` is not `num:den` (each
+    ///   part at most 2147483647, x264's int; `F` parts at least 1), the picture is above 139,264 macroblocks, the chroma
     ///   format is not 8-bit 4:2:0, or interlacing is mixed (`Im`), which x264's CLI also cannot encode.
     public init(line: [UInt8], file: String) throws {
         var text = String(decoding: line, as: UTF8.self)
@@ -66,6 +67,11 @@ public struct Y4MHeader: Equatable, Sendable {
             }
             return (n, d)
         }
+        // W and H are capped at 16384 before anything multiplies them: the picture's byte count (w*h*3/2, at most
+        // 402,653,184 here) and x264's int fields stay far from overflow, and a header cannot make the lab allocate
+        // gigabytes. H.264 itself allows at most sqrt(8 * MaxFS) = 1055 macroblocks (16880 samples) a side at level
+        // 6.2 (A.3.1 items g and h), and at most 139,264 macroblocks a frame (checked below), so a legal stream
+        // this cap refuses is at most 16880 samples wide or high.
         for token in tokens.dropFirst() {
             guard let tag = token.first else { continue }
             let value = token.dropFirst()
@@ -88,6 +94,10 @@ public struct Y4MHeader: Equatable, Sendable {
                 (fpsNum, fpsDen) = (n, d)
             case "A":
                 (sarW, sarH) = try ratio(value, tag: "A")
+                // x264's vui.i_sar_width and i_sar_height are C ints.
+                guard sarW <= Int(Int32.max), sarH <= Int(Int32.max) else {
+                    throw LabError.data("\(file): y4m header sample aspect ratio A\(value) must be num:den with each from 0 to \(Int32.max)")
+                }
             case "I":
                 guard let mode = value.first, "ptbm?".contains(mode) else {
                     throw LabError.data("\(file): y4m header interlacing I\(value) is not one of Ip, It, Ib, Im")

@@ -77,8 +77,9 @@ public struct EncodeSettings: Equatable, Sendable {
 
     /// Takes one setting by its x264 CLI long name (without dashes) and value.
     ///
-    /// - Throws: `.usage` naming the setting for an option the harness does not model, a non-integer
-    ///   `frames`/`seek`, or an unknown `rc` mode. Unknown x264 names are found by ``X264Param`` (x264_param_parse).
+    /// - Throws: `.usage` naming the setting for an option the harness does not model, a `frames`/`seek` that
+    ///   is not a whole number from 0 to 2147483647 (x264's int), `seek` plus `frames` above 2147483647, or an
+    ///   unknown `rc` mode. Unknown x264 names are found by ``X264Param`` (x264_param_parse).
     public mutating func set(_ rawName: String, _ value: String?) throws {
         let name = rawName.replacingOccurrences(of: "_", with: "-")
         func integer() throws -> Int {
@@ -86,6 +87,19 @@ public struct EncodeSettings: Equatable, Sendable {
                 throw LabError.usage("setting '\(name)' needs a whole number >= 0, got '\(value ?? "")'")
             }
             return n
+        }
+        // x264 keeps frame counts in C ints (x264_param_t.i_frame_total, the CLI's i_seek): a count must fit one.
+        func frameCount() throws -> Int {
+            let n = try integer()
+            guard n <= Int(Int32.max) else {
+                throw LabError.usage("setting '\(name)' must be at most \(Int32.max) frames (x264 counts frames in a C int), got '\(value ?? "")'")
+            }
+            return n
+        }
+        func checkSeekPlusFrames() throws {
+            if let s = seek, let f = frames, s + f > Int(Int32.max) {
+                throw LabError.usage("settings 'seek' (\(s)) plus 'frames' (\(f)) must be at most \(Int32.max) frames (x264 counts frames in a C int)")
+            }
         }
         func text() throws -> String {
             guard let v = value, !v.isEmpty else { throw LabError.usage("setting '\(name)' needs a value") }
@@ -97,9 +111,12 @@ public struct EncodeSettings: Equatable, Sendable {
         case "profile": profile = try text()
         case "frames":
             // As in x264's CLI, 0 means every frame.
-            let n = try integer()
+            let n = try frameCount()
             frames = n == 0 ? nil : n
-        case "seek": seek = try integer()
+            try checkSeekPlusFrames()
+        case "seek":
+            seek = try frameCount()
+            try checkSeekPlusFrames()
         case "rc":
             let v = try text()
             guard let mode = RateControlMode(rawValue: v.lowercased()) else {
