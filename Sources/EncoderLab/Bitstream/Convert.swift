@@ -41,6 +41,9 @@ public enum Convert {
         guard [1, 2, 4].contains(options.lengthSize) else {
             throw LabError.usage("--length-size must be 1, 2 or 4, got \(options.lengthSize)")
         }
+        if let fps = options.fps, fps.num <= 0 || fps.den <= 0 {
+            throw LabError.usage("--fps must be a positive rate, got \(fps.num)/\(fps.den)")
+        }
         if options.avccConfigPath != nil && options.to != .avcc {
             throw LabError.usage("--avcc-config goes with --to avcc")
         }
@@ -135,7 +138,8 @@ public enum Convert {
             pocs.append(poc)
             periods.append(max(period, 0))
         }
-        guard durationDen == 0 || Int64(durationNum) * 1_000_000 >= Int64(durationDen) else {
+        // Compared in 128 bits: an --fps of 1/99999999999999 would overflow 64.
+        guard durationDen == 0 || Int128(durationNum) * 1_000_000 >= Int128(durationDen) else {
             throw LabError.usage("\(path): a frame duration of \(durationNum)/\(durationDen) s is under a microsecond, the packets' time unit")
         }
         guard durationDen > 0 else {
