@@ -553,8 +553,8 @@ sigint_encode() {
     local pid i status frames
     start_bg 60 "$ENCLAB" encode "$FX/long.mp4" --threads 1 --db db.sqlite --out OUT
     pid=$(child_of "$BG")
-    for i in $(seq 150); do   # until the run is recorded
-        [ "$(rows "$D/db.sqlite" "status='running'")" -ge 1 ] && break
+    for i in $(seq 150); do   # until the run is encoding: its temporary folder holds stream bytes
+        compgen -G "$D/OUT/.tmp-*/stream.264" >/dev/null && [ -s "$(compgen -G "$D/OUT/.tmp-*/stream.264" | head -n 1)" ] && break
         kill -0 "$BG" 2>/dev/null || break
         sleep 0.1
     done
