@@ -141,6 +141,6 @@ struct BitstreamCommandTests {
         let missing = try cli.enclab(["convert", "--to", "avcc", "none.264", "o.avcc"], in: dir)
         #expect(missing.status == 66 && missing.stderr == "enclab: none.264: no such file\n")
         let size = try cli.enclab(["convert", "--to", "avcc", "--length-size", "3", "cut.264", "o.avcc"], in: dir)
-        #expect(size.status == 64 && size.stderr == "enclab: --length-size must be 1, 2 or 4, got '3'\n")
+        #expect(size.status == 64 && size.stderr == "enclab: --length-size must be 1, 2 or 4, got '3' (see 'enclab convert --help')\n")
     }
 }

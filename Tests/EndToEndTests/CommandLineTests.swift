@@ -99,7 +99,7 @@ struct CommandLineTests {
         (["encode", "c.y4m", "--seek", "10"], Int32(65), "enclab: c.y4m: no whole frame to encode after skipping 10 (--seek)"),
         (["encode", "c.y4m", "--rc", "vbr", "--bitrate", "300", "--nal-hrd", "cbr"], Int32(64), "enclab: contradictory settings: rc vbr with nal-hrd cbr"),
         (["encode", "c.y4m", "--tune", "cinema"], Int32(64), "enclab: bad tune 'cinema'"),
-        (["frobnicate"], Int32(64), "enclab: unknown command 'frobnicate' (encode, run, inspect, convert, version)"),
+        (["frobnicate"], Int32(64), "enclab: unknown command 'frobnicate' (encode, run, plot, inspect, convert, version, help)"),
     ])
     func badInput(arguments: [String], status: Int32, message: String) throws {
         let dir = scratch()
@@ -112,6 +112,9 @@ struct CommandLineTests {
         #expect(r.status == status)
         #expect(r.stderr.hasPrefix(message), "\(r.stderr)")
         #expect(r.stderr.split(separator: "\n").count == 1)
+        // A usage error ends by pointing at the help of its command (the command list for an unknown one).
+        let help = ["encode", "run"].contains(arguments[0]) ? "enclab \(arguments[0]) --help" : "enclab help"
+        #expect((status == 64) == r.stderr.hasSuffix(" (see '\(help)')\n"), "\(r.stderr)")
         #expect(r.stdout.isEmpty)
         if FileManager.default.fileExists(atPath: "\(dir)/lab.sqlite") {
             #expect(try sqlite("\(dir)/lab.sqlite", "SELECT count(*) FROM runs") == ["0"])
@@ -128,7 +131,7 @@ struct CommandLineTests {
         #expect(r.status == 0, "\(r.stderr)")
         #expect(try sqlite("\(dir)/a.sqlite", "SELECT frames FROM runs; SELECT profile_idc FROM parameter_sets WHERE kind = 'sps'") == ["6", "66"])
         let memory = try enclab(["encode", "c.y4m", "--db", ":memory:"], in: dir)
-        #expect(memory.status == 64 && memory.stderr == "enclab: --db needs a database file path, got ':memory:' (SQLite would keep nothing there)\n")
+        #expect(memory.status == 64 && memory.stderr == "enclab: --db needs a database file path, got ':memory:' (SQLite would keep nothing there) (see 'enclab encode --help')\n")
         try "not a database".write(toFile: "\(dir)/text.sqlite", atomically: true, encoding: .utf8)
         let foreign = try enclab(["encode", "c.y4m", "--db", "text.sqlite"], in: dir)
         #expect(foreign.status == 65)
@@ -144,7 +147,7 @@ struct CommandLineTests {
         let before = try Data(contentsOf: URL(fileURLWithPath: "\(dir)/shared/run-1/stream.264"))
         let r = try enclab(["encode", "c.y4m", "--crf", "40", "--db", "b.sqlite", "--out", "shared"], in: dir)
         #expect(r.status == 64)
-        #expect(r.stderr == "enclab: shared/run-1 already exists (from another database?): give this database its own --out\n")
+        #expect(r.stderr == "enclab: shared/run-1 already exists (from another database?): give this database its own --out (see 'enclab encode --help')\n")
         #expect(try Data(contentsOf: URL(fileURLWithPath: "\(dir)/shared/run-1/stream.264")) == before)
         #expect(try sqlite("\(dir)/b.sqlite", "SELECT count(*) FROM runs") == ["0"])
     }

@@ -72,7 +72,7 @@ struct DatabaseCommandTests {
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let r = try CLI.process("/usr/bin/env", ["ENCLAB_DB_TIMEOUT_MS=ten", CLI.binary, "encode", "c.y4m", "--db", "lab.sqlite"], in: dir)
         #expect(r.status == 64)
-        #expect(r.stderr == "enclab: ENCLAB_DB_TIMEOUT_MS must be a whole number of milliseconds from 0 to 2147483647, got 'ten'\n")
+        #expect(r.stderr == "enclab: ENCLAB_DB_TIMEOUT_MS must be a whole number of milliseconds from 0 to 2147483647, got 'ten' (see 'enclab encode --help')\n")
     }
 
     /// Whether a private mount namespace with a read-only bind mount can be made here (root with CAP_SYS_ADMIN).

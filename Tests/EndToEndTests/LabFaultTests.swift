@@ -53,7 +53,7 @@ struct LabFaultTests {
         try "{\"name\": \"huge\", \"clips\": [\"c.y4m\"], \"grid\": {\(lists)}}".write(toFile: "\(dir)/huge.json", atomically: true, encoding: .utf8)
         let huge = try Self.enclab(["run", "huge.json"], in: dir)
         #expect(huge.status == 64)
-        #expect(huge.stderr == "enclab: huge.json: expands to 1048576 runs (clips x grid points), over the limit of 100000; raise it with --max-runs N\n")
+        #expect(huge.stderr == "enclab: huge.json: expands to 1048576 runs (clips x grid points), over the limit of 100000; raise it with --max-runs N (see 'enclab run --help')\n")
         #expect(!Self.exists("\(dir)/results"))
         // 2 clips x 2 values = 4 runs: refused under --max-runs 3, checked and run under --max-runs=4.
         try SyntheticClip(width: 32, height: 32, frames: 2, seed: 2).write(to: "\(dir)/d.y4m")

@@ -1,0 +1,174 @@
+import EncoderLab
+import Foundation
+
+/// One `enclab` command: its name, its flags, its help and its work. `enclab NAME --help`, `enclab NAME -h` and
+/// `enclab help NAME` all print ``help``, which is built from the same flag table the parser reads.
+protocol Command: Sendable {
+    /// The word after `enclab` that names it.
+    var name: String { get }
+    /// One line for `enclab help`.
+    var summary: String { get }
+    /// The operands in its usage line (`INPUT [x264 flags]`), "" for none.
+    var operands: String { get }
+    /// The flags it takes: the parser reads exactly these and the help lists them (`-h`/`--help` comes with every
+    /// command and is not listed here).
+    var flags: [Flag] { get }
+    /// What it does: the help's paragraphs between the usage line and the flags.
+    var about: String { get }
+    /// More sections after the flags (title, text), such as encode's x264 flags; empty for none.
+    var sections: [(title: String, text: String)] { get }
+    /// The exit statuses it can end with, and what each means for it.
+    var exitStatuses: [(status: Int32, meaning: String)] { get }
+    /// An example command line (or a few, one a line), without a leading `$`.
+    var example: String { get }
+    /// Does the work: `arguments` are the words after its name.
+    /// - Throws: `LabError`, which `main` maps to the exit status.
+    func run(arguments: [String]) throws
+}
+
+extension Command {
+    var sections: [(title: String, text: String)] { [] }
+
+    /// The usage after `enclab NAME`, word by word: its required flags, operands, then the optional flags (a flag
+    /// and its value one word).
+    var usageWords: [String] {
+        func shown(_ f: Flag) -> String { f.value.map { "\(f.name) \($0)" } ?? f.name }
+        var words = flags.filter(\.required).map(shown)
+        if !operands.isEmpty { words.append(operands) }
+        words += flags.filter { !$0.required }.map { "[\(shown($0))\($0.repeatable ? " ..." : "")]" }
+        return words
+    }
+
+    /// The usage line after `lead` (`usage: `), wrapped under the first word after the command's name.
+    func usage(after lead: String) -> String {
+        usageWords.isEmpty ? "\(lead)enclab \(name)" : wrapped(words: usageWords, after: "\(lead)enclab \(name) ")
+    }
+
+    /// The full help: usage, what it does, flags with defaults, further sections, exit statuses, an example.
+    var help: String {
+        var rows = flags.map { f -> (String, String) in
+            var about = f.about
+            if f.required { about += " (required)" } else if let d = f.defaultValue { about += " (default: \(d))" }
+            if f.repeatable { about += "; may be given more than once" }
+            return (f.value.map { "\(f.name) \($0)" } ?? f.name, about)
+        }
+        rows.append(("-h, --help", "this help (a word of its own anywhere on the line, unless it is the value of a flag above)"))
+        let width = rows.map(\.0.count).max() ?? 0
+        let flagLines = rows.map { wrapped($0.1, after: "  " + $0.0.padding(toLength: width, withPad: " ", startingAt: 0) + "  ") }
+        var text = "\(usage(after: "usage: "))\n\n\(about)\n\nFlags (--name VALUE or --name=VALUE):\n"
+        text += flagLines.joined(separator: "\n")
+        for section in sections { text += "\n\n\(section.title):\n\(section.text)" }
+        text += "\n\nExit status:\n" + exitStatuses.map { wrapped($0.meaning, after: "  " + String($0.status).padding(toLength: 5, withPad: " ", startingAt: 0)) }
+            .joined(separator: "\n")
+        text += "\n\nExample:\n" + example.split(separator: "\n").map { "  \($0)" }.joined(separator: "\n")
+        return text
+    }
+
+    /// Parses `arguments` with this command's flags.
+    /// - Returns: the parsed arguments, or nil when help was asked for (it has been printed to stdout).
+    /// - Parameter handsOn: whether flags not in ``flags`` are left in `rest` for another parser instead of refused.
+    func parse(_ arguments: [String], handsOn: Bool = false) throws -> ParsedArguments? {
+        switch try FlagParser(command: name, flags: flags, handsOn: handsOn).parse(arguments) {
+        case .help:
+            print(help)
+            return nil
+        case .arguments(let parsed):
+            return parsed
+        }
+    }
+}
+
+/// Every command, in the order `enclab help` lists them, and the names `main` dispatches on.
+enum Commands {
+    static let all: [any Command] = [EncodeCommand(), RunCommand(), PlotCommand(), InspectCommand(), ConvertCommand(),
+                                     VersionCommand(), HelpCommand()]
+
+    /// The command a first argument names: a command's name, or `-h`/`--help` (help) or `--version` (version).
+    /// - Throws: `.usage` "unknown command 'X' (encode, run, ...)".
+    static func named(_ word: String) throws -> any Command {
+        let name = ["-h": "help", "--help": "help", "--version": "version"][word] ?? word
+        guard let command = all.first(where: { $0.name == name }) else {
+            throw LabError(.usage, "unknown command '\(word)' (\(all.map(\.name).joined(separator: ", ")))")
+        }
+        return command
+    }
+
+    /// Where a usage error on this command line points: `enclab NAME --help` for a known command (other than
+    /// `help`), else `enclab help`.
+    static func helpReference(_ arguments: [String]) -> String {
+        guard let first = arguments.first, let command = try? named(first), command.name != "help" else { return "enclab help" }
+        return "enclab \(command.name) --help"
+    }
+
+    /// `enclab help`: every command's usage line and summary.
+    static var overview: String {
+        let width = all.map(\.name.count).max() ?? 0
+        return """
+            \(all.enumerated().map { $1.usage(after: $0 == 0 ? "usage: " : "       ") }.joined(separator: "\n"))
+
+            \(all.map { $0.name.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + $0.summary }.joined(separator: "\n"))
+
+            'enclab COMMAND --help' (or 'enclab help COMMAND') gives a command's flags, defaults, exit statuses and an example.
+            """
+    }
+}
+
+// Shared by the commands.
+
+/// `text` after `lead` (a help row's first columns), its words wrapped at `width` columns, continuation lines
+/// indented to where the text starts.
+func wrapped(_ text: String, after lead: String, width: Int = 112) -> String {
+    wrapped(words: text.split(separator: " ").map(String.init), after: lead, width: width)
+}
+
+/// `words` after `lead`, one space apart, wrapped at `width` columns (a word longer than a line stands alone),
+/// continuation lines indented to where the first word starts.
+func wrapped(words: [String], after lead: String, width: Int = 112) -> String {
+    var lines: [String] = []
+    var line = lead
+    for word in words {
+        if line.count > lead.count && line.count + 1 + word.count > width {
+            lines.append(line)
+            line = String(repeating: " ", count: lead.count)
+        }
+        line += (line.count > lead.count ? " " : "") + word
+    }
+    lines.append(line)
+    return lines.joined(separator: "\n")
+}
+
+/// One run's line on stdout: id, clip, label, frames, bytes, rate, mean PSNR and the stream's path.
+func describe(_ o: RunOutcome) -> String {
+    let psnr = o.meanPSNR.map { String(format: "%.2f dB", $0) } ?? "n/a"
+    return String(format: "run %lld  %@  %@  frames=%d  bytes=%d  %.1f kbit/s  psnr_avg=%@  %@",
+                  o.runID, oneLine((o.clip as NSString).lastPathComponent), oneLine(o.label), o.frames, o.bytes, o.kbps, psnr,
+                  oneLine(o.streamPath))
+}
+
+/// A `--from`/`--to` value as a stream format, nil when absent.
+/// - Throws: `.usage` "stream format must be annexb, avcc or packets, got 'X'".
+func streamFormat(_ value: String?) throws -> StreamFormat? {
+    guard let value else { return nil }
+    guard let f = StreamFormat(rawValue: value) else { throw LabError(.usage, "stream format must be annexb, avcc or packets, got '\(value)'") }
+    return f
+}
+
+/// A `--length-size` value: 1, 2 or 4 bytes (4 when absent).
+/// - Throws: `.usage` "--length-size must be 1, 2 or 4, got 'X'".
+func lengthSize(_ value: String?) throws -> Int {
+    guard let value else { return 4 }
+    guard let n = Int(value), [1, 2, 4].contains(n) else { throw LabError(.usage, "--length-size must be 1, 2 or 4, got '\(value)'") }
+    return n
+}
+
+/// The flags `inspect` and `convert` share.
+enum StreamFlags {
+    static let from = Flag("--from", value: "annexb|avcc|packets", about: "the input's format",
+                           default: "detected: a leading start code is Annex B, a file that parses whole as packets is packets, else AVCC")
+    static let lengthSize = Flag("--length-size", value: "1|2|4", about: "bytes of each AVCC length prefix", default: "4")
+}
+
+/// The environment section of the commands that open a database.
+let databaseEnvironment = (title: "Environment", text: wrapped(
+    "how long to wait for a database another process holds, in milliseconds (default 10000; 0: fail at once)",
+    after: "  ENCLAB_DB_TIMEOUT_MS  "))

@@ -1,0 +1,54 @@
+import EncoderLab
+import Foundation
+
+/// `enclab convert --to FORMAT IN OUT`: a stream between Annex B, AVCC and the lab's packets.
+struct ConvertCommand: Command {
+    let name = "convert"
+    let summary = "a stream between Annex B, AVCC (with its avcC record) and the lab's packet format"
+    let operands = "IN OUT"
+    let flags = [
+        Flag("--to", value: "avcc|annexb|packets", about: "the output's format", required: true),
+        StreamFlags.from,
+        StreamFlags.lengthSize,
+        Flag("--avcc-config", value: "FILE", about: "also write the avcC record (ISO/IEC 14496-15) of the stream's SPSs and PPSs",
+             default: "none written"),
+        Flag("--fps", value: "NUM[/DEN]", about: "frame rate for the times of packets made from Annex B or AVCC",
+             default: "2 x num_units_in_tick / time_scale from the SPS VUI"),
+    ]
+    let about = """
+        Writes IN's access units to OUT in another format. AVCC output is every NAL unit in decode order, parameter
+        sets included, each behind a big-endian length of --length-size bytes. Annex B output uses 4-byte start codes.
+        Annex B and AVCC carry no times, so packets made from them get derived ones: DTS = decode index x frame
+        duration, PTS from the picture order count within each IDR period, DTS shifted back so that DTS <= PTS.
+        stdout gets one line: IN, its format and counts, OUT, its format and size.
+        """
+    let exitStatuses: [(status: Int32, meaning: String)] = [
+        (0, "converted"),
+        (64, "usage: a bad flag or value, no --to, packets wanted from a stream without VUI timing and no --fps"),
+        (65, "bad data: IN is empty or does not parse in its format"),
+        (66, "IN is missing or cannot be read"),
+        (73, "OUT or the --avcc-config file cannot be created (a folder, a read-only place)"),
+        (74, "a write failed part-way (a full disk)"),
+    ]
+    let example = "enclab convert --to avcc --avcc-config stream.avcC --length-size 4 stream.264 stream.avcc"
+
+    func run(arguments: [String]) throws {
+        guard let parsed = try parse(arguments) else { return }
+        let rest = parsed.rest
+        guard rest.count == 2 else { throw LabError(.usage, "convert takes IN and OUT") }
+        guard let to = try streamFormat(parsed.value("--to")) else { throw LabError(.usage, "convert needs --to avcc|annexb|packets") }
+        var options = Convert.Options(to: to)
+        options.from = try streamFormat(parsed.value("--from"))
+        options.lengthSize = try lengthSize(parsed.value("--length-size"))
+        options.avccConfigPath = parsed.value("--avcc-config")
+        if let fps = parsed.value("--fps") {
+            let parts = fps.split(separator: "/").map { Int($0) }
+            guard (1...2).contains(parts.count), let num = parts[0], let den = parts.count == 2 ? parts[1] : 1 else {
+                throw LabError(.usage, "--fps must be NUM or NUM/DEN, got '\(fps)'")
+            }
+            options.fps = (num, den)
+        }
+        let summary = try Convert.run(input: rest[0], output: rest[1], options: options)
+        print("\(rest[0]) (\(summary.from.rawValue), \(summary.nalUnits) NAL units, \(summary.accessUnits) access units) -> \(rest[1]) (\(to.rawValue), \(summary.bytes) bytes)")
+    }
+}

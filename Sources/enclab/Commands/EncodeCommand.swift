@@ -1,0 +1,71 @@
+import EncoderLab
+import Foundation
+
+/// `enclab encode INPUT [x264 flags]`: one encode of one clip, verified, plotted and recorded.
+///
+/// The lab's own flags are in ``flags`` and are taken out wherever they stand; every other word goes, in order, to
+/// x264's flag parser (`EncodeSettings.parse`), which tells INPUT from flags and values and refuses what it does
+/// not know: a flag this command does not take is one that neither the lab nor x264 knows.
+struct EncodeCommand: Command {
+    let name = "encode"
+    let summary = "one encode of INPUT (.y4m, or any file ffmpeg decodes) with x264's own flags"
+    let operands = "INPUT [x264 flags]"
+    let flags = [
+        Flag("--rc", value: "cqp|crf|abr|cbr|vbr", about: "the lab's rate-control mode on top of x264's options",
+             default: "x264's own method, the last of --qp, --crf, --bitrate (CRF 23 with none)"),
+        Flag("--db", value: "FILE", about: "the SQLite database the run is recorded in", default: "results/encode.sqlite"),
+        Flag("--out", value: "DIR", about: "the folder for the run's stream and plots", default: "results/encode"),
+        Flag("--force", about: "encode even when the database holds a done run with the same run key"),
+    ]
+    let about = """
+        Encodes INPUT once with libx264, verifies the stream (parsed back, and decoded by ffmpeg), draws its plots and
+        records the run frame by frame in the database. A .y4m is read natively; any other file is decoded by ffmpeg.
+        Settings, clip and tools are checked before anything is written: bad input leaves no database or folder.
+        stdout gets one line: run id, clip, settings, frames, bytes, kbit/s, mean PSNR and the stream's path.
+        """
+    var sections: [(title: String, text: String)] {
+        [("x264 flags (every other flag goes to x264's flag parser)", """
+              x264 CLI names, defaults and units, as --name VALUE, --name=VALUE or the short forms -I -i -b -q -B -r -f
+              -m -A -t -w -8: --preset, --tune, --profile, --qp, --crf, --bitrate (kbit/s), --vbv-maxrate (kbit/s),
+              --vbv-bufsize (kbit), --nal-hrd, --keyint, --min-keyint, --scenecut, --bframes, --b-pyramid, --no-cabac,
+              --open-gop, --threads, --ref, --level, --frames N (0: every frame), --seek N, and every other option
+              x264_param_parse knows ('x264 --fullhelp' lists them). A name neither the lab nor x264 knows is refused.
+              Not supported (they change the input, output or passes): --qpfile --tcfile-in --tcfile-out --timebase
+              --pulldown --vf --input-* --output-* --demuxer --muxer --index --output --dump-yuv --pass --stats --fps
+              --range. Accepted and ignored: --quiet --verbose --log-level --no-progress --thread-input --psnr --ssim.
+            """),
+         databaseEnvironment]
+    }
+    let exitStatuses: [(status: Int32, meaning: String)] = [
+        (0, "the run is done"),
+        (64, "usage: a bad flag or value, an unknown or contradictory setting, --db :memory:, a run folder that another database made under the same --out"),
+        (65, "bad data: a malformed y4m, a file ffmpeg cannot decode, a frame damaged midway (the run is recorded failed), a database that is not the lab's"),
+        (66, "INPUT is missing or not a regular file"),
+        (70, "ffmpeg or gnuplot is missing, or the lab failed"),
+        (73, "--out or --db cannot be created"),
+        (74, "a write failed part-way (a full disk)"),
+        (75, "the database is locked by another process (see ENCLAB_DB_TIMEOUT_MS)"),
+        (130, "interrupted by SIGINT or SIGTERM (the run is recorded failed)"),
+    ]
+    let example = "enclab encode fixtures/carphone_pristine.mp4 --preset fast --rc cbr --bitrate 600 --keyint 60 --threads 1"
+
+    func run(arguments: [String]) throws {
+        guard let parsed = try parse(arguments, handsOn: true) else { return }
+        let db = parsed.value("--db")
+        let out = try parsed.path("--out", what: "a folder path")
+        let force = parsed.has("--force")
+        _ = force  // issue 7: passed to the pipeline
+        var x264Words = parsed.rest
+        if let rc = parsed.value("--rc") { x264Words.append("--rc=\(rc)") }
+        let (settings, positional) = try EncodeSettings.parse(arguments: x264Words)
+        guard positional.count == 1 else {
+            throw LabError(.usage, positional.isEmpty ? "encode needs an INPUT clip" : "encode takes one INPUT, got \(positional.joined(separator: " "))")
+        }
+        // Settings, clip and tools are checked before any database or folder is made.
+        try Lab.requireTools()
+        try Lab.validate([Experiment.Run(clip: positional[0], settings: settings, label: "")])
+        let lab = try Lab(databasePath: db ?? "results/encode.sqlite", outDirectory: out ?? "results/encode")
+        let outcome = try lab.run(experiment: "encode", clipPath: positional[0], settings: settings)
+        print(describe(outcome))
+    }
+}

@@ -1,0 +1,68 @@
+import EncoderLab
+import Foundation
+
+/// `enclab run EXPERIMENT.json`: every run of an experiment file, then its rate-distortion plot.
+struct RunCommand: Command {
+    let name = "run"
+    let summary = "every run of an experiment file (clips x grid of settings), then its rate-distortion plot"
+    let operands = "EXPERIMENT.json"
+    let flags = [
+        Flag("--db", value: "FILE", about: "the SQLite database the runs are recorded in", default: "results/NAME.sqlite, NAME from the experiment file"),
+        Flag("--out", value: "DIR", about: "the folder for the runs' streams and plots", default: "results/NAME"),
+        Flag("--max-runs", value: "N", about: "refuse an experiment of more runs than N, counted before any is built",
+             default: String(Experiment.defaultMaxRuns)),
+        Flag("--force", about: "run even the runs whose run key the database holds done"),
+    ]
+    let about = """
+        Expands the experiment into its runs (every clip times every combination of the grid's values), checks every
+        run's settings and clips (x264 opens an encoder for each) before the first starts, then encodes, verifies,
+        plots and records each as 'enclab encode' does, and draws rd.png/rd.svg (bitrate against mean PSNR) in the
+        output folder. stdout gets one line per run, then a summary.
+        """
+    var sections: [(title: String, text: String)] {
+        [("Experiment file (JSON)", """
+              {"name": "tiny", "clips": ["clip.y4m"], "base": {"preset": "fast", "threads": 1},
+               "grid": {"mode": [{"rc": "crf", "crf": 23}, {"rc": "cbr", "bitrate": 600}], "bframes": [0, 3]}}
+              name: letters, digits, '.', '_', '-' (names the default database and folder); clips: paths relative to
+              the file's folder; base: settings by x264 CLI name without dashes (true: a flag without argument);
+              grid: setting name to a list of values (an entry may be an object of settings applied together);
+              description: optional text. Any other key is refused.
+            """),
+         databaseEnvironment]
+    }
+    let exitStatuses: [(status: Int32, meaning: String)] = [
+        (0, "every run is done"),
+        (64, "usage: a bad flag or value, a bad experiment file (unknown key, setting or value, contradictory settings), more runs than --max-runs, a run folder that another database made under the same --out"),
+        (65, "bad data: a malformed clip or experiment JSON, a frame damaged midway (that run is recorded failed), a database that is not the lab's"),
+        (66, "the experiment file or one of its clips is missing or not a regular file"),
+        (70, "ffmpeg or gnuplot is missing, or the lab failed"),
+        (73, "--out or --db cannot be created"),
+        (74, "a write failed part-way (a full disk)"),
+        (75, "the database is locked by another process (see ENCLAB_DB_TIMEOUT_MS)"),
+        (130, "interrupted by SIGINT or SIGTERM (the run under way is recorded failed)"),
+    ]
+    let example = "enclab run experiments/quickstart.json --db results/quickstart.sqlite --out results/quickstart"
+
+    func run(arguments: [String]) throws {
+        guard let parsed = try parse(arguments) else { return }
+        let db = parsed.value("--db")
+        let out = try parsed.path("--out", what: "a folder path")
+        let force = parsed.has("--force")
+        _ = force  // issue 7: passed to the pipeline
+        var maxRuns = Experiment.defaultMaxRuns
+        if let value = parsed.value("--max-runs") {
+            guard let n = Int(value), n > 0 else { throw LabError(.usage, "--max-runs needs a whole number above 0, got '\(value)'") }
+            maxRuns = n
+        }
+        let rest = parsed.rest
+        guard rest.count == 1 else {
+            throw LabError(.usage, rest.isEmpty ? "run needs an EXPERIMENT.json" : "run takes one experiment file, got \(rest.joined(separator: " "))")
+        }
+        let experiment = try Experiment(path: rest[0], maxRuns: maxRuns)
+        try Lab.requireTools()
+        try Lab.validate(experiment.runs)
+        let lab = try Lab(databasePath: db ?? "results/\(experiment.name).sqlite", outDirectory: out ?? "results/\(experiment.name)")
+        let outcomes = try lab.run(experiment, validated: true) { print(describe($0)) }
+        print("\(outcomes.count) runs done: database \(lab.store.database.path), plots in \(lab.outDirectory)")
+    }
+}
