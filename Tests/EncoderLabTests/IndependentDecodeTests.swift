@@ -44,6 +44,8 @@ struct IndependentDecodeTests {
         let (outcome, _) = try labEncode(scratch.file("c.y4m"), flags, in: scratch)
         let cli = try Witness.run("x264", ["--quiet"] + flags + ["--dump-yuv", scratch.file("recon.yuv"), "-o", scratch.file("cli.264"), scratch.file("c.y4m")])
         try #require(cli.status == 0)
+        // The lab's stream is the CLI's (same flags, --threads 1): the reconstruction is of the same stream.
+        #expect(try Data(contentsOf: URL(fileURLWithPath: outcome.streamPath)) == Data(contentsOf: URL(fileURLWithPath: scratch.file("cli.264"))))
         let decoded = try IndependentDecode.measure(stream: outcome.streamPath, source: scratch.file("c.y4m"),
                                                     width: 96, height: 64, seek: 0, frames: nil)
         let recon = [UInt8](try Data(contentsOf: URL(fileURLWithPath: scratch.file("recon.yuv"))))

@@ -122,7 +122,7 @@ struct InputFaultTests {
         try mp4("\(dir)/c.mp4", frames: 4)
         let r = try enclab(["encode", "c.mp4"] + flags, in: dir)
         #expect(r.status == 64, "\(r.stderr)")
-        #expect(r.stderr.hasPrefix("enclab: \(message)\n"), "\(r.stderr)")
+        #expect(r.stderr == "enclab: \(message) (see 'enclab encode --help')\n", "\(r.stderr)")
         #expect(!FileManager.default.fileExists(atPath: "\(dir)/results"))
     }
 

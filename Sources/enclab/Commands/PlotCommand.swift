@@ -7,8 +7,8 @@ struct PlotCommand: Command {
     let operands = ""
     let flags = [
         Flag("--db", value: "FILE", about: "the lab database whose runs are plotted", required: true),
-        Flag("--out", value: "DIR", about: "the folder the plots go to", default: "the folder the runs were written to"),
-        Flag("--run", value: "KEY|ID", about: "plot this run only: its run key or its run id",
+        Flag("--out", value: "DIR", about: "the folder the plots go to", default: "the database path without its extension (results/q.sqlite -> results/q)"),
+        Flag("--run", value: "KEY|ID", about: "plot this run only: its run key (or a prefix of at least 8 hex digits), its run id or run-ID",
              default: "every done run", repeatable: true),
     ]
     let about = """
@@ -20,9 +20,9 @@ struct PlotCommand: Command {
     }
     let exitStatuses: [(status: Int32, meaning: String)] = [
         (0, "plots drawn"),
-        (64, "usage: a bad flag or value, no --db, a --run that names no run"),
+        (64, "usage: a bad flag or value, no --db, a --run that is malformed or an ambiguous key prefix"),
         (65, "bad data: a database that is damaged or not the lab's"),
-        (66, "the database is missing"),
+        (66, "the database is missing (none is created), or a --run names no run in it"),
         (70, "gnuplot is missing, or the lab failed"),
         (73, "--out cannot be created"),
         (74, "a write failed part-way (a full disk)"),
@@ -36,12 +36,6 @@ struct PlotCommand: Command {
         guard let db = try parsed.path("--db", what: "a database file path") else { throw LabError(.usage, "plot needs --db FILE") }
         let out = try parsed.path("--out", what: "a folder path")
         let runs = parsed.all("--run")
-        for line in try Self.redraw(databasePath: db, outDirectory: out, runs: runs) { print(line) }
-    }
-
-    /// Stand-in for the library's `PlotFromStore.redraw(databasePath:outDirectory:runs:) -> [String]` (issue 7):
-    /// when it exists, `run(arguments:)` calls it instead and this goes.
-    static func redraw(databasePath: String, outDirectory: String?, runs: [String]) throws -> [String] {
-        throw LabError(.software, "plot: not built yet")
+        for line in try PlotFromStore.redraw(databasePath: db, outDirectory: out, runs: runs) { print(line) }
     }
 }
