@@ -20,7 +20,7 @@ let package = Package(
         .executableTarget(name: "enclab", dependencies: ["EncoderLab"], path: "Sources/enclab"),
         // Vectors/ holds byte streams the tests read by path (and the script that made them).
         .testTarget(name: "H264Tests", dependencies: ["H264"], path: "Tests/H264Tests", exclude: ["Vectors"]),
-        .testTarget(name: "EncoderLabTests", dependencies: ["EncoderLab", "H264"], path: "Tests/EncoderLabTests"),
+        .testTarget(name: "EncoderLabTests", dependencies: ["EncoderLab", "H264"], path: "Tests/EncoderLabTests", exclude: ["Fixtures"]),
         .testTarget(name: "EndToEndTests", dependencies: ["EncoderLab"], path: "Tests/EndToEndTests"),
     ],
     swiftLanguageModes: [.v6]

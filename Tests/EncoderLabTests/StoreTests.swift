@@ -29,9 +29,9 @@ struct StoreTests {
     func failedRun() throws {
         let scratch = Scratch()
         let store = try LabStore(path: scratch.file("s.sqlite"))
-        let id = try store.beginRun(.init(experiment: "x", clip: "c", settingsJSON: "{}", crop: nil, ffmpegVersion: nil,
-                                          width: 2, height: 2, fpsNum: 1, fpsDen: 1))
-        try store.failRun(id, error: "boom")
+        let start = LabStore.RunStart(experiment: "x", clip: "c", settingsJSON: "{}", crop: nil, ffmpegVersion: nil,
+                                      width: 2, height: 2, fpsNum: 1, fpsDen: 1)
+        try store.recordRun(.init(start: start, createdAt: Date(), warnings: [], outcome: .failed(error: "boom")), beforeCommit: { _ in })
         let rows = try store.database.query("SELECT status, error, (SELECT count(*) FROM frames) FROM runs")
         #expect(rows == [[.text("failed"), .text("boom"), .integer(0)]])
     }

@@ -191,9 +191,6 @@ public final class Database {
             throw error
         }
     }
-
-    /// The rowid of the last insert on this connection.
-    public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
 }
 
 /// One result row whose columns are read by name (as GRDB's `Row["coded_index"]`); NULL reads as nil.

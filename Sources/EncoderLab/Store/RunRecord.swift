@@ -1,0 +1,271 @@
+import Foundation
+
+/// What the store writes (``LabStore/RunRecord``) and reads back (``LabStore/RunRow``, ``LabStore/FrameRow``).
+extension LabStore {
+    /// What is known of a run when it starts.
+    public struct RunStart: Sendable {
+        public var experiment: String
+        public var clip: String
+        /// The settings as JSON text.
+        public var settingsJSON: String
+        public var crop: String?
+        public var ffmpegVersion: String?
+        public var width: Int
+        public var height: Int
+        public var fpsNum: Int
+        public var fpsDen: Int
+
+        public init(experiment: String, clip: String, settingsJSON: String, crop: String?, ffmpegVersion: String?,
+                    width: Int, height: Int, fpsNum: Int, fpsDen: Int) {
+            self.experiment = experiment
+            self.clip = clip
+            self.settingsJSON = settingsJSON
+            self.crop = crop
+            self.ffmpegVersion = ffmpegVersion
+            self.width = width
+            self.height = height
+            self.fpsNum = fpsNum
+            self.fpsDen = fpsDen
+        }
+    }
+
+    /// One picture of an independent decode, as the `decoded_frames` table holds it.
+    public struct DecodedFrameRecord: Sendable {
+        /// `stream` (the written Annex B file) or `packets` (the stream rebuilt from packets).
+        public var source: String
+        public var displayIndex: Int
+        public var errors: PlaneErrors
+        /// Whether x264's per-plane squared error (from its PSNR; 0 for lossless) equals this one.
+        public var matchesX264: Bool
+
+        public init(source: String, displayIndex: Int, errors: PlaneErrors, matchesX264: Bool) {
+            self.source = source
+            self.displayIndex = displayIndex
+            self.errors = errors
+            self.matchesX264 = matchesX264
+        }
+    }
+
+    /// Everything recorded of one run, written at once by ``recordRun(_:replacing:beforeCommit:)``.
+    public struct RunRecord: Sendable {
+        /// What was known when the run started (experiment, clip, settings as given, picture size, rate).
+        public var start: RunStart
+        /// When the run started (`runs.created_at`); `runs.finished_at` is the time of the write.
+        public var createdAt: Date
+        /// Warnings reported during the run (x264's, a partial last frame), in order; stored for either status
+        /// as a JSON array, NULL when there are none.
+        public var warnings: [String]
+        public var outcome: Outcome
+        /// The run's identity (`runs.run_key`): 64 lowercase hex digits (a SHA-256), or nil. Among `done` runs a
+        /// key is stored once (see ``LabStore/recordRun(_:replacing:beforeCommit:)``).
+        public var runKey: String?
+        /// The hex SHA-256 of the clip file's bytes (`runs.clip_sha256`; 64 lowercase hex digits), or nil.
+        public var clipSHA256: String?
+        /// `runs.x264_version`: the libx264 that made the stream (`X264_POINTVER`), nil for a stream from elsewhere.
+        public var x264Version: String?
+
+        /// How the run ended: `done` with everything it measured, or `failed` with the error's message.
+        public enum Outcome: Sendable {
+            case done(Finished)
+            /// A failed run keeps its `runs` row only (no frames, no checks): `error` is the one-line message.
+            case failed(error: String)
+        }
+
+        /// What a `done` run measured. The encoded picture size is `start.width` × `start.height`.
+        public struct Finished: Sendable {
+            /// The frames in decode order (their NAL payloads are not read).
+            public var frames: [EncodedFrame]
+            public var timebaseNum: Int
+            public var timebaseDen: Int
+            /// Input frames × fpsDen / fpsNum, in seconds.
+            public var durationSeconds: Double
+            /// The stream's final path for a run id (e.g. `{ "OUT/run-\($0)/stream.264" }`): stored as
+            /// `runs.stream_path`, called once inside the transaction.
+            public var streamPath: @Sendable (Int64) -> String
+            public var inputFrames: Int
+            public var truncatedBytes: Int?
+            /// The settings JSON completed with what x264 resolved (replaces `start.settingsJSON`).
+            public var settingsJSON: String
+            /// The stream parsed back: checks and parameter sets.
+            public var verification: StreamVerification?
+            /// The independent decodes.
+            public var decoded: [DecodedFrameRecord]
+
+            public init(frames: [EncodedFrame], timebaseNum: Int, timebaseDen: Int, durationSeconds: Double,
+                        streamPath: @escaping @Sendable (Int64) -> String, inputFrames: Int, truncatedBytes: Int?,
+                        settingsJSON: String, verification: StreamVerification?, decoded: [DecodedFrameRecord]) {
+                self.frames = frames
+                self.timebaseNum = timebaseNum
+                self.timebaseDen = timebaseDen
+                self.durationSeconds = durationSeconds
+                self.streamPath = streamPath
+                self.inputFrames = inputFrames
+                self.truncatedBytes = truncatedBytes
+                self.settingsJSON = settingsJSON
+                self.verification = verification
+                self.decoded = decoded
+            }
+        }
+
+        public init(start: RunStart, createdAt: Date, warnings: [String], outcome: Outcome, runKey: String? = nil,
+                    clipSHA256: String? = nil, x264Version: String? = EncoderLab.x264Version) {
+            self.start = start
+            self.createdAt = createdAt
+            self.warnings = warnings
+            self.outcome = outcome
+            self.runKey = runKey
+            self.clipSHA256 = clipSHA256
+            self.x264Version = x264Version
+        }
+    }
+
+    /// A stored frame row, as analysis and plots read it back. Nullable columns read NULL as nil.
+    public struct FrameRow: Sendable {
+        public var codedIndex: Int
+        public var displayIndex: Int
+        public var type: String
+        public var sizeBytes: Int
+        public var pts: Int64
+        public var dts: Int64
+        /// The frame's average QP; nil for a stream that x264 did not make (`frames.qp` NULL).
+        public var qp: Double?
+        public var psnrY: Double?
+        public var psnrAvg: Double?
+        public var ssim: Double?
+
+        public init(codedIndex: Int, displayIndex: Int, type: String, sizeBytes: Int, pts: Int64, dts: Int64, qp: Double?,
+                    psnrY: Double?, psnrAvg: Double?, ssim: Double?) {
+            self.codedIndex = codedIndex
+            self.displayIndex = displayIndex
+            self.type = type
+            self.sizeBytes = sizeBytes
+            self.pts = pts
+            self.dts = dts
+            self.qp = qp
+            self.psnrY = psnrY
+            self.psnrAvg = psnrAvg
+            self.ssim = ssim
+        }
+    }
+
+    /// A stored `runs` row (README, "Database schema"); a NULL column reads as nil.
+    public struct RunRow: Sendable {
+        public var runID: Int64
+        /// The run's identity, 64 lowercase hex digits; nil for a run migrated from schema version 1 or older.
+        public var runKey: String?
+        public var experiment: String
+        public var clip: String
+        /// The hex SHA-256 of the clip's bytes; nil for a run migrated from schema version 1 or older.
+        public var clipSHA256: String?
+        /// The settings as JSON text.
+        public var settingsJSON: String
+        /// `done` or `failed` (a run an older enclab left `running` is `failed` with
+        /// ``LabStore/interruptedRunError``).
+        public var status: String
+        public var frames: Int?
+        public var bytes: Int?
+        public var durationSeconds: Double?
+        public var timebaseNum: Int?
+        public var timebaseDen: Int?
+        public var streamPath: String?
+        public var crop: String?
+        /// nil for a stream that x264 did not make.
+        public var x264Version: String?
+        public var labVersion: String
+        public var ffmpegVersion: String?
+        /// `{"cpu": "...", "cores": N}`.
+        public var machineJSON: String
+        /// ISO-8601 UTC, e.g. "2026-11-29T22:27:02Z".
+        public var createdAt: String
+        public var finishedAt: String?
+        public var width: Int?
+        public var height: Int?
+        public var fpsNum: Int?
+        public var fpsDen: Int?
+        public var inputFrames: Int?
+        public var truncatedBytes: Int?
+        /// The warnings as a JSON array of strings.
+        public var warningsJSON: String?
+        public var error: String?
+
+        public init(runID: Int64, runKey: String? = nil, experiment: String, clip: String, clipSHA256: String? = nil,
+                    settingsJSON: String, status: String, frames: Int?, bytes: Int?, durationSeconds: Double?,
+                    timebaseNum: Int?, timebaseDen: Int?, streamPath: String?, crop: String?, x264Version: String?,
+                    labVersion: String, ffmpegVersion: String?, machineJSON: String, createdAt: String, finishedAt: String?,
+                    width: Int?, height: Int?, fpsNum: Int?, fpsDen: Int?, inputFrames: Int?, truncatedBytes: Int?,
+                    warningsJSON: String?, error: String?) {
+            self.runID = runID
+            self.runKey = runKey
+            self.experiment = experiment
+            self.clip = clip
+            self.clipSHA256 = clipSHA256
+            self.settingsJSON = settingsJSON
+            self.status = status
+            self.frames = frames
+            self.bytes = bytes
+            self.durationSeconds = durationSeconds
+            self.timebaseNum = timebaseNum
+            self.timebaseDen = timebaseDen
+            self.streamPath = streamPath
+            self.crop = crop
+            self.x264Version = x264Version
+            self.labVersion = labVersion
+            self.ffmpegVersion = ffmpegVersion
+            self.machineJSON = machineJSON
+            self.createdAt = createdAt
+            self.finishedAt = finishedAt
+            self.width = width
+            self.height = height
+            self.fpsNum = fpsNum
+            self.fpsDen = fpsDen
+            self.inputFrames = inputFrames
+            self.truncatedBytes = truncatedBytes
+            self.warningsJSON = warningsJSON
+            self.error = error
+        }
+
+        /// Reads a `SELECT * FROM runs` row by column name.
+        /// - Throws: `.data` when a NOT NULL column holds NULL or the wrong type, naming the file and column.
+        init(_ r: Row) throws {
+            func int(_ name: String) -> Int? { r[name].int.map { Int($0) } }
+            runID = try r.integer("run_id")
+            runKey = r["run_key"].string
+            experiment = try r.text("experiment")
+            clip = try r.text("clip")
+            clipSHA256 = r["clip_sha256"].string
+            settingsJSON = try r.text("settings")
+            status = try r.text("status")
+            frames = int("frames")
+            bytes = int("bytes")
+            durationSeconds = r["duration_s"].double
+            timebaseNum = int("timebase_num")
+            timebaseDen = int("timebase_den")
+            streamPath = r["stream_path"].string
+            crop = r["crop"].string
+            x264Version = r["x264_version"].string
+            labVersion = try r.text("lab_version")
+            ffmpegVersion = r["ffmpeg_version"].string
+            machineJSON = try r.text("machine")
+            createdAt = try r.text("created_at")
+            finishedAt = r["finished_at"].string
+            width = int("width")
+            height = int("height")
+            fpsNum = int("fps_num")
+            fpsDen = int("fps_den")
+            inputFrames = int("input_frames")
+            truncatedBytes = int("truncated_bytes")
+            warningsJSON = r["warnings"].string
+            error = r["error"].string
+        }
+    }
+}
+
+extension LabStore.FrameRow {
+    /// The row the store writes for an encoded frame (`frames` columns of the same names), so a run's plots can be
+    /// drawn from exactly what it records before the record commits.
+    init(_ frame: EncodedFrame) {
+        self.init(codedIndex: frame.codedIndex, displayIndex: frame.displayIndex, type: frame.type.rawValue,
+                  sizeBytes: frame.sizeBytes, pts: frame.pts, dts: frame.dts, qp: frame.qp, psnrY: frame.psnrY,
+                  psnrAvg: frame.psnrAvg, ssim: frame.ssim)
+    }
+}

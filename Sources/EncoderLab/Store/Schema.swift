@@ -1,0 +1,250 @@
+import Foundation
+
+/// The database's schema, by version (README, "Database schema"). The version is kept in `PRAGMA user_version`;
+/// ``LabStore/migrations`` take a file of an older version to ``LabStore/schemaVersion``.
+extension LabStore {
+    /// The schema's version, kept in `PRAGMA user_version`: 2 is ``schema``. Version 1 is ``schemaVersion1``;
+    /// version 0 (no user_version, commit aef06d9 and before) has the tables of version 1.
+    public static let schemaVersion: Int32 = 2
+
+    /// The error a run that was `running` when an older enclab stopped is marked `failed` with, on migration.
+    public static let interruptedRunError = "interrupted (found running when the database was opened)"
+
+    /// The `runs` table of version 2 named `name` (the migration builds it as `new_runs`, then renames it).
+    /// `run_key` and `clip_sha256` are lowercase hex SHA-256 digests (64 digits) or NULL; `x264_version` may be
+    /// NULL (a stream that x264 did not make).
+    static func runsTable(_ name: String, ifNotExists: Bool) -> String {
+        """
+        CREATE TABLE \(ifNotExists ? "IF NOT EXISTS " : "")\(name) (
+            run_id          INTEGER PRIMARY KEY AUTOINCREMENT,
+            run_key         TEXT CHECK (run_key IS NULL OR (length(run_key) = 64 AND run_key NOT GLOB '*[^0-9a-f]*')),
+            experiment      TEXT NOT NULL,
+            clip            TEXT NOT NULL,
+            clip_sha256     TEXT CHECK (clip_sha256 IS NULL OR (length(clip_sha256) = 64 AND clip_sha256 NOT GLOB '*[^0-9a-f]*')),
+            settings        TEXT NOT NULL,
+            status          TEXT NOT NULL CHECK (status IN ('done', 'failed')),
+            frames          INTEGER,
+            bytes           INTEGER,
+            duration_s      REAL,
+            timebase_num    INTEGER,
+            timebase_den    INTEGER,
+            stream_path     TEXT,
+            crop            TEXT,
+            x264_version    TEXT,
+            lab_version     TEXT NOT NULL,
+            ffmpeg_version  TEXT,
+            machine         TEXT NOT NULL,
+            created_at      TEXT NOT NULL,
+            finished_at     TEXT,
+            width           INTEGER,
+            height          INTEGER,
+            fps_num         INTEGER,
+            fps_den         INTEGER,
+            input_frames    INTEGER,
+            truncated_bytes INTEGER,
+            warnings        TEXT,
+            error           TEXT
+        );
+        """
+    }
+
+    /// The `frames` table of version 2 named `name`: `qp` may be NULL (a stream that x264 did not make).
+    static func framesTable(_ name: String, ifNotExists: Bool) -> String {
+        """
+        CREATE TABLE \(ifNotExists ? "IF NOT EXISTS " : "")\(name) (
+            run_id        INTEGER NOT NULL REFERENCES runs(run_id),
+            coded_index   INTEGER NOT NULL,
+            display_index INTEGER NOT NULL,
+            type          TEXT NOT NULL CHECK (type IN ('IDR', 'I', 'P', 'Bref', 'B')),
+            keyframe      INTEGER NOT NULL,
+            size_bytes    INTEGER NOT NULL,
+            header_bytes  INTEGER NOT NULL,
+            filler_bytes  INTEGER NOT NULL,
+            pts           INTEGER NOT NULL,
+            dts           INTEGER NOT NULL,
+            qp            REAL,
+            psnr_y        REAL,
+            psnr_u        REAL,
+            psnr_v        REAL,
+            psnr_avg      REAL,
+            ssim          REAL,
+            PRIMARY KEY (run_id, coded_index)
+        );
+        """
+    }
+
+    /// Everything of version 2 but `runs` and `frames`: the tables the lab writes beside them, the indexes, and
+    /// the clip hash cache. Every statement is `IF NOT EXISTS`.
+    static let schemaVersion2Rest = """
+    CREATE INDEX IF NOT EXISTS runs_by_experiment ON runs (experiment, status);
+    CREATE UNIQUE INDEX IF NOT EXISTS runs_done_by_key ON runs (run_key) WHERE status = 'done' AND run_key IS NOT NULL;
+    CREATE TABLE IF NOT EXISTS parameter_sets (
+        run_id                   INTEGER NOT NULL REFERENCES runs(run_id),
+        kind                     TEXT NOT NULL CHECK (kind IN ('sps', 'pps')),
+        id                       INTEGER NOT NULL,
+        profile_idc              INTEGER,
+        level_idc                INTEGER,
+        width                    INTEGER,
+        height                   INTEGER,
+        entropy_coding_mode_flag INTEGER,
+        max_num_reorder_frames   INTEGER,
+        fields                   TEXT NOT NULL,
+        PRIMARY KEY (run_id, kind, id)
+    );
+    CREATE TABLE IF NOT EXISTS bitstream_checks (
+        run_id   INTEGER NOT NULL REFERENCES runs(run_id),
+        name     TEXT NOT NULL,
+        expected TEXT NOT NULL,
+        actual   TEXT NOT NULL,
+        passed   INTEGER NOT NULL,
+        PRIMARY KEY (run_id, name)
+    );
+    CREATE TABLE IF NOT EXISTS decoded_frames (
+        run_id        INTEGER NOT NULL REFERENCES runs(run_id),
+        source        TEXT NOT NULL CHECK (source IN ('stream', 'packets')),
+        display_index INTEGER NOT NULL,
+        sse_y         INTEGER NOT NULL,
+        sse_u         INTEGER NOT NULL,
+        sse_v         INTEGER NOT NULL,
+        psnr_y        REAL,
+        psnr_u        REAL,
+        psnr_v        REAL,
+        matches_x264  INTEGER NOT NULL,
+        PRIMARY KEY (run_id, source, display_index)
+    );
+    CREATE TABLE IF NOT EXISTS clip_hashes (
+        device   INTEGER NOT NULL,
+        inode    INTEGER NOT NULL,
+        size     INTEGER NOT NULL,
+        mtime_ns INTEGER NOT NULL,
+        sha256   TEXT NOT NULL CHECK (length(sha256) = 64 AND sha256 NOT GLOB '*[^0-9a-f]*'),
+        PRIMARY KEY (device, inode, size, mtime_ns)
+    );
+    """
+
+    /// The schema of version 2 (``schemaVersion``), as a new database gets it; every statement `IF NOT EXISTS`.
+    static let schema = runsTable("runs", ifNotExists: true) + "\n" + framesTable("frames", ifNotExists: true) + "\n"
+        + schemaVersion2Rest
+
+    /// The schema of version 1 (commit 71d620a; version 0, commit aef06d9, has the same tables), kept as it was:
+    /// the migrations start from it. pts/dts are in the run's timebase.
+    static let schemaVersion1 = """
+    CREATE TABLE IF NOT EXISTS runs (
+        run_id          INTEGER PRIMARY KEY AUTOINCREMENT,
+        experiment      TEXT NOT NULL,
+        clip            TEXT NOT NULL,
+        settings        TEXT NOT NULL,
+        status          TEXT NOT NULL CHECK (status IN ('running', 'done', 'failed')),
+        frames          INTEGER,
+        bytes           INTEGER,
+        duration_s      REAL,
+        timebase_num    INTEGER,
+        timebase_den    INTEGER,
+        stream_path     TEXT,
+        crop            TEXT,
+        x264_version    TEXT NOT NULL,
+        lab_version     TEXT NOT NULL,
+        ffmpeg_version  TEXT,
+        machine         TEXT NOT NULL,
+        created_at      TEXT NOT NULL,
+        finished_at     TEXT,
+        width           INTEGER,
+        height          INTEGER,
+        fps_num         INTEGER,
+        fps_den         INTEGER,
+        input_frames    INTEGER,
+        truncated_bytes INTEGER,
+        warnings        TEXT,
+        error           TEXT
+    );
+    CREATE TABLE IF NOT EXISTS frames (
+        run_id        INTEGER NOT NULL REFERENCES runs(run_id),
+        coded_index   INTEGER NOT NULL,
+        display_index INTEGER NOT NULL,
+        type          TEXT NOT NULL CHECK (type IN ('IDR', 'I', 'P', 'Bref', 'B')),
+        keyframe      INTEGER NOT NULL,
+        size_bytes    INTEGER NOT NULL,
+        header_bytes  INTEGER NOT NULL,
+        filler_bytes  INTEGER NOT NULL,
+        pts           INTEGER NOT NULL,
+        dts           INTEGER NOT NULL,
+        qp            REAL NOT NULL,
+        psnr_y        REAL,
+        psnr_u        REAL,
+        psnr_v        REAL,
+        psnr_avg      REAL,
+        ssim          REAL,
+        PRIMARY KEY (run_id, coded_index)
+    );
+    CREATE INDEX IF NOT EXISTS runs_by_experiment ON runs (experiment, status);
+    CREATE TABLE IF NOT EXISTS parameter_sets (
+        run_id                   INTEGER NOT NULL REFERENCES runs(run_id),
+        kind                     TEXT NOT NULL CHECK (kind IN ('sps', 'pps')),
+        id                       INTEGER NOT NULL,
+        profile_idc              INTEGER,
+        level_idc                INTEGER,
+        width                    INTEGER,
+        height                   INTEGER,
+        entropy_coding_mode_flag INTEGER,
+        max_num_reorder_frames   INTEGER,
+        fields                   TEXT NOT NULL,
+        PRIMARY KEY (run_id, kind, id)
+    );
+    CREATE TABLE IF NOT EXISTS bitstream_checks (
+        run_id   INTEGER NOT NULL REFERENCES runs(run_id),
+        name     TEXT NOT NULL,
+        expected TEXT NOT NULL,
+        actual   TEXT NOT NULL,
+        passed   INTEGER NOT NULL,
+        PRIMARY KEY (run_id, name)
+    );
+    CREATE TABLE IF NOT EXISTS decoded_frames (
+        run_id        INTEGER NOT NULL REFERENCES runs(run_id),
+        source        TEXT NOT NULL CHECK (source IN ('stream', 'packets')),
+        display_index INTEGER NOT NULL,
+        sse_y         INTEGER NOT NULL,
+        sse_u         INTEGER NOT NULL,
+        sse_v         INTEGER NOT NULL,
+        psnr_y        REAL,
+        psnr_u        REAL,
+        psnr_v        REAL,
+        matches_x264  INTEGER NOT NULL,
+        PRIMARY KEY (run_id, source, display_index)
+    );
+    """
+
+    /// What a schema holds, read from it in an in-memory database: each table's columns in order, and the
+    /// names of its tables and indexes (SQLite's own `sqlite_*` objects left out).
+    struct SchemaShape: Sendable {
+        var columns: [String: [String]]
+        var indexes: Set<String>
+        var tables: Set<String> { Set(columns.keys) }
+
+        init(_ sql: String) {
+            do {
+                let memory = try Database(path: ":memory:", busyTimeoutMilliseconds: 0)
+                try memory.execute(sql)
+                var columns: [String: [String]] = [:], indexes: Set<String> = []
+                for row in try memory.rows("SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\'") {
+                    let name = try row.text("name")
+                    if try row.text("type") == "index" { indexes.insert(name); continue }
+                    columns[name] = try memory.rows("SELECT name FROM pragma_table_info(?) ORDER BY cid", [.text(name)])
+                        .map { try $0.text("name") }
+                }
+                self.columns = columns
+                self.indexes = indexes
+            } catch {
+                preconditionFailure("the lab's own schema does not load: \(error)")
+            }
+        }
+    }
+
+    /// The tables, columns and indexes of version 2 and of version 1 (which version 0 has too).
+    static let shapeVersion2 = SchemaShape(schema)
+    static let shapeVersion1 = SchemaShape(schemaVersion1)
+
+    /// The shape a file of `version` (0 ... ``schemaVersion``) must have.
+    static func shape(ofVersion version: Int64) -> SchemaShape {
+        version >= 2 ? shapeVersion2 : shapeVersion1
+    }
+}
