@@ -202,4 +202,18 @@ struct LabFaultTests {
             }
         }
     }
+
+    @Test("one-letter database, output folder and experiment file names work (Foundation traps on them)")
+    func oneLetterNames() throws {
+        let dir = Self.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try SyntheticClip(width: 32, height: 32, frames: 2, seed: 1).write(to: "\(dir)/c.y4m")
+        let encode = try Self.enclab(["encode", "c.y4m", "--threads", "1", "--db", "d", "--out", "o"], in: dir)
+        #expect(encode.status == 0, "\(encode.stderr)")
+        #expect(try Self.sqlite("\(dir)/d", "SELECT status, stream_path FROM runs") == ["done|o/run-1/stream.264"])
+        try #"{"name": "e", "clips": ["c.y4m"], "base": {"threads": 1}}"#.write(toFile: "\(dir)/e", atomically: true, encoding: .utf8)
+        let run = try Self.enclab(["run", "e", "--db", "f", "--out", "p"], in: dir)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(try Self.sqlite("\(dir)/f", "SELECT count(*) FROM runs WHERE status = 'done'") == ["1"])
+    }
 }

@@ -28,7 +28,7 @@ public final class LabStore {
         if path.isEmpty || path.hasPrefix(":") || path.hasPrefix("file:") {
             throw LabError.usage("--db needs a database file path, got '\(path)' (SQLite would keep nothing there)")
         }
-        let dir = (path as NSString).deletingLastPathComponent
+        let dir = Paths.parent(path)
         if !dir.isEmpty { try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true) }
         database = try Database(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
         // Only reads until the file is known to be the lab's (or new).

@@ -132,7 +132,7 @@ public final class Database {
     /// Why the file (or, when it does not exist, its folder) cannot be written, as the file system says
     /// (`access(2)`, which reports a read-only mount or an immutable file even to root); nil when it can.
     private var systemReason: String? {
-        let folder = (path as NSString).deletingLastPathComponent
+        let folder = Paths.parent(path)
         let target = FileManager.default.fileExists(atPath: path) ? path : (folder.isEmpty ? "." : folder)
         return access(target, W_OK) == 0 ? nil : String(cString: strerror(errno))
     }
