@@ -13,4 +13,10 @@
 static inline int enclab_rename_noreplace(const char *from, const char *to) {
     return renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE);
 }
+
+/* Swaps two paths atomically (renameat2(2), RENAME_EXCHANGE, Linux 3.15): both must exist.
+   Returns 0, or -1 with errno set. */
+static inline int enclab_rename_exchange(const char *a, const char *b) {
+    return renameat2(AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE);
+}
 #endif

@@ -50,6 +50,14 @@ struct CommandLineTests {
         return dir
     }
 
+    /// The folder of run `runID` in database `db` (relative to the command's folder, as stored): the parent of its
+    /// `stream_path`, read with sqlite3.
+    static func runFolder(_ db: String, _ runID: Int = 1) throws -> String {
+        let path = try process("/usr/bin/sqlite3", [db, "SELECT stream_path FROM runs WHERE run_id = \(runID)"], in: "/").stdout
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        return Paths.parent(path)
+    }
+
     /// Runs in sqlite3 (an independent reader) and returns its output lines.
     func sqlite(_ db: String, _ sql: String) throws -> [String] {
         try Self.process("/usr/bin/sqlite3", [db, sql], in: "/").stdout.split(separator: "\n").map(String.init)
@@ -66,8 +74,11 @@ struct CommandLineTests {
         #expect(try sqlite("\(dir)/results/encode.sqlite", "SELECT status, frames, json_extract(settings, '$.rc') FROM runs") == ["done|10|cbr"])
         // nal-hrd cbr makes x264 write filler: recorded in its own column, and counted in size_bytes.
         #expect(try sqlite("\(dir)/results/encode.sqlite", "SELECT sum(filler_bytes) > 0 FROM frames") == ["1"])
+        // The run's folder is named by the first 16 hex digits of its run key.
+        let key = try sqlite("\(dir)/results/encode.sqlite", "SELECT run_key FROM runs")[0]
+        #expect(try Self.runFolder("\(dir)/results/encode.sqlite") == "results/encode/\(key.prefix(16))")
         for file in ["stream.264", "frames.png", "frames.svg", "psnr.png", "psnr.svg"] {
-            #expect(FileManager.default.fileExists(atPath: "\(dir)/results/encode/run-1/\(file)"), "\(file)")
+            #expect(FileManager.default.fileExists(atPath: "\(dir)/results/encode/\(key.prefix(16))/\(file)"), "\(file)")
         }
     }
 
@@ -138,18 +149,23 @@ struct CommandLineTests {
         #expect(try String(contentsOfFile: "\(dir)/text.sqlite", encoding: .utf8) == "not a database")
     }
 
-    @Test("two databases cannot share an output folder's run-N")
+    @Test("two databases cannot share a run folder: the same run key under the same --out is refused with 64")
     func sharedOutFolder() throws {
         let dir = scratch()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         try SyntheticClip(width: 64, height: 48, frames: 4, seed: 5).write(to: "\(dir)/c.y4m")
         #expect(try enclab(["encode", "c.y4m", "--db", "a.sqlite", "--out", "shared"], in: dir).status == 0)
-        let before = try Data(contentsOf: URL(fileURLWithPath: "\(dir)/shared/run-1/stream.264"))
-        let r = try enclab(["encode", "c.y4m", "--crf", "40", "--db", "b.sqlite", "--out", "shared"], in: dir)
+        let folder = try Self.runFolder("\(dir)/a.sqlite")
+        let before = try Data(contentsOf: URL(fileURLWithPath: "\(dir)/\(folder)/stream.264"))
+        // The same clip and settings from another database: the same key, so the same folder.
+        let r = try enclab(["encode", "c.y4m", "--db", "b.sqlite", "--out", "shared"], in: dir)
         #expect(r.status == 64)
-        #expect(r.stderr == "enclab: shared/run-1 already exists (from another database?): give this database its own --out (see 'enclab encode --help')\n")
-        #expect(try Data(contentsOf: URL(fileURLWithPath: "\(dir)/shared/run-1/stream.264")) == before)
+        #expect(r.stderr == "enclab: \(folder) already exists (from another database?): give this database its own --out (see 'enclab encode --help')\n")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: "\(dir)/\(folder)/stream.264")) == before)
         #expect(try sqlite("\(dir)/b.sqlite", "SELECT count(*) FROM runs") == ["0"])
+        // Other settings are another key and another folder beside it.
+        #expect(try enclab(["encode", "c.y4m", "--crf", "40", "--db", "b.sqlite", "--out", "shared"], in: dir).status == 0)
+        #expect(try Self.runFolder("\(dir)/b.sqlite") != folder)
     }
 
     @Test("SIGINT during an encode marks the run failed with no frames, exit 130")

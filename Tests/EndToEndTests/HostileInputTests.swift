@@ -96,10 +96,12 @@ struct HostileInputTests {
         let top = Set(try FileManager.default.contentsOfDirectory(atPath: dir)).subtracting(["lab.sqlite-wal", "lab.sqlite-shm"])
         #expect(top == [clip, "lab.sqlite", String(out.split(separator: "/")[0])])
         #expect(try sqlite("\(dir)/lab.sqlite", "SELECT status, frames, clip FROM runs") == "done|6|\(clip)".split(separator: "\n").map(String.init))
-        expectPlots(in: "\(dir)/\(out)/run-1")
+        let folder = try CommandLineTests.runFolder("\(dir)/lab.sqlite")
+        #expect(Paths.parent(folder) == out)
+        expectPlots(in: "\(dir)/\(folder)")
         // The title is drawn as given, a newline shown as \n.
         for plot in ["frames.svg", "psnr.svg"] {
-            let svg = try String(contentsOfFile: "\(dir)/\(out)/run-1/\(plot)", encoding: .utf8)
+            let svg = try String(contentsOfFile: "\(dir)/\(folder)/\(plot)", encoding: .utf8)
             #expect(svg.contains("<text>\(title)</text>"), "\(plot)")
         }
     }
@@ -121,7 +123,7 @@ struct HostileInputTests {
         #expect(files(named: "PWNED", under: dir).isEmpty)
         #expect(files(named: "John", under: dir).isEmpty)
         #expect(try sqlite("\(dir)/results/hostile.sqlite", "SELECT status, count(*) FROM runs GROUP BY status") == ["done|4"])
-        for id in 1...4 { expectPlots(in: "\(dir)/\(out)/run-\(id)") }
+        for id in 1...4 { expectPlots(in: "\(dir)/\(try CommandLineTests.runFolder("\(dir)/results/hostile.sqlite", id))") }
         // Two series (one per opencl-clbin value, crf dropped from the label), their key titles as given.
         let svg = try String(contentsOfFile: "\(dir)/\(out)/rd.svg", encoding: .utf8)
         let shownClip = clip.replacingOccurrences(of: "\n", with: "\\n")

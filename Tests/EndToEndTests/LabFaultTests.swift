@@ -104,7 +104,7 @@ struct LabFaultTests {
         let stream = try Self.enclab(["encode", "c.y4m", "--threads", "1", "--db", "lab.sqlite"], in: dir)
         #expect(stream.status == 0, "\(stream.stderr)")
         try FileManager.default.createDirectory(atPath: "\(dir)/folder", withIntermediateDirectories: true)
-        let convert = try Self.enclab(["convert", "--to", "avcc", "results/encode/run-1/stream.264", "folder"], in: dir)
+        let convert = try Self.enclab(["convert", "--to", "avcc", "\(try CommandLineTests.runFolder("\(dir)/lab.sqlite"))/stream.264", "folder"], in: dir)
         #expect(convert.status == 73)
         #expect(convert.stderr == "enclab: folder: is a folder, not a file to write\n")
     }
@@ -137,7 +137,8 @@ struct LabFaultTests {
         try SyntheticClip(width: 32, height: 32, frames: 2, seed: 1).write(to: "\(dir)/c.y4m")
         let next = try Self.enclab(["encode", "c.y4m", "--threads", "1", "--db", "k.sqlite"], in: dir)
         #expect(next.status == 0, "\(next.stderr)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: out) == ["run-1"])
+        let key = try Self.sqlite("\(dir)/k.sqlite", "SELECT run_key FROM runs")[0]
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out) == [String(key.prefix(16))])
         #expect(try Self.sqlite("\(dir)/k.sqlite", "SELECT run_id, status FROM runs") == ["1|done"])
     }
 
@@ -172,7 +173,7 @@ struct LabFaultTests {
 
     @Test("two processes with different databases and one --out never share a run folder")
     func sharedOutConcurrently() throws {
-        for trial in 0..<3 {
+        for trial in 0..<4 {
             let dir = Self.scratch()
             defer { try? FileManager.default.removeItem(atPath: dir) }
             try SyntheticClip(width: 64, height: 48, frames: 6, seed: UInt64(trial)).write(to: "\(dir)/c.y4m")
@@ -180,7 +181,9 @@ struct LabFaultTests {
             let processes = try (0..<2).map { k -> Process in
                 let p = Process()
                 p.executableURL = URL(fileURLWithPath: CommandLineTests.binary)
-                p.arguments = ["encode", "c.y4m", "--threads", "1", "--crf", String(20 + 10 * k), "--db", "\(k).sqlite", "--out", "shared"]
+                // Even trials: other settings (two keys, two folders); odd trials: the same key, one folder.
+                let crf = trial % 2 == 0 ? String(20 + 10 * k) : "25"
+                p.arguments = ["encode", "c.y4m", "--threads", "1", "--crf", crf, "--db", "\(k).sqlite", "--out", "shared"]
                 p.currentDirectoryURL = URL(fileURLWithPath: dir)
                 p.standardOutput = FileHandle.nullDevice
                 p.standardError = FileHandle.nullDevice
@@ -189,9 +192,12 @@ struct LabFaultTests {
             }
             processes.forEach { $0.waitUntilExit() }
             let statuses = processes.map(\.terminationStatus)
-            #expect(statuses.sorted() == [0, 64] || statuses == [0, 0], "\(statuses)")
-            // Every folder is claimed by exactly one database, whose row has the folder's stream bytes.
-            let folders = try FileManager.default.contentsOfDirectory(atPath: "\(dir)/shared").filter { $0.hasPrefix("run-") }
+            #expect(trial % 2 == 0 ? statuses == [0, 0] : statuses.sorted() == [0, 64], "\(statuses)")
+            // Every folder is claimed by exactly one database, whose row has the folder's stream bytes; nothing
+            // else is left (no temporary folder).
+            let entries = try FileManager.default.contentsOfDirectory(atPath: "\(dir)/shared")
+            #expect(!entries.contains { $0.hasPrefix(".") }, "\(entries)")
+            let folders = entries.filter { !$0.hasPrefix(".") }
             #expect(folders.count == statuses.filter { $0 == 0 }.count)
             for folder in folders {
                 let size = try FileManager.default.attributesOfItem(atPath: "\(dir)/shared/\(folder)/stream.264")[.size] as! Int
@@ -210,7 +216,8 @@ struct LabFaultTests {
         try SyntheticClip(width: 32, height: 32, frames: 2, seed: 1).write(to: "\(dir)/c.y4m")
         let encode = try Self.enclab(["encode", "c.y4m", "--threads", "1", "--db", "d", "--out", "o"], in: dir)
         #expect(encode.status == 0, "\(encode.stderr)")
-        #expect(try Self.sqlite("\(dir)/d", "SELECT status, stream_path FROM runs") == ["done|o/run-1/stream.264"])
+        let key = try Self.sqlite("\(dir)/d", "SELECT run_key FROM runs")[0]
+        #expect(try Self.sqlite("\(dir)/d", "SELECT status, stream_path FROM runs") == ["done|o/\(key.prefix(16))/stream.264"])
         try #"{"name": "e", "clips": ["c.y4m"], "base": {"threads": 1}}"#.write(toFile: "\(dir)/e", atomically: true, encoding: .utf8)
         let run = try Self.enclab(["run", "e", "--db", "f", "--out", "p"], in: dir)
         #expect(run.status == 0, "\(run.stderr)")

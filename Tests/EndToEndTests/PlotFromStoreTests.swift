@@ -33,11 +33,12 @@ struct PlotFromStoreEndToEndTests {
     }
 
     /// Each done run's id and the folder the run wrote its plots into (its stream's folder, as the store holds it).
-    static func runFolders(_ db: String, relativeTo dir: String) throws -> [(id: String, folder: String)] {
+    static func runFolders(_ db: String, relativeTo dir: String) throws -> [(id: String, folder: String, name: String)] {
         try sqlite(db, "SELECT run_id, stream_path FROM runs WHERE status = 'done' ORDER BY run_id").map { line in
             let parts = line.split(separator: "|", maxSplits: 1).map(String.init)
             let stream = parts[1].hasPrefix("/") ? parts[1] : "\(dir)/\(parts[1])"
-            return (parts[0], (stream as NSString).deletingLastPathComponent)
+            let folder = Paths.parent(stream)
+            return (parts[0], folder, Paths.fileName(folder))
         }
     }
 
@@ -54,17 +55,18 @@ struct PlotFromStoreEndToEndTests {
         try FileManager.default.createDirectory(atPath: "\(dir)/copy", withIntermediateDirectories: true)
         try FileManager.default.copyItem(atPath: "\(dir)/lab.sqlite", toPath: "\(dir)/copy/lab.sqlite")
 
-        // No --out: the copy's path without its extension. No key yet: folders are run-ID.
+        // No --out: the copy's path without its extension. Folders are the keys' first 16 hex digits, as the run's.
         let lines = try PlotFromStore.redraw(databasePath: "\(dir)/copy/lab.sqlite", outDirectory: nil, runs: [])
         let out = "\(dir)/copy/lab"
-        #expect(lines == runs.map { "run \($0.id): frames and psnr plots in \(out)/run-\($0.id)" } + ["experiment tiny: rd plot in \(out)"])
+        #expect(runs.allSatisfy { $0.name.count == 16 && $0.name.allSatisfy(\.isHexDigit) })
+        #expect(lines == runs.map { "run \($0.id): frames and psnr plots in \(out)/\($0.name)" } + ["experiment tiny: rd plot in \(out)"])
         for run in runs {
             for name in ["frames.dat", "frames.gp", "psnr.gp"] {
-                #expect(try Self.bytes("\(out)/run-\(run.id)/\(name)") == Self.bytes("\(run.folder)/\(name)"), "run \(run.id) \(name)")
+                #expect(try Self.bytes("\(out)/\(run.name)/\(name)") == Self.bytes("\(run.folder)/\(name)"), "run \(run.id) \(name)")
             }
             for name in ["frames", "psnr"] {
-                #expect(PlotTestsSupport.isPNG("\(out)/run-\(run.id)/\(name).png"))
-                #expect(FileManager.default.fileExists(atPath: "\(out)/run-\(run.id)/\(name).svg"))
+                #expect(PlotTestsSupport.isPNG("\(out)/\(run.name)/\(name).png"))
+                #expect(FileManager.default.fileExists(atPath: "\(out)/\(run.name)/\(name).svg"))
             }
         }
         // The experiment's rd plot: the same data and script as the run wrote at the end of `enclab run`.
@@ -75,16 +77,17 @@ struct PlotFromStoreEndToEndTests {
                 == ["# a.y4m abr", "# a.y4m crf", "# \(Self.hostileClip) abr", "# \(Self.hostileClip) crf"])
         // The hostile clip name is a title, drawn as given, and ran nothing.
         let hostileRun = try Self.sqlite("\(dir)/lab.sqlite", "SELECT min(run_id) FROM runs WHERE clip LIKE 'it%'")[0]
-        let svg = try String(contentsOfFile: "\(out)/run-\(hostileRun)/frames.svg", encoding: .utf8)
+        let hostileName = try #require(runs.first { $0.id == hostileRun }).name
+        let svg = try String(contentsOfFile: "\(out)/\(hostileName)/frames.svg", encoding: .utf8)
         #expect(svg.contains("\(Self.hostileClip) crf=30 rc=crf"))
         #expect((FileManager.default.enumerator(atPath: dir)?.allObjects as? [String] ?? []).allSatisfy { !$0.hasSuffix("PWNED") })
 
         // One run by id: its folder and its experiment's rd plot, nothing else.
         let one = "\(dir)/copy/one"
         #expect(try PlotFromStore.redraw(databasePath: "\(dir)/copy/lab.sqlite", outDirectory: one, runs: [runs[1].id])
-                == ["run \(runs[1].id): frames and psnr plots in \(one)/run-\(runs[1].id)", "experiment tiny: rd plot in \(one)"])
-        #expect(try FileManager.default.contentsOfDirectory(atPath: one).sorted() == ["rd.dat", "rd.gp", "rd.png", "rd.svg", "run-\(runs[1].id)"])
-        #expect(try Self.bytes("\(one)/run-\(runs[1].id)/frames.dat") == Self.bytes("\(runs[1].folder)/frames.dat"))
+                == ["run \(runs[1].id): frames and psnr plots in \(one)/\(runs[1].name)", "experiment tiny: rd plot in \(one)"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: one).sorted() == ["rd.dat", "rd.gp", "rd.png", "rd.svg", runs[1].name].sorted())
+        #expect(try Self.bytes("\(one)/\(runs[1].name)/frames.dat") == Self.bytes("\(runs[1].folder)/frames.dat"))
     }
 
     @Test("redraw by run key prefix: the run's folder is its key's first 16 hex digits (keys set with sqlite3)")
@@ -96,7 +99,7 @@ struct PlotFromStoreEndToEndTests {
         let runs = try Self.runFolders("\(dir)/lab.sqlite", relativeTo: dir)
         let db = "\(dir)/keyed.sqlite"
         try FileManager.default.copyItem(atPath: "\(dir)/lab.sqlite", toPath: db)
-        // This enclab writes no run_key yet: give each run one (runs 3 and 4 share the prefix c0ffee03).
+        // Keys with chosen prefixes replace the ones the runs were given (runs 3 and 4 share the prefix c0ffee03).
         if try Self.sqlite(db, "SELECT count(*) FROM pragma_table_info('runs') WHERE name = 'run_key'") == ["0"] {
             _ = try Self.sqlite(db, "ALTER TABLE runs ADD COLUMN run_key TEXT")
         }

@@ -1,5 +1,6 @@
-import CX264
+internal import CX264
 import Foundation
+import H264
 
 /// x264's version as built: `X264_POINTVER` from x264_config.h, e.g. "0.164.3095 baee400".
 public let x264Version = X264_POINTVER
@@ -56,11 +57,14 @@ public struct EncoderInput: Sendable {
     public var interlacing: Character
     /// Frames the input holds when known (x264's `i_frame_total`), else 0.
     public var frameTotal: Int
+    /// The timestamps stage's plan (timebase, `b_vfr_input`); nil for the constant-rate plan of `fpsNum/fpsDen`.
+    public var timestamps: TimestampPlan?
 
     public init(width: Int, height: Int, fpsNum: Int, fpsDen: Int, sarWidth: Int = 0, sarHeight: Int = 0,
-                interlacing: Character = "p", frameTotal: Int = 0) {
+                interlacing: Character = "p", frameTotal: Int = 0, timestamps: TimestampPlan? = nil) {
         self.width = width; self.height = height; self.fpsNum = fpsNum; self.fpsDen = fpsDen
         self.sarWidth = sarWidth; self.sarHeight = sarHeight; self.interlacing = interlacing; self.frameTotal = frameTotal
+        self.timestamps = timestamps
     }
 }
 
@@ -89,19 +93,34 @@ public struct ResolvedParameters: Sendable {
     public var ref: Int
     public var threads: Int
     public var levelIdc: Int
-    public var timebaseNum: Int
-    public var timebaseDen: Int
-    public var fpsNum: Int
-    public var fpsDen: Int
+    /// Seconds per PTS tick (x264's `i_timebase_num/i_timebase_den`).
+    public var timebase: Rational
+    /// Frames per second (x264's `i_fps_num/i_fps_den`).
+    public var frameRate: Rational
     /// Whether x264 computes PSNR and SSIM (it turns both off for lossless `--qp 0`).
     public var psnr: Bool
     public var ssim: Bool
+    /// The options string x264 writes in its version SEI (`options: cabac=1 ref=3 ...`, x264_param2string): the
+    /// settings as x264 resolved them, effective thread count included.
+    public var optionsString: String
+    /// Where each of ``jsonObject``'s values came from: `given` (the user's options), `rc` (added by the lab's
+    /// `--rc`), `preset` (the preset's or x264's default) or `x264` (changed after the options were applied: by the
+    /// profile, the input (the CLI's level rule for `ref`) or x264's own checks when the encoder opened).
+    public var provenance: [String: String]
 
-    var jsonObject: [String: Any] {
-        ["rc_method": rcMethod, "qp": qp, "crf": crf, "bitrate_kbps": bitrateKbps, "vbv_maxrate_kbps": vbvMaxrateKbps,
-         "vbv_bufsize_kbit": vbvBufsizeKbit, "nal_hrd": ["none", "vbr", "cbr"][max(0, min(2, nalHrd))], "filler": filler,
-         "keyint": keyint, "min_keyint": minKeyint, "scenecut": scenecut, "bframes": bframes, "b_pyramid": bPyramid,
-         "open_gop": openGop, "cabac": cabac, "ref": ref, "threads": threads, "level_idc": levelIdc]
+    public var timebaseNum: Int { Int(timebase.numerator) }
+    public var timebaseDen: Int { Int(timebase.denominator) }
+    public var fpsNum: Int { Int(frameRate.numerator) }
+    public var fpsDen: Int { Int(frameRate.denominator) }
+
+    var jsonObject: [String: Any] { Self.fields(of: self) }
+
+    /// The values recorded in `runs.settings.resolved`, by name.
+    static func fields(of r: ResolvedParameters) -> [String: Any] {
+        ["rc_method": r.rcMethod, "qp": r.qp, "crf": r.crf, "bitrate_kbps": r.bitrateKbps, "vbv_maxrate_kbps": r.vbvMaxrateKbps,
+         "vbv_bufsize_kbit": r.vbvBufsizeKbit, "nal_hrd": ["none", "vbr", "cbr"][max(0, min(2, r.nalHrd))], "filler": r.filler,
+         "keyint": r.keyint, "min_keyint": r.minKeyint, "scenecut": r.scenecut, "bframes": r.bframes, "b_pyramid": r.bPyramid,
+         "open_gop": r.openGop, "cabac": r.cabac, "ref": r.ref, "threads": r.threads, "level_idc": r.levelIdc]
     }
 }
 
@@ -130,7 +149,21 @@ public final class X264Session {
     /// - Throws: `.usage` naming the setting: "unknown setting 'foo'" (x264_param_parse's
     ///   `X264_PARAM_BAD_NAME`), "bad value for setting 'keyint': 'abc'" (`X264_PARAM_BAD_VALUE`), an unknown
     ///   preset or tune, a profile x264 cannot apply.
+    /// The parameters at the three steps that provenance compares: after the preset and tune, after the user's
+    /// options, after the options the lab's `--rc` added.
+    struct Snapshots {
+        var preset: x264_param_t
+        var given: x264_param_t
+        var rc: x264_param_t
+    }
+
     static func makeParam(_ settings: EncodeSettings, input: EncoderInput, warnings: inout [String]) throws -> x264_param_t {
+        var snapshots: Snapshots?
+        return try makeParam(settings, input: input, warnings: &warnings, snapshots: &snapshots)
+    }
+
+    static func makeParam(_ settings: EncodeSettings, input: EncoderInput, warnings: inout [String],
+                          snapshots: inout Snapshots?) throws -> x264_param_t {
         var p = x264_param_t()
         // Preset, tune and profile are checked here, as x264 parses them, so that x264 itself never prints an
         // error to the process's standard error (it has no encoder to log through yet).
@@ -140,7 +173,11 @@ public final class X264Session {
         guard x264_param_default_preset(&p, preset, tune.value) == 0 else {
             throw LabError.software("x264_param_default_preset refused preset '\(preset ?? "")' tune '\(tune.value ?? "")'")
         }
-        for option in settings.options {
+        let afterPreset = p
+        var afterGiven = p
+        let givenCount = settings.givenOptionCount ?? settings.options.count
+        for (k, option) in settings.options.enumerated() {
+            if k == givenCount { afterGiven = p }
             let status = x264_param_parse(&p, option.name, option.value)
             if status == X264_PARAM_BAD_NAME {
                 throw LabError.usage("unknown setting '\(option.name)'")
@@ -148,6 +185,8 @@ public final class X264Session {
                 throw LabError.usage("bad value for setting '\(option.name)': '\(option.value ?? "")'")
             }
         }
+        if givenCount >= settings.options.count { afterGiven = p }
+        snapshots = Snapshots(preset: afterPreset, given: afterGiven, rc: p)
         x264_param_apply_fastfirstpass(&p)
         if let profile = settings.profile {
             try X264Names.checkProfile(profile, lossless: (p.rc.i_rc_method == X264_RC_CQP && p.rc.i_qp_constant <= 0)
@@ -166,9 +205,12 @@ public final class X264Session {
         let rate = LabError.data("frame rate \(input.fpsNum):\(input.fpsDen) does not fit x264's uint32_t fields")
         p.i_fps_num = try uint32(fn, or: rate)
         p.i_fps_den = try uint32(fd, or: rate)
-        p.b_vfr_input = 0
-        p.i_timebase_num = try uint32(fd, or: rate)
-        p.i_timebase_den = try uint32(fn, or: rate)
+        // The timestamps stage's timebase; the constant-rate plan is the CLI's: fps_den/fps_num, b_vfr_input=0.
+        let plan = try input.timestamps ?? TimestampPlan.constantRate(fpsNum: fn, fpsDen: fd)
+        let timebase = LabError.data("timebase \(plan.timebase) does not fit x264's uint32_t fields")
+        p.b_vfr_input = plan.variableFrameRate ? 1 : 0
+        p.i_timebase_num = try uint32(Int(plan.timebase.numerator), or: timebase)
+        p.i_timebase_den = try uint32(Int(plan.timebase.denominator), or: timebase)
         if p.vui.i_sar_width == 0 || p.vui.i_sar_height == 0 {
             let (sw, sh) = reduce(input.sarWidth, input.sarHeight)
             let sar = LabError.data("sample aspect ratio \(input.sarWidth):\(input.sarHeight) does not fit x264's int fields")
@@ -230,7 +272,10 @@ public final class X264Session {
     /// - Throws: `.usage` for settings x264 rejects, with x264's own error message.
     public init(settings: EncodeSettings, input: EncoderInput) throws {
         var paramWarnings: [String] = []
-        var p = try Self.makeParam(settings, input: input, warnings: &paramWarnings)
+        var snapshots: Snapshots?
+        var p = try Self.makeParam(settings, input: input, warnings: &paramWarnings, snapshots: &snapshots)
+        // Strings x264_param_parse allocated are freed once the encoder has its own copy (x264.h, x264_param_cleanup).
+        defer { x264_param_cleanup(&p) }
         let log = X264Log()
         self.log = log
         logContext = UnsafeMutablePointer<enclab_x264_log_context>.allocate(capacity: 1)
@@ -250,20 +295,63 @@ public final class X264Session {
         handle = h
         var q = x264_param_t()
         x264_encoder_parameters(h, &q)
+        var r = Self.parameters(q)
+        r.optionsString = Self.optionsString(h)
+        if let snapshots {
+            let final = ResolvedParameters.fields(of: r)
+            let steps = [("x264", snapshots.rc), ("rc", snapshots.given), ("given", snapshots.preset)]
+                .map { ($0.0, ResolvedParameters.fields(of: Self.parameters($0.1))) }
+            for (name, value) in final {
+                var later = value
+                var source = "preset"
+                // The latest step that changed the value: after the rc options (x264), the rc options, the given ones.
+                for (step, before) in steps {
+                    if let earlier = before[name], "\(earlier)" != "\(later)" { source = step; break }
+                    later = before[name] ?? later
+                }
+                r.provenance[name] = source
+            }
+        }
+        resolved = r
+        measuresQuality = q.analyse.b_psnr != 0
+        width = input.width
+        height = input.height
+        for text in paramWarnings { log.receive(level: X264_LOG_WARNING, line: text) }
+    }
+
+    /// The recorded parameters of an x264_param_t (as opened, or a snapshot before opening).
+    private static func parameters(_ q: x264_param_t) -> ResolvedParameters {
         let method = q.rc.i_rc_method == X264_RC_CQP ? "cqp" : q.rc.i_rc_method == X264_RC_CRF ? "crf" : "abr"
-        resolved = ResolvedParameters(
+        func rational(_ n: UInt32, _ d: UInt32) -> Rational { (try? Rational(Int64(n), Int64(d))) ?? Rational.zero }
+        return ResolvedParameters(
             rcMethod: method, qp: Int(q.rc.i_qp_constant), crf: Double(q.rc.f_rf_constant),
             bitrateKbps: Int(q.rc.i_bitrate), vbvMaxrateKbps: Int(q.rc.i_vbv_max_bitrate),
             vbvBufsizeKbit: Int(q.rc.i_vbv_buffer_size), nalHrd: Int(q.i_nal_hrd), filler: q.rc.b_filler != 0,
             keyint: Int(q.i_keyint_max), minKeyint: Int(q.i_keyint_min), scenecut: Int(q.i_scenecut_threshold),
             bframes: Int(q.i_bframe), bPyramid: Int(q.i_bframe_pyramid), openGop: q.b_open_gop != 0,
             cabac: q.b_cabac != 0, ref: Int(q.i_frame_reference), threads: Int(q.i_threads),
-            levelIdc: Int(q.i_level_idc), timebaseNum: Int(q.i_timebase_num), timebaseDen: Int(q.i_timebase_den),
-            fpsNum: Int(q.i_fps_num), fpsDen: Int(q.i_fps_den), psnr: q.analyse.b_psnr != 0, ssim: q.analyse.b_ssim != 0)
-        measuresQuality = q.analyse.b_psnr != 0
-        width = input.width
-        height = input.height
-        for text in paramWarnings { log.receive(level: X264_LOG_WARNING, line: text) }
+            levelIdc: Int(q.i_level_idc), timebase: rational(q.i_timebase_num, q.i_timebase_den),
+            frameRate: rational(q.i_fps_num, q.i_fps_den), psnr: q.analyse.b_psnr != 0, ssim: q.analyse.b_ssim != 0,
+            optionsString: "", provenance: [:])
+    }
+
+    /// The `options: ...` text of the version SEI (user_data_unregistered, H.264 D.1.6) that
+    /// `x264_encoder_headers` returns with the SPS and PPS; "" when it cannot be read.
+    private static func optionsString(_ h: OpaquePointer) -> String {
+        var nals: UnsafeMutablePointer<x264_nal_t>?
+        var count: Int32 = 0
+        guard x264_encoder_headers(h, &nals, &count) >= 0, let nals else { return "" }
+        var bytes: [UInt8] = []
+        for k in 0..<Int(count) { bytes += UnsafeBufferPointer(start: nals[k].p_payload, count: Int(nals[k].i_payload)) }
+        guard let units = try? AnnexB.split(bytes) else { return "" }
+        for unit in units where unit.nal.nalUnitType == .sei {
+            for message in (try? SEIMessage.parse(rbsp: unit.nal.rbsp)) ?? [] {
+                if let text = message.userDataUnregistered?.string, let range = text.range(of: "options: ") {
+                    return String(text[range.upperBound...]).trimmingCharacters(in: CharacterSet(charactersIn: "\0 \n"))
+                }
+            }
+        }
+        return ""
     }
 
     deinit {
@@ -281,10 +369,11 @@ public final class X264Session {
     ///   - picture: the next input picture (its size must be the session's), or nil to flush.
     ///   - pts: its presentation time in the timebase (ignored when flushing).
     ///   - displayIndex: its input frame number, handed back with the coded frame.
+    ///   - forcedType: the frame type to force (x264's `i_type`; `auto` lets x264 choose).
     /// - Returns: the frame x264 output, if any (with B-frames, output lags input); NAL payloads are copied
     ///   before returning, as x264.h requires.
     /// - Throws: `.software` when x264_encoder_encode fails or its frame line cannot be read.
-    public func encode(_ picture: Picture?, pts: Int64, displayIndex: Int) throws -> EncodedFrame? {
+    public func encode(_ picture: Picture?, pts: Int64, displayIndex: Int, forcedType: ForcedFrameType = .auto) throws -> EncodedFrame? {
         var nals: UnsafeMutablePointer<x264_nal_t>?
         var count: Int32 = 0
         var out = x264_picture_t()
@@ -294,6 +383,13 @@ public final class X264Session {
             var pic = x264_picture_t()
             x264_picture_init(&pic)
             pic.i_pts = pts
+            switch forcedType {
+            case .auto: pic.i_type = X264_TYPE_AUTO
+            case .idr: pic.i_type = X264_TYPE_IDR
+            case .i: pic.i_type = X264_TYPE_I
+            case .p: pic.i_type = X264_TYPE_P
+            case .b: pic.i_type = X264_TYPE_B
+            }
             pic.opaque = UnsafeMutableRawPointer(bitPattern: displayIndex + 1)
             pic.img.i_csp = X264_CSP_I420
             pic.img.i_plane = 3
@@ -342,6 +438,12 @@ public final class X264Session {
             ssim: resolved.ssim ? out.prop.f_ssim : nil, nals: written)
         codedCount += 1
         return frame
+    }
+
+    /// Encodes a picture from the timestamps stage (its PTS and forced type), or flushes when nil.
+    public func encode(_ timed: TimedPicture?) throws -> EncodedFrame? {
+        guard let timed else { return try encode(nil, pts: 0, displayIndex: 0) }
+        return try encode(timed.picture, pts: timed.pts, displayIndex: timed.index, forcedType: timed.forcedType)
     }
 
     /// Frames x264 still holds (look-ahead and B-frame delay); flush with `encode(nil, ...)` until 0.

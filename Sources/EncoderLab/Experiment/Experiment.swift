@@ -16,11 +16,14 @@ public struct Experiment: Sendable {
     public struct Run: Sendable {
         public var clip: String
         public var settings: EncodeSettings
-        /// The grid point, e.g. "bitrate=500 rc=cbr".
+        /// The grid point, e.g. "bitrate=500 rc=cbr" (for display).
         public var label: String
+        /// The grid's axes and the value this run took on each, as canonical JSON text: `{"bframes": 3, "mode":
+        /// {"qp": 22, "rc": "cqp"}}` (values exactly as in the experiment file); `{}` without a grid.
+        public var axesJSON: String
 
-        public init(clip: String, settings: EncodeSettings, label: String) {
-            self.clip = clip; self.settings = settings; self.label = label
+        public init(clip: String, settings: EncodeSettings, label: String, axesJSON: String = "{}") {
+            self.clip = clip; self.settings = settings; self.label = label; self.axesJSON = axesJSON
         }
     }
 
@@ -81,17 +84,19 @@ public struct Experiment: Sendable {
             throw LabError.usage("\(file): expands to \(count == Int.max ? "more than \(Int.max)" : String(count)) runs (clips x grid points), over the limit of \(maxRuns); raise it with --max-runs N")
         }
         // Cartesian product of the grid lists, keys in sorted order.
-        var points: [(EncodeSettings, [String])] = [(baseSettings, [])]
+        var points: [(EncodeSettings, [String], [String: Any])] = [(baseSettings, [], [:])]
         for key in gridObject.keys.sorted() {
             guard let values = gridObject[key] as? [Any], !values.isEmpty else {
                 throw LabError.usage("\(file): grid key '\(key)' must be a non-empty list")
             }
-            var next: [(EncodeSettings, [String])] = []
-            for (settings, label) in points {
+            var next: [(EncodeSettings, [String], [String: Any])] = []
+            for (settings, label, axes) in points {
                 try Interruption.check()
                 for value in values {
                     var s = settings
                     var l = label
+                    var a = axes
+                    a[key] = value
                     if let group = value as? [String: Any] {
                         for k in group.keys.sorted() {
                             try Self.apply(k, group[k]!, to: &s, file: file, context: "grid '\(key)'")
@@ -101,15 +106,15 @@ public struct Experiment: Sendable {
                         try Self.apply(key, value, to: &s, file: file, context: "grid")
                         l.append("\(key)=\(Self.text(value) ?? "")")
                     }
-                    next.append((s, l))
+                    next.append((s, l, a))
                 }
             }
             points = next
         }
         var runs: [Run] = []
         for clip in self.clips {
-            for (settings, label) in points {
-                runs.append(Run(clip: clip, settings: settings, label: label.joined(separator: " ")))
+            for (settings, label, axes) in points {
+                runs.append(Run(clip: clip, settings: settings, label: label.joined(separator: " "), axesJSON: JSON.string(axes)))
             }
         }
         self.runs = runs

@@ -48,6 +48,9 @@ public struct EncodeSettings: Equatable, Sendable {
     public var seek: Int?
     /// The x264 options in the order the x264 CLI would apply them (`x264_param_parse` names).
     public var options: [X264Option] = []
+    /// After ``resolved()``: how many of ``options`` were given (the rest were added by the lab's `--rc`); nil before.
+    /// Resolving is done once per run: resolving resolved settings returns them unchanged.
+    public private(set) var givenOptionCount: Int?
 
     public init() {}
 
@@ -210,8 +213,10 @@ public struct EncodeSettings: Equatable, Sendable {
     ///   `bitrate`), a rate key of another mode (`cqp` with `crf`), a `cbr` whose `vbv-maxrate` differs from its
     ///   `bitrate`, a `vbr` whose `vbv-maxrate` is not above its `bitrate`, or `nal-hrd` other than `cbr` for `cbr`.
     public func resolved() throws -> EncodeSettings {
-        guard let mode = rc else { return self }
+        if givenOptionCount != nil { return self }
         var out = self
+        out.givenOptionCount = options.count
+        guard let mode = rc else { return out }
         let present = ["qp", "crf", "bitrate"].filter { value(of: $0) != nil }
         func forbid(_ keys: [String]) throws {
             if let bad = keys.first(where: { present.contains($0) }) {

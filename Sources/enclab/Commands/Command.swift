@@ -140,9 +140,9 @@ func wrapped(words: [String], after lead: String, width: Int = 112) -> String {
 /// One run's line on stdout: id, clip, label, frames, bytes, rate, mean PSNR and the stream's path.
 func describe(_ o: RunOutcome) -> String {
     let psnr = o.meanPSNR.map { String(format: "%.2f dB", $0) } ?? "n/a"
-    return String(format: "run %lld  %@  %@  frames=%d  bytes=%d  %.1f kbit/s  psnr_avg=%@  %@",
+    return String(format: "run %lld  %@  %@  frames=%d  bytes=%d  %.1f kbit/s  psnr_avg=%@  %@%@",
                   o.runID, oneLine((o.clip as NSString).lastPathComponent), oneLine(o.label), o.frames, o.bytes, o.kbps, psnr,
-                  oneLine(o.streamPath))
+                  oneLine(o.streamPath), o.alreadyDone ? "  (already done)" : "")
 }
 
 /// A `--from`/`--to` value as a stream format, nil when absent.

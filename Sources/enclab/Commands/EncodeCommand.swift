@@ -54,7 +54,6 @@ struct EncodeCommand: Command {
         let db = parsed.value("--db")
         let out = try parsed.path("--out", what: "a folder path")
         let force = parsed.has("--force")
-        _ = force  // issue 7: passed to the pipeline
         var x264Words = parsed.rest
         if let rc = parsed.value("--rc") { x264Words.append("--rc=\(rc)") }
         let (settings, positional) = try EncodeSettings.parse(arguments: x264Words)
@@ -63,9 +62,8 @@ struct EncodeCommand: Command {
         }
         // Settings, clip and tools are checked before any database or folder is made.
         try Lab.requireTools()
-        try Lab.validate([Experiment.Run(clip: positional[0], settings: settings, label: "")])
-        let lab = try Lab(databasePath: db ?? "results/encode.sqlite", outDirectory: out ?? "results/encode")
-        let outcome = try lab.run(experiment: "encode", clipPath: positional[0], settings: settings)
-        print(describe(outcome))
+        let checked = try Lab.check([Experiment.Run(clip: positional[0], settings: settings, label: "")], experiment: "encode")
+        let lab = try Lab(databasePath: db ?? "results/encode.sqlite", outDirectory: out ?? "results/encode", force: force)
+        print(describe(try lab.run(checked[0])))
     }
 }

@@ -48,7 +48,6 @@ struct RunCommand: Command {
         let db = parsed.value("--db")
         let out = try parsed.path("--out", what: "a folder path")
         let force = parsed.has("--force")
-        _ = force  // issue 7: passed to the pipeline
         var maxRuns = Experiment.defaultMaxRuns
         if let value = parsed.value("--max-runs") {
             guard let n = Int(value), n > 0 else { throw LabError(.usage, "--max-runs needs a whole number above 0, got '\(value)'") }
@@ -60,9 +59,11 @@ struct RunCommand: Command {
         }
         let experiment = try Experiment(path: rest[0], maxRuns: maxRuns)
         try Lab.requireTools()
-        try Lab.validate(experiment.runs)
-        let lab = try Lab(databasePath: db ?? "results/\(experiment.name).sqlite", outDirectory: out ?? "results/\(experiment.name)")
-        let outcomes = try lab.run(experiment, validated: true) { print(describe($0)) }
-        print("\(outcomes.count) runs done: database \(lab.store.database.path), plots in \(lab.outDirectory)")
+        let checked = try Lab.check(experiment.runs, experiment: experiment.name)
+        let lab = try Lab(databasePath: db ?? "results/\(experiment.name).sqlite", outDirectory: out ?? "results/\(experiment.name)",
+                          force: force)
+        let outcomes = try lab.run(experiment, checked: checked) { print(describe($0)) }
+        let skipped = outcomes.filter(\.alreadyDone).count
+        print("\(outcomes.count) runs done\(skipped > 0 ? " (\(skipped) already done before)" : ""): database \(lab.store.database.path), plots in \(lab.outDirectory)")
     }
 }

@@ -62,6 +62,14 @@ enum OutputFiles {
         throw LabError.cantCreate("\(to): cannot move \(from) into place: \(reason(code))")
     }
 
+    /// Swaps `a` and `b` atomically (renameat2 with RENAME_EXCHANGE): both must exist.
+    /// - Throws: `.cantCreate` naming both paths.
+    static func exchange(_ a: String, _ b: String) throws {
+        if enclab_rename_exchange(a, b) != 0 {
+            throw LabError.cantCreate("\(b): cannot exchange it with \(a): \(reason(errno))")
+        }
+    }
+
     /// Removes a folder and everything in it, ignoring errors (for the lab's own temporary folders).
     static func removeTree(_ path: String) {
         try? FileManager.default.removeItem(atPath: path)

@@ -1,0 +1,67 @@
+import Foundation
+import H264
+
+/// What the lab stores for a run changes only when this number does: it is part of every run key, so a new release
+/// of the lab that measures the same things keeps its keys (resume and merge go on working), and one that measures
+/// differently starts new ones.
+public let measurementVersion = 1
+
+/// One run, fully described before it starts: a `Sendable` value (the run spec). Its ``key`` names it in the store
+/// (`runs.run_key`) and on disk (`OUT/<first 16 hex digits>/`).
+public struct RunSpec: Sendable {
+    /// `encode`, or the experiment's name.
+    public var experiment: String
+    /// The grid point, for display (`bitrate=500 rc=cbr`); empty for `enclab encode`.
+    public var label: String
+    /// The experiment's grid axes and the values this run took, as canonical JSON text (`{}` for `encode`).
+    public var axesJSON: String
+    /// The clip: its path and the SHA-256 of its bytes.
+    public var clip: ClipIdentity
+    /// The settings, resolved once (``EncodeSettings/resolved()``): x264's options with the `--rc` expansion.
+    public var settings: EncodeSettings
+    /// What the clip looks like to the encoder (size, rate, aspect ratio, interlacing, frame count) and the
+    /// timestamps stage's plan.
+    public var input: EncoderInput
+    /// What x264 settled on when the settings were checked (its SEI options string included).
+    public var resolved: ResolvedParameters
+    /// libx264's `X264_POINTVER`, e.g. "0.164.3095 baee400".
+    public var x264Build: String
+    /// ``measurementVersion`` when the spec was made.
+    public var measurementVersion: Int
+
+    /// The run key: hex SHA-256 over the canonical JSON of the clip's digest, the settings as given (preset, tune
+    /// and profile in canonical form, x264's options in order, the lab's keys) and as x264 resolved them (the SEI
+    /// options string, which names the effective thread count), the timestamps source, seek and frames, the x264
+    /// build and the measurement version. The same clip bytes and settings give the same key in any database;
+    /// one changed setting or byte gives another. With several threads x264 is not repeatable under VBV, so a
+    /// key names a specification, not a byte sequence.
+    public var key: String { SHA256.hex(of: keyMaterial) }
+
+    /// The text the key hashes (canonical JSON with sorted keys).
+    public var keyMaterial: String {
+        let s = settings
+        let object: [String: Any] = [
+            "clip_sha256": clip.sha256,
+            "x264_options": resolved.optionsString,
+            "settings": [
+                "preset": ((try? X264Names.preset(s.preset)) ?? s.preset).map { $0 as Any } ?? NSNull(),
+                "tune": ((try? X264Names.tune(s.tune).value) ?? s.tune).map { $0 as Any } ?? NSNull(),
+                "profile": s.profile?.lowercased() ?? NSNull(),
+                "rc": s.rc?.rawValue ?? NSNull(),
+                "options": s.options.map { [$0.name, $0.value ?? NSNull()] as [Any] },
+            ] as [String: Any],
+            "lab": [
+                "timestamps": (input.timestamps?.source ?? .constantRate).rawValue,
+                "forced_types": (input.timestamps?.forcedTypes ?? [:]).sorted { $0.key < $1.key }.map { [$0.key, $0.value.rawValue] as [Any] },
+                "seek": s.seek ?? 0,
+                "frames": s.frames ?? NSNull(),
+            ] as [String: Any],
+            "x264_build": x264Build,
+            "measurement_version": measurementVersion,
+        ]
+        return JSON.string(object)
+    }
+
+    /// The folder name of the run: the first 16 hex digits of its key.
+    public var folderName: String { String(key.prefix(16)) }
+}
