@@ -21,7 +21,7 @@ public struct RunOutcome: Sendable {
     public var alreadyDone: Bool = false
 }
 
-/// The lab's runner and the store's only writer: it checks runs (``Pipeline/check(_:experiment:)``), skips those
+/// The lab's runner and the store's only writer: it checks runs (``check(_:experiment:)``), skips those
 /// whose key is already done, executes the rest (``Pipeline/execute(_:in:warn:)``) in a temporary folder, records
 /// each result in one transaction, then draws its plots from the store and moves its folder into place.
 public final class Lab {
