@@ -1,0 +1,193 @@
+import Foundation
+import Testing
+import H264
+@testable import EncoderLab
+
+/// The pipeline's stages and seams (issue 7): forced frame types from the timestamps stage, provenance of resolved
+/// values, the run key, and the store's writer (skip, --force, folders settled on start).
+@Suite("the pipeline: timestamps, provenance, run keys, the writer", .serialized)
+struct PipelineTests {
+    static let clip = SyntheticClip(width: 96, height: 64, frames: 12, seed: 11)
+
+    @Test("a forced IDR lands where the timestamps stage put it: nal_unit_type 5 there, by trace_headers")
+    func forcedIDR() throws {
+        let scratch = Scratch()
+        try Self.clip.write(to: scratch.file("c.y4m"))
+        let settings = try EncodeSettings.parse(arguments: ["--threads", "1", "--bframes", "0", "--keyint", "250", "--no-scenecut"]).0.resolved()
+        let clip = try Clip(path: scratch.file("c.y4m"))
+        var input = try Pipeline.encoderInput(clip)
+        input.timestamps = try TimestampPlan.constantRate(fpsNum: 25, fpsDen: 1, forcedTypes: [7: .idr])
+        let session = try X264Session(settings: settings, input: input)
+        let plan = try #require(input.timestamps)
+        var stream: [UInt8] = []
+        var index = 0
+        var frames: [EncodedFrame] = []
+        while let picture = try clip.next() {
+            if let f = try session.encode(plan.stamp(picture, index: index)) { frames.append(f); stream += f.nals.flatMap(\.bytes) }
+            index += 1
+        }
+        while session.delayedFrames > 0 {
+            if let f = try session.encode(nil) { frames.append(f); stream += f.nals.flatMap(\.bytes) }
+        }
+        try Data(stream).write(to: URL(fileURLWithPath: scratch.file("s.264")))
+        // Without B-frames decode order is display order: packet k is frame k.
+        let packets = try Witness.traceHeaders(scratch.file("s.264")).packets
+        try #require(packets.count == 12)
+        let idr = packets.indices.filter { k in packets[k].contains { $0.type == 5 } }
+        #expect(idr == [0, 7])
+        #expect(frames.map(\.type) == (0..<12).map { [0, 7].contains($0) ? FrameType.idr : .p })
+        // Without the forced type, frame 7 is a P frame (keyint 250, no scenecut): the IDR is the plan's doing.
+        let plain = try X264Session(settings: settings, input: try Pipeline.encoderInput(try Clip(path: scratch.file("c.y4m"))))
+        let again = try Clip(path: scratch.file("c.y4m"))
+        var types: [FrameType] = []
+        var k = 0
+        while let picture = try again.next() {
+            if let f = try plain.encode(picture, pts: Int64(k), displayIndex: k) { types.append(f.type) }
+            k += 1
+        }
+        while plain.delayedFrames > 0 { if let f = try plain.encode(nil) { types.append(f.type) } }
+        #expect(types == [.idr] + Array(repeating: .p, count: 11))
+    }
+
+    @Test("provenance: given, added by --rc, the preset's default, changed by x264 (a profile dropping CABAC and B-frames)")
+    func provenance() throws {
+        let settings = try EncodeSettings.parse(arguments: ["--rc", "cbr", "--bitrate", "500", "--bframes", "3",
+                                                            "--profile", "baseline", "--threads", "1"]).0.resolved()
+        let session = try X264Session(settings: settings, input: EncoderInput(width: 64, height: 48, fpsNum: 25, fpsDen: 1))
+        let p = session.resolved.provenance
+        #expect(p["bitrate_kbps"] == "given")
+        #expect(p["vbv_maxrate_kbps"] == "rc" && p["vbv_bufsize_kbit"] == "rc" && p["nal_hrd"] == "rc")
+        #expect(p["bframes"] == "x264" && p["cabac"] == "x264")
+        #expect(session.resolved.bframes == 0 && !session.resolved.cabac)
+        #expect(p["keyint"] == "preset" && p["scenecut"] == "preset")
+        #expect(p["threads"] == "given")
+        #expect(Set(p.keys) == Set(session.resolved.jsonObject.keys))
+        // The SEI's options string: what x264 resolved, threads included.
+        #expect(session.resolved.optionsString.hasPrefix("cabac=0 ref="))
+        #expect(session.resolved.optionsString.contains(" threads=1 "))
+        #expect(session.resolved.optionsString.contains(" bframes=0 "))
+    }
+}
+
+/// Run keys and the store's writer through the built binary and the sqlite3 CLI.
+@Suite("run keys, resume and --force, end to end", .serialized)
+struct RunKeyTests {
+    static func enclab(_ arguments: [String], in dir: String) throws -> Witness.Output {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: repositoryRoot + "/.build/debug/enclab")
+        p.arguments = arguments
+        p.currentDirectoryURL = URL(fileURLWithPath: dir)
+        let out = Pipe(), err = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        p.standardInput = FileHandle.nullDevice
+        try p.run()
+        nonisolated(unsafe) var errBytes = Data()
+        let group = DispatchGroup()
+        group.enter()
+        DispatchQueue.global().async { errBytes = err.fileHandleForReading.readDataToEndOfFile(); group.leave() }
+        let outBytes = out.fileHandleForReading.readDataToEndOfFile()
+        group.wait()
+        p.waitUntilExit()
+        return Witness.Output(status: p.terminationStatus, stdout: String(decoding: outBytes, as: UTF8.self),
+                              stderr: String(decoding: errBytes, as: UTF8.self))
+    }
+
+    static func sqlite(_ db: String, _ sql: String) throws -> [String] {
+        try Witness.run("sqlite3", [db, sql]).stdout.split(separator: "\n").map(String.init)
+    }
+
+    @Test("the same clip bytes and settings give the same key in two databases; one setting or one byte gives another")
+    func keys() throws {
+        let scratch = Scratch()
+        let dir = scratch.path
+        try PipelineTests.clip.write(to: scratch.file("c.y4m"))
+        try FileManager.default.copyItem(atPath: scratch.file("c.y4m"), toPath: scratch.file("copy.y4m"))
+        func key(_ clip: String, _ flags: [String], db: String) throws -> String {
+            let r = try Self.enclab(["encode", clip, "--threads", "1", "--db", db, "--out", "out-\(db)"] + flags, in: dir)
+            try #require(r.status == 0, "\(r.stderr)")
+            return try Self.sqlite(scratch.file(db), "SELECT run_key FROM runs ORDER BY run_id DESC LIMIT 1")[0]
+        }
+        let a = try key("c.y4m", ["--crf", "30"], db: "a.sqlite")
+        #expect(a.count == 64 && a.allSatisfy(\.isHexDigit))
+        // Another database, and a copy of the clip under another name: the same bytes, the same key.
+        #expect(try key("copy.y4m", ["--crf", "30"], db: "b.sqlite") == a)
+        // The clip's digest is the file's SHA-256, as sha256sum computes it.
+        let digest = try Witness.run("sha256sum", [scratch.file("c.y4m")]).stdout.prefix(64)
+        #expect(try Self.sqlite(scratch.file("a.sqlite"), "SELECT clip_sha256 FROM runs") == [String(digest)])
+        // One setting differs.
+        #expect(try key("c.y4m", ["--crf", "31"], db: "b.sqlite") != a)
+        // The thread count x264 resolves is part of the key (it changes x264's bytes).
+        #expect(try key("c.y4m", ["--crf", "30", "--threads", "2"], db: "b.sqlite") != a)
+        // One byte of the clip differs (the last sample of the last frame).
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: scratch.file("copy.y4m"))))
+        bytes[bytes.count - 1] ^= 1
+        try Data(bytes).write(to: URL(fileURLWithPath: scratch.file("copy.y4m")))
+        #expect(try key("copy.y4m", ["--crf", "30"], db: "b.sqlite") != a)
+        // The folder is the key's first 16 hex digits.
+        #expect(FileManager.default.fileExists(atPath: scratch.file("out-a.sqlite/\(a.prefix(16))/stream.264")))
+    }
+
+    @Test("a done key is not encoded again (its line marked already done); --force encodes it again and replaces the run")
+    func resumeAndForce() throws {
+        let scratch = Scratch()
+        let dir = scratch.path
+        try PipelineTests.clip.write(to: scratch.file("c.y4m"))
+        let first = try Self.enclab(["encode", "c.y4m", "--threads", "1", "--db", "l.sqlite"], in: dir)
+        try #require(first.status == 0, "\(first.stderr)")
+        let key = try Self.sqlite(scratch.file("l.sqlite"), "SELECT run_key FROM runs")[0]
+        let stream = scratch.file("results/encode/\(key.prefix(16))/stream.264")
+        let modified = try FileManager.default.attributesOfItem(atPath: stream)[.modificationDate] as! Date
+        let again = try Self.enclab(["encode", "c.y4m", "--threads", "1", "--db", "l.sqlite"], in: dir)
+        #expect(again.status == 0)
+        #expect(again.stdout == first.stdout.replacingOccurrences(of: "\n", with: "  (already done)\n"))
+        #expect(try Self.sqlite(scratch.file("l.sqlite"), "SELECT count(*) FROM runs") == ["1"])
+        #expect(try FileManager.default.attributesOfItem(atPath: stream)[.modificationDate] as! Date == modified)
+        // --force: encoded again; the old row and its frames replaced by the new ones; one folder, the new stream.
+        let forced = try Self.enclab(["encode", "c.y4m", "--threads", "1", "--db", "l.sqlite", "--force"], in: dir)
+        #expect(forced.status == 0, "\(forced.stderr)")
+        #expect(try Self.sqlite(scratch.file("l.sqlite"), "SELECT run_id, status, run_key FROM runs") == ["2|done|\(key)"])
+        #expect(try Self.sqlite(scratch.file("l.sqlite"), "SELECT DISTINCT run_id FROM frames") == ["2"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.file("results/encode")) == [String(key.prefix(16))])
+        #expect(try Data(contentsOf: URL(fileURLWithPath: stream)).count
+                == Int(try Self.sqlite(scratch.file("l.sqlite"), "SELECT bytes FROM runs")[0]))
+    }
+
+    @Test("on start, a temporary folder whose key is done is moved into place; one of a live process is left alone")
+    func settle() throws {
+        let scratch = Scratch()
+        let dir = scratch.path
+        try PipelineTests.clip.write(to: scratch.file("c.y4m"))
+        try #require(try Self.enclab(["encode", "c.y4m", "--threads", "1", "--db", "l.sqlite"], in: dir).status == 0)
+        let key = try Self.sqlite(scratch.file("l.sqlite"), "SELECT run_key FROM runs")[0]
+        let out = scratch.file("results/encode")
+        // As if the process had died between the commit and the rename (pid 2^22 + 1 is above Linux's pid_max).
+        let dead = ".tmp-\(key)-\(Lab.hostTag)-4194305-deadbeef"
+        try FileManager.default.moveItem(atPath: "\(out)/\(key.prefix(16))", toPath: "\(out)/\(dead)")
+        // A live process's folder (this test's) of a key that is not done stays.
+        let live = ".tmp-\(String(repeating: "a", count: 64))-\(Lab.hostTag)-\(getpid())-cafef00d"
+        try FileManager.default.createDirectory(atPath: "\(out)/\(live)", withIntermediateDirectories: true)
+        // And a dead process's folder of a key that is not done is removed.
+        let lost = ".tmp-\(String(repeating: "b", count: 64))-\(Lab.hostTag)-4194305-0badf00d"
+        try FileManager.default.createDirectory(atPath: "\(out)/\(lost)", withIntermediateDirectories: true)
+        let r = try Self.enclab(["encode", "c.y4m", "--threads", "1", "--db", "l.sqlite"], in: dir)
+        #expect(r.status == 0 && r.stdout.hasSuffix("(already done)\n"), "\(r.stdout) \(r.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out).sorted() == [live, String(key.prefix(16))].sorted())
+        #expect(FileManager.default.fileExists(atPath: "\(out)/\(key.prefix(16))/frames.png"))
+    }
+
+    @Test("an experiment's runs store their grid axes as JSON; the settings carry what x264 resolved and from where")
+    func structuredSettings() throws {
+        let scratch = Scratch()
+        try PipelineTests.clip.write(to: scratch.file("c.y4m"))
+        let json = #"{"name": "axes", "clips": ["c.y4m"], "base": {"threads": 1}, "grid": {"mode": [{"rc": "cqp", "qp": 30}], "bframes": [0, 2]}}"#
+        try json.write(toFile: scratch.file("axes.json"), atomically: true, encoding: .utf8)
+        let r = try Self.enclab(["run", "axes.json"], in: scratch.path)
+        #expect(r.status == 0, "\(r.stderr)")
+        let db = scratch.file("results/axes.sqlite")
+        #expect(try Self.sqlite(db, "SELECT json_extract(settings, '$.axes') FROM runs ORDER BY run_id")
+                == [#"{"bframes":0,"mode":{"qp":30,"rc":"cqp"}}"#, #"{"bframes":2,"mode":{"qp":30,"rc":"cqp"}}"#])
+        #expect(try Self.sqlite(db, "SELECT json_extract(settings, '$.provenance.qp'), json_extract(settings, '$.resolved.qp'), json_extract(settings, '$.timestamps.timebase') FROM runs ORDER BY run_id")
+                == ["given|30|1/25", "given|30|1/25"])
+    }
+}
