@@ -102,11 +102,12 @@ public enum Plots {
         try OutputFiles.makeDirectory(dir)
         let frames = input.frames, title = input.title, targetKbps = input.targetKbps, maxrateKbps = input.maxrateKbps
         let (timebaseNum, timebaseDen) = (input.timebaseNum, input.timebaseDen)
-        let (fpsNum, fpsDen) = (input.fps.numerator, input.fps.denominator)
-        let frameTicks = max(1, Int64((Double(timebaseDen) * Double(fpsDen) / Double(timebaseNum) / Double(fpsNum)).rounded()))
+        // Exact times: one frame lasts (1/fps)/timebase ticks; the frames span count/fps seconds.
+        let timebase = try Rational(Int64(timebaseNum), Int64(timebaseDen))
+        let frameTicks = try input.fps.reciprocal / timebase
         let windows = WindowedBitrate.compute(sizes: frames.map(\.sizeBytes), dts: frames.map(\.dts),
-                                              timebaseNum: timebaseNum, timebaseDen: timebaseDen, frameTicks: frameTicks)
-        let seconds = Double(frames.count) * Double(fpsDen) / Double(fpsNum)
+                                              timebase: timebase, frameTicks: frameTicks)
+        let seconds = try input.fps.reciprocal.times(Int64(frames.count)).approximateValue
         let meanKbps = Double(frames.reduce(0) { $0 + $1.sizeBytes }) * 8 / 1000 / max(seconds, 1e-9)
         // Data: coded index, display index, size in kbit, type column index, window kbps (or NaN), psnr_y, psnr_avg.
         let types = ["IDR", "I", "P", "Bref", "B"]

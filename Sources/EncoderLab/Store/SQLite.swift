@@ -1,4 +1,4 @@
-import CSQLite3
+internal import CSQLite3
 import Foundation
 
 /// A value bound to or read from an SQLite statement.
