@@ -31,13 +31,19 @@ public struct AccessUnit: Sendable {
     /// Groups NAL units in decode order into access units; see ``AccessUnitSplitter``.
     /// - Throws: the ``H264Error`` of a parameter set or slice header that does not parse.
     public static func split(_ nalUnits: [NALUnit]) throws -> [AccessUnit] {
+        try splitWithParameterSets(nalUnits).accessUnits
+    }
+
+    /// ``split(_:)``, also returning the parameter sets the split parsed (the last of each id), so a stream's
+    /// parameter sets are parsed once.
+    public static func splitWithParameterSets(_ nalUnits: [NALUnit]) throws -> (accessUnits: [AccessUnit], parameterSets: ParameterSets) {
         var splitter = AccessUnitSplitter()
         var units = [AccessUnit]()
         for nal in nalUnits {
             if let au = try splitter.push(nal) { units.append(au) }
         }
         if let au = splitter.finish() { units.append(au) }
-        return units
+        return (units, splitter.parameterSets)
     }
 }
 

@@ -5,7 +5,10 @@
 /// (rejecting bad input is the expected outcome) and checks round-trip invariants with
 /// `precondition`, so that a broken invariant is a crash the fuzzer reports. Any trap inside the
 /// parsers (out-of-range index, overflow, force unwrap) is a bug.
-public enum FuzzEntryPoints {
+///
+/// Internal, not API: the fuzz targets are compiled into this module (`fuzz/README.md`) and the tests reach it
+/// with `@testable import H264`.
+enum FuzzEntryPoints {
     /// An SPS and PPS from x264 (High, 64x48, CABAC), RBSPs of the parameter sets that
     /// ``parameterSets(_:)`` uses to parse slice headers and PPSs.
     static let x264SPS: [UInt8] = [0x64, 0x00, 0x0a, 0xac, 0xd9, 0x44, 0x7b, 0x01, 0x10, 0x00, 0x00, 0x00, 0x10, 0x00, 0x00, 0x03, 0x28, 0xf1, 0x22, 0x59, 0x60]
@@ -13,7 +16,7 @@ public enum FuzzEntryPoints {
 
     /// Annex B splitting, then everything downstream: RBSP extraction, SEI parsing and access
     /// unit splitting (which parses SPS, PPS and slice headers).
-    public static func annexB(_ data: [UInt8]) {
+    static func annexB(_ data: [UInt8]) {
         _ = try? AnnexB.split(data, leadingData: .reject)
         guard let units = try? AnnexB.split(data, leadingData: .skip) else { return }
         // Writing and splitting again gives the same NAL units.
@@ -38,7 +41,7 @@ public enum FuzzEntryPoints {
     }
 
     /// AVCC splitting; the first byte chooses the length size (1, 2 or 4 from its low 2 bits).
-    public static func avcc(_ data: [UInt8]) {
+    static func avcc(_ data: [UInt8]) {
         guard let first = data.first else { return }
         let lengthSize = [1, 2, 4, 4][Int(first & 3)]
         let body = Array(data.dropFirst())
@@ -48,7 +51,7 @@ public enum FuzzEntryPoints {
     }
 
     /// avcC record parsing; a record that parses is written and parsed again to the same value.
-    public static func avcCRecord(_ data: [UInt8]) {
+    static func avcCRecord(_ data: [UInt8]) {
         guard let record = try? AVCDecoderConfigurationRecord(bytes: data) else { return }
         guard let bytes = try? record.serialize() else { return }
         let again = try? AVCDecoderConfigurationRecord(bytes: bytes)
@@ -59,7 +62,7 @@ public enum FuzzEntryPoints {
 
     /// SPS, PPS, slice header and SEI parsing of `data` taken as an RBSP, against x264's
     /// parameter sets and against the SPS parsed from `data` itself.
-    public static func parameterSets(_ data: [UInt8]) {
+    static func parameterSets(_ data: [UInt8]) {
         var store = ParameterSets()
         _ = try? store.add(NALUnit(nalRefIdc: 3, nalUnitType: .sps, rbsp: x264SPS))
         _ = try? store.add(NALUnit(nalRefIdc: 3, nalUnitType: .pps, rbsp: x264PPS))
@@ -82,7 +85,7 @@ public enum FuzzEntryPoints {
     }
 
     /// Packet file parsing; packets that parse are written back to the same bytes.
-    public static func packets(_ data: [UInt8]) {
+    static func packets(_ data: [UInt8]) {
         guard let packets = try? Packet.deserializeAll(data) else { return }
         var out = [UInt8]()
         for p in packets {

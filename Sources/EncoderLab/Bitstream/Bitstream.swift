@@ -71,10 +71,8 @@ public enum Bitstream {
     /// - Throws: `.data` naming the file when a parameter set or slice header does not parse.
     static func structure(_ stream: LoadedStream, path: String) throws -> ([NALUnit], [AccessUnit], ParameterSets) {
         let nals = stream.nalUnits.map(\.nal)
-        var sets = ParameterSets()
         do {
-            let units = try AccessUnit.split(nals)
-            for n in nals { try sets.add(n) }
+            let (units, sets) = try AccessUnit.splitWithParameterSets(nals)
             return (nals, units, sets)
         } catch let e as H264Error { throw LabError.data("\(path): \(e)") }
     }

@@ -52,7 +52,7 @@ public enum Convert {
         var bytes: [UInt8]
         var accessUnitCount = 0
         do {
-            let units = try AccessUnit.split(nals)
+            let (units, parsedSets) = try AccessUnit.splitWithParameterSets(nals)
             accessUnitCount = units.count
             switch options.to {
             case .annexb:
@@ -60,8 +60,7 @@ public enum Convert {
             case .avcc:
                 bytes = try AVCC.write(nals, lengthSize: options.lengthSize)
                 if let configPath = options.avccConfigPath {
-                    var sets = ParameterSets()
-                    for n in nals { try sets.add(n) }
+                    let sets = parsedSets
                     let record = try AVCDecoderConfigurationRecord(
                         sequenceParameterSets: sets.spsNALUnits.sorted { $0.key < $1.key }.map(\.value),
                         pictureParameterSets: sets.ppsNALUnits.sorted { $0.key < $1.key }.map(\.value),

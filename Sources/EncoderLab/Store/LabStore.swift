@@ -168,7 +168,7 @@ public final class LabStore {
             """)
         let luma = Double(width * height)
         func psnr(_ sse: Int64, _ samples: Double) -> SQLValue {
-            sse == 0 ? .null : .real(10 * log10(255 * 255 * samples / Double(sse)))
+            PSNR.decibels(sse: sse, samples: Int(samples)).map(SQLValue.real) ?? .null
         }
         for d in decodedFrames {
             try decoded.run([.integer(runID), .text(d.source), .integer(Int64(d.displayIndex)), .integer(d.errors.sseY),

@@ -96,11 +96,8 @@ public enum IndependentDecode {
         return PlaneErrors(sseY: sse(0..<luma), sseU: sse(luma..<(luma + chroma)), sseV: sse((luma + chroma)..<(luma + 2 * chroma)))
     }
 
-    /// The integer squared error behind x264's PSNR: x264 computes `-10 log10(sse / (255^2 * samples))`
-    /// (common/base.c, x264_psnr), so sse = 255^2 * samples * 10^(-psnr/10), rounded. x264 reports 100 dB
-    /// for an error of 0 (mse <= 1e-10).
+    /// The integer squared error behind x264's PSNR (``PSNR/sse(decibels:samples:)``).
     public static func sse(fromPSNR psnr: Double, samples: Int) -> Int64 {
-        if psnr >= 100 { return 0 }
-        return Int64((255.0 * 255.0 * Double(samples) * pow(10, -psnr / 10)).rounded())
+        PSNR.sse(decibels: psnr, samples: samples)
     }
 }

@@ -50,7 +50,7 @@ public enum StreamCheck {
     public static func verify(stream: [UInt8], frames: [EncodedFrame], resolved: ResolvedParameters,
                               profile: String?) throws -> StreamVerification {
         let nals = try AnnexB.split(stream).map(\.nal)
-        let units = try AccessUnit.split(nals)
+        let (units, sets) = try AccessUnit.splitWithParameterSets(nals)
         var checks: [BitstreamCheck] = []
         func check(_ name: String, _ expected: some CustomStringConvertible, _ actual: some CustomStringConvertible) {
             checks.append(BitstreamCheck(name: name, expected: expected.description, actual: actual.description,
@@ -68,9 +68,7 @@ public enum StreamCheck {
             let types = Set(unit.sliceTypes)
             check("\(at).slice_types", expectedSlice.description, types.count == 1 ? types.first!.description : unit.sliceTypes.map(\.description).joined(separator: ","))
         }
-        // Parameter sets: the last of each id in the stream.
-        var sets = ParameterSets()
-        for nal in nals { try sets.add(nal) }
+        // Parameter sets: the last of each id in the stream (parsed once, by the access unit split).
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         var stored: [StoredParameterSet] = []
