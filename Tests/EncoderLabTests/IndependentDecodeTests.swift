@@ -45,7 +45,16 @@ struct IndependentDecodeTests {
         let cli = try Witness.run("x264", ["--quiet"] + flags + ["--dump-yuv", scratch.file("recon.yuv"), "-o", scratch.file("cli.264"), scratch.file("c.y4m")])
         try #require(cli.status == 0)
         // The lab's stream is the CLI's (same flags, --threads 1): the reconstruction is of the same stream.
-        #expect(try Data(contentsOf: URL(fileURLWithPath: outcome.streamPath)) == Data(contentsOf: URL(fileURLWithPath: scratch.file("cli.264"))))
+        let same = try Data(contentsOf: URL(fileURLWithPath: outcome.streamPath)) == Data(contentsOf: URL(fileURLWithPath: scratch.file("cli.264")))
+        if !same, ProcessInfo.processInfo.environment["ENCLAB_KEEP_MISMATCH"] != nil {
+            let keep = "/tmp/mismatch-\(getpid())"
+            try? FileManager.default.createDirectory(atPath: keep, withIntermediateDirectories: true)
+            try? FileManager.default.copyItem(atPath: Paths.parent(outcome.streamPath), toPath: "\(keep)/lab")
+            try? FileManager.default.copyItem(atPath: scratch.file("cli.264"), toPath: "\(keep)/cli.264")
+            try? FileManager.default.copyItem(atPath: scratch.file("c.y4m"), toPath: "\(keep)/c.y4m")
+            try? FileManager.default.copyItem(atPath: scratch.file("lab.sqlite"), toPath: "\(keep)/lab.sqlite")
+        }
+        #expect(same)
         let decoded = try IndependentDecode.measure(stream: outcome.streamPath, source: scratch.file("c.y4m"),
                                                     width: 96, height: 64, seek: 0, frames: nil)
         let recon = [UInt8](try Data(contentsOf: URL(fileURLWithPath: scratch.file("recon.yuv"))))
