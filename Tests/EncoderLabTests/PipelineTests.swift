@@ -49,6 +49,19 @@ struct PipelineTests {
         #expect(types == [.idr] + Array(repeating: .p, count: 11))
     }
 
+    @Test("an --rc mode x264 does not keep is refused: crf 0 is lossless CQP to x264")
+    func rcModeKept() throws {
+        let scratch = Scratch()
+        try Self.clip.write(to: scratch.file("c.y4m"))
+        let run = Experiment.Run(clip: scratch.file("c.y4m"), settings: try EncodeSettings.parse(arguments: ["--rc", "crf", "--crf", "0"]).0, label: "")
+        #expect(throws: LabError(.usage, "rc crf but x264 settled on rate-control method cqp (settings: --crf 0)")) {
+            try Lab.check([run], experiment: "t")
+        }
+        // crf 1 stays CRF.
+        let kept = Experiment.Run(clip: scratch.file("c.y4m"), settings: try EncodeSettings.parse(arguments: ["--rc", "crf", "--crf", "1"]).0, label: "")
+        #expect(try Lab.check([kept], experiment: "t")[0].resolved.rcMethod == "crf")
+    }
+
     @Test("provenance: given, added by --rc, the preset's default, changed by x264 (a profile dropping CABAC and B-frames)")
     func provenance() throws {
         let settings = try EncodeSettings.parse(arguments: ["--rc", "cbr", "--bitrate", "500", "--bframes", "3",

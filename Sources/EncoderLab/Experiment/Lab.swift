@@ -8,6 +8,8 @@ public struct RunOutcome: Sendable {
     public var runKey: String?
     public var clip: String
     public var label: String
+    /// The grid label, or for a run without one (`enclab encode`) its x264 CLI equivalent.
+    public var settingsText: String
     public var frames: Int
     public var bytes: Int
     /// bytes * 8 / duration / 1000.
@@ -84,6 +86,22 @@ public final class Lab {
             let session: X264Session
             do { session = try X264Session(settings: settings, input: input) } catch let e as LabError where !run.label.isEmpty {
                 throw LabError(e.kind, "run '\(run.label)': \(e.message)")
+            }
+            // The lab's mode must be the method x264 settled on (a value x264 reads differently, e.g. a crf it
+            // took as 0, would otherwise record a cqp run under 'crf').
+            if let mode = settings.rc {
+                let expected: String
+                switch mode {
+                case .cqp: expected = "cqp"
+                case .crf: expected = "crf"
+                case .abr, .cbr: expected = "abr"
+                case .vbr: expected = settings.value(of: "crf") != nil ? "crf" : "abr"
+                }
+                let method = session.resolved.rcMethod
+                if method != expected || (mode != .cqp && method == "cqp") {
+                    let prefix = run.label.isEmpty ? "" : "run '\(run.label)': "
+                    throw LabError.usage("\(prefix)rc \(mode.rawValue) but x264 settled on rate-control method \(method) (settings: \(settings.x264Arguments.joined(separator: " ")))")
+                }
             }
             checked.append(CheckedRun(experiment: experiment, label: run.label, axesJSON: run.axesJSON, clipPath: run.clip,
                                       settings: settings, input: input, resolved: session.resolved))
@@ -214,7 +232,9 @@ public final class Lab {
         }
         if let plotError { throw plotError }
         let bytes = result.frames.reduce(0) { $0 + $1.sizeBytes }
-        return RunOutcome(runID: runID, runKey: key, clip: checked.clipPath, label: checked.label, frames: result.frames.count,
+        let text = checked.label.isEmpty ? checked.settings.x264Arguments.joined(separator: " ") : checked.label
+        return RunOutcome(runID: runID, runKey: key, clip: checked.clipPath, label: checked.label, settingsText: text,
+                          frames: result.frames.count,
                           bytes: bytes, kbps: Double(bytes) * 8 / 1000 / result.duration.approximateValue,
                           meanPSNR: Self.mean(result.frames.compactMap(\.psnrAvg)), streamPath: "\(final)/stream.264",
                           warnings: result.warnings, rcMode: checked.settings.rc?.rawValue ?? result.resolved.rcMethod)
@@ -237,7 +257,9 @@ public final class Lab {
         let settings = (try? JSONSerialization.jsonObject(with: Data(row.settingsJSON.utf8))) as? [String: Any] ?? [:]
         let resolved = settings["resolved"] as? [String: Any] ?? [:]
         let seconds = row.durationSeconds ?? 0
-        return RunOutcome(runID: row.runID, runKey: row.runKey, clip: row.clip, label: settings["label"] as? String ?? "",
+        let label = settings["label"] as? String ?? ""
+        return RunOutcome(runID: row.runID, runKey: row.runKey, clip: row.clip, label: label,
+                          settingsText: label.isEmpty ? settings["x264_args"] as? String ?? "" : label,
                           frames: row.frames ?? 0, bytes: row.bytes ?? 0,
                           kbps: seconds > 0 ? Double(row.bytes ?? 0) * 8 / 1000 / seconds : 0, meanPSNR: psnr,
                           streamPath: row.streamPath ?? "", warnings: [],

@@ -141,7 +141,7 @@ func wrapped(words: [String], after lead: String, width: Int = 112) -> String {
 func describe(_ o: RunOutcome) -> String {
     let psnr = o.meanPSNR.map { String(format: "%.2f dB", $0) } ?? "n/a"
     return String(format: "run %lld  %@  %@  frames=%d  bytes=%d  %.1f kbit/s  psnr_avg=%@  %@%@",
-                  o.runID, oneLine((o.clip as NSString).lastPathComponent), oneLine(o.label), o.frames, o.bytes, o.kbps, psnr,
+                  o.runID, oneLine((o.clip as NSString).lastPathComponent), oneLine(o.settingsText), o.frames, o.bytes, o.kbps, psnr,
                   oneLine(o.streamPath), o.alreadyDone ? "  (already done)" : "")
 }
 
