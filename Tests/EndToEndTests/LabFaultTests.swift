@@ -223,4 +223,26 @@ struct LabFaultTests {
         #expect(run.status == 0, "\(run.stderr)")
         #expect(try Self.sqlite("\(dir)/f", "SELECT count(*) FROM runs WHERE status = 'done'") == ["1"])
     }
+
+    @Test("enclab plot on a copy of the database in another folder writes the runs' own data files, byte for byte")
+    func plotFromCopy() throws {
+        let dir = Self.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try SyntheticClip(width: 64, height: 48, frames: 8, seed: 3).write(to: "\(dir)/c.y4m")
+        try #"{"name": "p", "clips": ["c.y4m"], "base": {"threads": 1}, "grid": {"crf": [25, 35]}}"#.write(toFile: "\(dir)/p.json", atomically: true, encoding: .utf8)
+        #expect(try Self.enclab(["run", "p.json"], in: dir).status == 0)
+        try FileManager.default.createDirectory(atPath: "\(dir)/elsewhere", withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: "\(dir)/results/p.sqlite", toPath: "\(dir)/elsewhere/copy.sqlite")
+        let r = try Self.enclab(["plot", "--db", "elsewhere/copy.sqlite", "--out", "replot"], in: dir)
+        #expect(r.status == 0, "\(r.stderr)")
+        for id in 1...2 {
+            let folder = try CommandLineTests.runFolder("\(dir)/results/p.sqlite", id)
+            let name = Paths.fileName(folder)
+            for file in ["frames.dat", "frames.gp", "psnr.gp"] {
+                #expect(FileManager.default.contents(atPath: "\(dir)/replot/\(name)/\(file)") == FileManager.default.contents(atPath: "\(dir)/\(folder)/\(file)"), "\(name)/\(file)")
+            }
+        }
+        #expect(FileManager.default.contents(atPath: "\(dir)/replot/rd.dat") == FileManager.default.contents(atPath: "\(dir)/results/p/rd.dat"))
+        #expect(FileManager.default.contents(atPath: "\(dir)/replot/rd.dat") != nil)
+    }
 }
