@@ -35,7 +35,10 @@ public enum Convert {
     ///   (H.264 8.2.1, types 0 and 2; display order is decode order for type 1) within each IDR period; DTS then
     ///   shifted back by the largest DTS - PTS so that DTS <= PTS. The frame duration is 2 x num_units_in_tick /
     ///   time_scale from the SPS VUI, or 1/fps with `fps`.
-    /// - Throws: `.usage` for a bad length size or missing frame rate; `.data` for input that does not parse;
+    /// - Throws: `.usage` for a bad length size, a missing frame rate, an `fps` whose frame duration puts the
+    ///   stream's times beyond 64-bit microseconds, or an output or avcC path that names the input or each other
+    ///   (the same device and inode, or the same folder and name, or the same normalised absolute path);
+    ///   `.data` for input that does not parse;
     ///   `.cantCreate` (73) when the output is a folder or cannot be created, `.ioError` (74) when a write fails.
     public static func run(input: String, output: String, options: Options) throws -> Summary {
         guard [1, 2, 4].contains(options.lengthSize) else {
@@ -46,6 +49,17 @@ public enum Convert {
         }
         if options.avccConfigPath != nil && options.to != .avcc {
             throw LabError.usage("--avcc-config goes with --to avcc")
+        }
+        if sameFile(output, input) {
+            throw LabError.usage("the output '\(output)' is the input '\(input)': convert would overwrite its input")
+        }
+        if let configPath = options.avccConfigPath {
+            if sameFile(configPath, input) {
+                throw LabError.usage("--avcc-config '\(configPath)' is the input '\(input)': convert would overwrite its input")
+            }
+            if sameFile(configPath, output) {
+                throw LabError.usage("--avcc-config '\(configPath)' is the output '\(output)': one file cannot hold both")
+            }
         }
         let stream = try Bitstream.load(input, format: options.from, lengthSize: options.lengthSize)
         let nals = stream.nalUnits.map(\.nal)
@@ -83,6 +97,30 @@ public enum Convert {
         }
         try write(bytes, to: output)
         return Summary(from: stream.format, nalUnits: nals.count, accessUnits: accessUnitCount, bytes: bytes.count)
+    }
+
+    /// Whether paths `a` and `b` name one file: both exist and share device and inode (stat(2), so a symbolic or
+    /// hard link to a file is that file); or neither does, and their folders share device and inode and their
+    /// last components are equal; or their absolute paths, normalised by ``Experiment/normalized(_:)`` (which
+    /// keeps `x/..` where `x` is a symbolic link), are equal.
+    static func sameFile(_ a: String, _ b: String) -> Bool {
+        func absolute(_ p: String) -> String {
+            p.hasPrefix("/") ? p : FileManager.default.currentDirectoryPath + "/" + p
+        }
+        let (x, y) = (Experiment.normalized(absolute(a)), Experiment.normalized(absolute(b)))
+        if x == y { return true }
+        func identity(_ p: String) -> (dev: UInt64, ino: UInt64)? {
+            var info = stat()
+            return stat(p, &info) == 0 ? (UInt64(info.st_dev), UInt64(info.st_ino)) : nil
+        }
+        switch (identity(x), identity(y)) {
+        case let (i?, j?): return i == j
+        case (nil, nil):
+            let (nx, ny) = (Paths.fileName(x), Paths.fileName(y))
+            guard nx == ny, nx != "..", let i = identity(Paths.parent(x)), let j = identity(Paths.parent(y)) else { return false }
+            return i == j
+        default: return false
+        }
     }
 
     /// - Throws: `.cantCreate` (73) when `path` is a folder or cannot be created, `.ioError` (74) when a write fails.
@@ -149,9 +187,16 @@ public enum Convert {
         var display = [Int](repeating: 0, count: units.count)
         for (rank, k) in order.enumerated() { display[k] = rank }
         let delay = units.indices.map { $0 - display[$0] }.max() ?? 0
-        return try units.indices.map { k in
-            (try Packet.microseconds(ticks: Int64(display[k]), timebaseNumerator: Int64(durationNum), timebaseDenominator: Int64(durationDen)),
-             try Packet.microseconds(ticks: Int64(k - max(delay, 0)), timebaseNumerator: Int64(durationNum), timebaseDenominator: Int64(durationDen)))
+        func time(_ ticks: Int) throws -> Int64 {
+            try Packet.microseconds(ticks: Int64(ticks), timebaseNumerator: Int64(durationNum), timebaseDenominator: Int64(durationDen))
         }
+        // The extreme ticks (the last display index, the first DTS) bound every time: a rate given with --fps
+        // whose times do not fit is the caller's mistake, not the stream's.
+        if let fps, !units.isEmpty {
+            do { _ = (try time(units.count - 1), try time(-max(delay, 0))) } catch is H264Error {
+                throw LabError.usage("--fps \(fps.num)/\(fps.den): a frame duration of \(durationNum)/\(durationDen) s puts the times of \(path)'s \(units.count) access units beyond 64-bit microseconds")
+            }
+        }
+        return try units.indices.map { k in (try time(display[k]), try time(k - max(delay, 0))) }
     }
 }

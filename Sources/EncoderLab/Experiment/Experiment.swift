@@ -31,10 +31,16 @@ public struct Experiment: Sendable {
     /// of a million points took 711 MiB and 5 s to expand and would spend 40 minutes on checks before its first run.
     public static let defaultMaxRuns = 100_000
 
+    /// Grid axes (keys) an experiment may have: each run carries a setting per axis, so a grid of 200,000 keys
+    /// would be checked and stored 200,000 settings at a time.
+    public static let maxGridAxes = 1_000
+
     /// Reads and expands an experiment file.
     /// - Parameter maxRuns: the most runs the file may expand to (clips x grid points).
     /// - Throws: `.noInput` for a missing file, `.data` for JSON that does not parse, `.usage` naming the key
-    ///   for a missing or mistyped key, an unknown setting shape, an empty grid list, or more than `maxRuns` runs.
+    ///   for a missing or mistyped key, an unknown setting shape, an empty grid list, a string holding a NUL
+    ///   character (a clip, a setting name or value, a grid axis), more than ``maxGridAxes`` grid keys, or more
+    ///   than `maxRuns` runs.
     public init(path: String, maxRuns: Int = Experiment.defaultMaxRuns) throws {
         guard FileManager.default.fileExists(atPath: path) else { throw LabError.noInput("\(path): no such experiment file") }
         guard let data = FileManager.default.contents(atPath: path) else { throw LabError.noInput("\(path): cannot be read") }
@@ -65,6 +71,16 @@ public struct Experiment: Sendable {
         guard let baseObject = base as? [String: Any] else { throw LabError.usage("\(file): key 'base' must be an object of settings") }
         let grid = root["grid"] ?? [String: Any]()
         guard let gridObject = grid as? [String: Any] else { throw LabError.usage("\(file): key 'grid' must be an object of lists") }
+        if gridObject.count > Self.maxGridAxes {
+            throw LabError.usage("\(file): key 'grid' has \(gridObject.count) keys, over the limit of \(Self.maxGridAxes) axes")
+        }
+        // C and the file system stop a string at its first NUL: "a.y4m\u0000.mp4" would read a.y4m.
+        if let k = clips.firstIndex(where: { $0.utf8.contains(0) }) {
+            throw LabError.usage("\(file): key 'clips': path \(k + 1) '\(EncodeSettings.visible(clips[k]))' holds a NUL character")
+        }
+        if let axis = gridObject.keys.sorted().first(where: { $0.utf8.contains(0) }) {
+            throw LabError.usage("\(file): key 'grid': axis '\(EncodeSettings.visible(axis))' holds a NUL character")
+        }
 
         self.name = name
         self.clips = clips.map { Self.normalized($0.hasPrefix("/") || baseDirectory.isEmpty ? $0 : "\(baseDirectory)/\($0)") }
@@ -83,54 +99,107 @@ public struct Experiment: Sendable {
         if count > maxRuns {
             throw LabError.usage("\(file): expands to \(count == Int.max ? "more than \(Int.max)" : String(count)) runs (clips x grid points), over the limit of \(maxRuns); raise it with --max-runs N")
         }
-        // Cartesian product of the grid lists, keys in sorted order.
-        var points: [(EncodeSettings, [String], [String: Any])] = [(baseSettings, [], [:])]
-        for key in gridObject.keys.sorted() {
+        // Cartesian product of the grid lists, keys in sorted order, the last key varying fastest. Each grid value
+        // is checked once (in key order, on its own), then each point is built once from the base: expansion
+        // costs keys x points, with nothing copied per key per point.
+        let keys = gridObject.keys.sorted()
+        var lists: [[Any]] = []
+        var choices: [[(steps: [Step], label: [String])]] = []
+        lists.reserveCapacity(keys.count)
+        choices.reserveCapacity(keys.count)
+        for key in keys {
             guard let values = gridObject[key] as? [Any], !values.isEmpty else {
                 throw LabError.usage("\(file): grid key '\(key)' must be a non-empty list")
             }
-            var next: [(EncodeSettings, [String], [String: Any])] = []
-            for (settings, label, axes) in points {
-                try Interruption.check()
-                for value in values {
-                    var s = settings
-                    var l = label
-                    var a = axes
-                    a[key] = value
-                    if let group = value as? [String: Any] {
-                        for k in group.keys.sorted() {
-                            try Self.apply(k, group[k]!, to: &s, file: file, context: "grid '\(key)'")
-                            l.append("\(k)=\(Self.text(group[k]!) ?? "")")
-                        }
-                    } else {
-                        try Self.apply(key, value, to: &s, file: file, context: "grid")
-                        l.append("\(key)=\(Self.text(value) ?? "")")
+            lists.append(values)
+            var options: [(steps: [Step], label: [String])] = []
+            for value in values {
+                var steps: [Step] = []
+                var label: [String] = []
+                if let group = value as? [String: Any] {
+                    for k in group.keys.sorted() {
+                        steps.append(try Self.step(k, group[k]!, file: file, context: "grid '\(key)'"))
+                        label.append("\(k)=\(Self.text(group[k]!) ?? "")")
                     }
-                    next.append((s, l, a))
+                } else {
+                    steps.append(try Self.step(key, value, file: file, context: "grid"))
+                    label.append("\(key)=\(Self.text(value) ?? "")")
                 }
+                // Without the base's frames and seek: their sum is checked at each point, with the point's own.
+                var scratch = baseSettings
+                (scratch.frames, scratch.seek) = (nil, nil)
+                for step in steps { try step.apply(to: &scratch, file: file) }
+                options.append((steps, label))
             }
-            points = next
+            choices.append(options)
+        }
+        var pointCount = 1
+        for list in lists {
+            let (product, overflow) = pointCount.multipliedReportingOverflow(by: list.count)
+            guard !overflow else { throw LabError.usage("\(file): the grid has more than \(Int.max) points") }
+            pointCount = product
+        }
+        var points: [(settings: EncodeSettings, label: String, axesJSON: String)] = []
+        points.reserveCapacity(pointCount)
+        var choice = [Int](repeating: 0, count: keys.count)
+        for _ in 0..<pointCount {
+            try Interruption.check()
+            var settings = baseSettings
+            settings.options.reserveCapacity(baseSettings.options.count + keys.count)
+            var label: [String] = []
+            label.reserveCapacity(keys.count)
+            var axes: [String: Any] = [:]
+            axes.reserveCapacity(keys.count)
+            for (i, key) in keys.enumerated() {
+                axes[key] = lists[i][choice[i]]
+                let chosen = choices[i][choice[i]]
+                for step in chosen.steps { try step.apply(to: &settings, file: file) }
+                label.append(contentsOf: chosen.label)
+            }
+            points.append((settings, label.joined(separator: " "), JSON.string(axes)))
+            // The next point: an odometer over the lists, last key fastest.
+            var i = keys.count - 1
+            while i >= 0 {
+                choice[i] += 1
+                if choice[i] < lists[i].count { break }
+                choice[i] = 0
+                i -= 1
+            }
         }
         var runs: [Run] = []
+        runs.reserveCapacity(self.clips.count * points.count)
         for clip in self.clips {
-            for (settings, label, axes) in points {
-                runs.append(Run(clip: clip, settings: settings, label: label.joined(separator: " "), axesJSON: JSON.string(axes)))
+            for point in points {
+                runs.append(Run(clip: clip, settings: point.settings, label: point.label, axesJSON: point.axesJSON))
             }
         }
         self.runs = runs
     }
 
-    /// `path` with `.` components dropped and each `name/..` pair removed (relative paths stay relative), so
-    /// `experiments/../fixtures/a.mp4` is recorded as `fixtures/a.mp4`.
+    /// `path` with `.` components dropped and each `name/..` pair removed where `name` is a real folder, not a
+    /// symbolic link (lstat(2), relative paths against the current folder), so the result names the file the
+    /// system would open: `experiments/../fixtures/a.mp4` is recorded as `fixtures/a.mp4`, but with
+    /// `link -> ../real/sub`, `link/../clip.y4m` (which the system reads as `real/clip.y4m`) is kept as it is.
+    /// A `name` that does not exist is kept too (the system fails on it as it would). Relative paths stay relative.
     static func normalized(_ path: String) -> String {
+        let absolute = path.hasPrefix("/")
         var parts: [Substring] = []
+        func joined() -> String {
+            let text = parts.joined(separator: "/")
+            return absolute ? "/" + text : (text.isEmpty ? "." : text)
+        }
         for part in path.split(separator: "/", omittingEmptySubsequences: true) {
             if part == "." { continue }
-            if part == "..", let last = parts.last, last != ".." { parts.removeLast(); continue }
+            if part == "..", let last = parts.last, last != ".." {
+                var info = stat()
+                if lstat(joined(), &info) == 0 && info.st_mode & S_IFMT == S_IFDIR {
+                    parts.removeLast()
+                    continue
+                }
+            }
             parts.append(part)
         }
-        let joined = parts.joined(separator: "/")
-        return path.hasPrefix("/") ? "/" + joined : (joined.isEmpty ? "." : joined)
+        return joined()
     }
 
     /// A JSON scalar as an option argument; nil for `true` (a flag).
@@ -143,7 +212,24 @@ public struct Experiment: Sendable {
         return value as? String
     }
 
-    private static func apply(_ key: String, _ value: Any, to settings: inout EncodeSettings, file: String, context: String) throws {
+    /// One setting of an experiment, its value checked and turned into an option argument (nil for a flag).
+    struct Step {
+        var name: String
+        var argument: String?
+        /// Where the setting is, for messages: "base", "grid", "grid 'mode'".
+        var context: String
+
+        /// - Throws: the `.usage` of ``EncodeSettings/set(_:_:)``, prefixed with the file and context.
+        func apply(to settings: inout EncodeSettings, file: String) throws {
+            do { try settings.set(name, argument) } catch let error as LabError {
+                throw LabError(error.kind, "\(file): \(context): \(error.message)")
+            }
+        }
+    }
+
+    /// - Throws: `.usage` naming the setting for a value that is not a string, number or boolean, or a value
+    ///   other than `true` for a flag without argument.
+    private static func step(_ key: String, _ value: Any, file: String, context: String) throws -> Step {
         guard value is String || value is NSNumber else {
             throw LabError.usage("\(file): \(context) setting '\(key)' must be a string, number or boolean")
         }
@@ -153,8 +239,10 @@ public struct Experiment: Sendable {
         if flag && v != nil {
             throw LabError.usage("\(file): \(context) setting '\(key)' is a flag without argument: give true, or leave it out")
         }
-        do { try settings.set(key, v) } catch let error as LabError {
-            throw LabError(error.kind, "\(file): \(context): \(error.message)")
-        }
+        return Step(name: key, argument: v, context: context)
+    }
+
+    private static func apply(_ key: String, _ value: Any, to settings: inout EncodeSettings, file: String, context: String) throws {
+        try step(key, value, file: file, context: context).apply(to: &settings, file: file)
     }
 }

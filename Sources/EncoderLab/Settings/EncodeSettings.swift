@@ -80,11 +80,21 @@ public struct EncodeSettings: Equatable, Sendable {
 
     /// Takes one setting by its x264 CLI long name (without dashes) and value.
     ///
-    /// - Throws: `.usage` naming the setting for an option the harness does not model, a `frames`/`seek` that
-    ///   is not a whole number from 0 to 2147483647 (x264's int), `seek` plus `frames` above 2147483647, or an
-    ///   unknown `rc` mode. Unknown x264 names are found by ``X264Param`` (x264_param_parse).
+    /// - Throws: `.usage` naming the setting for a name or value holding a NUL character (C would cut it there),
+    ///   an option the harness does not model, a `frames`/`seek` that is not a whole number from 0 to 2147483647
+    ///   (x264's int), `seek` plus `frames` above 2147483647, an unknown `rc` mode, an x264 option value that
+    ///   strtod(3) reads whole as a number that is not finite (`nan`, `-inf`, `1e400`: x264's atof would take it;
+    ///   ``ratetol``'s own `inf` excepted), or one that strtol(3) reads whole (x264's atoi: base 0, so `0x10` and
+    ///   `010` too) as an integer outside x264's C int, which x264 would wrap (`2147483648` became -2147483648).
+    ///   Unknown x264 names are found by ``X264Param`` (x264_param_parse).
     public mutating func set(_ rawName: String, _ value: String?) throws {
-        let name = rawName.replacingOccurrences(of: "_", with: "-")
+        if rawName.utf8.contains(0) {
+            throw LabError.usage("setting name '\(Self.visible(rawName))' holds a NUL character")
+        }
+        let name = rawName.utf8.contains(UInt8(ascii: "_")) ? rawName.replacingOccurrences(of: "_", with: "-") : rawName
+        if let v = value, v.utf8.contains(0) {
+            throw LabError.usage("bad value for setting '\(name)': '\(Self.visible(v))' (holds a NUL character)")
+        }
         func integer() throws -> Int {
             guard let v = value, let n = Int(v), n >= 0 else {
                 throw LabError.usage("setting '\(name)' needs a whole number >= 0, got '\(value ?? "")'")
@@ -131,7 +141,47 @@ public struct EncodeSettings: Equatable, Sendable {
                 throw LabError.usage("setting '\(name)' is an x264 CLI option the lab does not support (it changes the input, output or passes)")
             }
             if Self.ignored.contains(name) { return }
+            if let v = value {
+                if let d = Self.cFloat(v), !d.isFinite, !(name == "ratetol" && v.hasPrefix("inf")) {
+                    throw LabError.usage("bad value for setting '\(name)': '\(v)' (not a finite number)")
+                }
+                if let n = Self.cInteger(v), Int32(exactly: n) == nil {
+                    throw LabError.usage("bad value for setting '\(name)': '\(v)' (outside x264's int range)")
+                }
+            }
             options.append(X264Option(name, value))
+        }
+    }
+
+    /// `text` with each NUL character written as `\0`, for messages.
+    static func visible(_ text: String) -> String {
+        text.replacingOccurrences(of: "\u{0}", with: "\\0")
+    }
+
+    /// The number C's strtod(3) reads from the whole of `text` (leading white space skipped, as x264's atof
+    /// does; `nan`, `inf`, hex floats), or nil when it reads nothing or stops before the end.
+    static func cFloat(_ text: String) -> Double? {
+        text.withCString { start in
+            var end: UnsafeMutablePointer<CChar>?
+            let value = strtod(start, &end)
+            guard let end, end != UnsafeMutablePointer(mutating: start), end.pointee == 0 else { return nil }
+            return value
+        }
+    }
+
+    /// The integer C's strtol(3) with base 0 reads from the whole of `text`, as x264's atoi does (leading white
+    /// space, a sign, `0x` hex, `0` octal), in 128 bits so that a value past 64 bits is still seen as too large
+    /// (strtol clamps it with ERANGE: returned as `Int128(Int64.max) + 1` or `Int128(Int64.min) - 1`); nil when
+    /// strtol reads nothing or stops before the end.
+    static func cInteger(_ text: String) -> Int128? {
+        text.withCString { start in
+            var end: UnsafeMutablePointer<CChar>?
+            errno = 0
+            let value = strtol(start, &end, 0)
+            let overflow = errno == ERANGE
+            guard let end, end != UnsafeMutablePointer(mutating: start), end.pointee == 0 else { return nil }
+            if overflow { return value < 0 ? Int128(Int64.min) - 1 : Int128(Int64.max) + 1 }
+            return Int128(value)
         }
     }
 

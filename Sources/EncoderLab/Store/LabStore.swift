@@ -17,20 +17,19 @@ public final class LabStore {
     /// version on (``migrations``), each in one transaction.
     /// - Parameter busyTimeoutMilliseconds: how long to wait for another process's lock; nil takes
     ///   `ENCLAB_DB_TIMEOUT_MS` from the environment, else 10 s (``Database/busyTimeout(environment:)``).
-    /// - Throws: `.usage` for an empty path or an SQLite special name (`:memory:`, `file:` URIs) that would keep
-    ///   nothing, or a bad `ENCLAB_DB_TIMEOUT_MS`;
+    /// A relative path that SQLite could read as a URI (`file:y.sqlite`) is opened by its absolute path, which
+    /// SQLite never reads as one (and which its error messages then name); any other path is opened as given.
+    /// - Throws: `.usage` for a path ``checkPath(_:)`` refuses, or a bad `ENCLAB_DB_TIMEOUT_MS`;
     ///   `.data` for a file that is not an SQLite database or is damaged, one written by a newer enclab
     ///   (user_version > 2), or one that is not enclab's ("not an enclab database (tables: a, b)");
     ///   `.cantCreate` when the file or its folder cannot be created or written (a read-only mount, an immutable
     ///   file); `.tempFail` when another process holds the database locked past the busy timeout;
     ///   `.ioError` for a full disk or an I/O error.
     public init(path: String, busyTimeoutMilliseconds: Int32? = nil) throws {
-        if path.isEmpty || path.hasPrefix(":") || path.hasPrefix("file:") {
-            throw LabError.usage("--db needs a database file path, got '\(path)' (SQLite would keep nothing there)")
-        }
+        try Self.checkPath(path)
         let dir = Paths.parent(path)
         if !dir.isEmpty { try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true) }
-        database = try Database(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
+        database = try Database(path: Self.openingPath(path), busyTimeoutMilliseconds: busyTimeoutMilliseconds)
         // Only reads until the file is known to be the lab's (or new).
         let found = try Self.inspect(database)
         if database.isReadOnly {
@@ -38,6 +37,31 @@ public final class LabStore {
         }
         try database.execute("PRAGMA journal_mode=WAL; PRAGMA foreign_keys=ON;")
         try Self.bringUpToDate(database, found: found)
+    }
+
+    /// Checks that `path` can name the lab's database file, creating and opening nothing.
+    /// - Throws: `.usage` for the empty path or SQLite's special name `:memory:` (SQLite would keep nothing
+    ///   there), and for a path that names a folder: one ending in `/`, `/.` or `/..` (SQLite would create a file
+    ///   named like the folder), `.` or `..`, or an existing folder (symbolic links followed).
+    public static func checkPath(_ path: String) throws {
+        if path.isEmpty || path == ":memory:" {
+            throw LabError.usage("--db needs a database file path, got '\(path)' (SQLite would keep nothing there)")
+        }
+        if path.utf8.contains(0) {
+            throw LabError.usage("--db needs a database file path, got '\(EncodeSettings.visible(path))' (holds a NUL character)")
+        }
+        let last = path.split(separator: "/", omittingEmptySubsequences: false).last ?? ""
+        var isFolder: ObjCBool = false
+        if last.isEmpty || last == "." || last == ".."
+            || (FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) && isFolder.boolValue) {
+            throw LabError.usage("--db needs a database file path, got '\(path)' (a folder)")
+        }
+    }
+
+    /// The path SQLite is given for `path`: its absolute form when SQLite could read it as a URI (it starts
+    /// with `file:`), else `path` itself, so that error messages and ``Database/path`` keep the path as given.
+    static func openingPath(_ path: String) -> String {
+        path.hasPrefix("file:") ? FileManager.default.currentDirectoryPath + "/" + path : path
     }
 
     /// Why `path` cannot be written, as `access(2)` says (a read-only mount, an immutable file; root too).
