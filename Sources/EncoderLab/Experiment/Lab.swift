@@ -43,6 +43,7 @@ public final class Lab {
     /// - Throws: `.software` when ffmpeg or gnuplot is missing; `.cantCreate` (73) when the output folder cannot
     ///   be created or written; the store's errors for the database (65, 73, 75).
     public init(databasePath: String, outDirectory: String, force: Bool = false) throws {
+        try LabStore.checkPath(databasePath)
         try Self.requireTools()
         try OutputFiles.makeDirectory(outDirectory)
         try OutputFiles.checkWritable(outDirectory)
