@@ -23,32 +23,56 @@ public enum WindowedBitrate {
     ///   - timebase: seconds per tick (> 0).
     ///   - frameTicks: one frame's duration in ticks (for the `full` flag).
     ///   - window: the window length in seconds (> 0).
+    ///
+    /// No operation can trap, whatever the values: the sums and differences are taken in 128 bits, and each
+    /// comparison of a time with the window is made against a threshold of whole ticks computed once (exactly, with
+    /// no product wider than 128 bits). Damaged values (sizes near Int.max, dts far apart or decreasing) give
+    /// meaningless points, not a crash; callers that draw stored rows check them first (``RunPlotInput``).
     public static func compute(sizes: [Int], dts: [Int64], timebase: Rational, frameTicks: Rational,
                                window: Rational = .one) -> [Point] {
         precondition(sizes.count == dts.count && window > .zero && timebase > .zero)
-        // (ticks * timebase >= window)  <=>  ticks * tb.num * w.den >= w.num * tb.den, in 128 bits.
-        let lhs = Int128(timebase.numerator) * Int128(window.denominator)
-        let rhs = Int128(window.numerator) * Int128(timebase.denominator)
-        func atLeastWindow(_ ticks: Int64) -> Bool { Int128(ticks) * lhs >= rhs }
-        // Full: (dts_k - dts_0 + frameTicks) * timebase >= window, frameTicks a fraction f.n/f.d.
-        func fullWindow(_ ticks: Int64) -> Bool {
-            (Int128(ticks) * Int128(frameTicks.denominator) + Int128(frameTicks.numerator)) * lhs >= rhs * Int128(frameTicks.denominator)
-        }
+        // ticks * timebase >= window  <=>  ticks * A >= B with A = tb.num * w.den > 0, B = w.num * tb.den > 0
+        // (each below 2^126)  <=>  ticks >= ceil(B / A), for whole ticks.
+        let a = Int128(timebase.numerator) * Int128(window.denominator)
+        let b = Int128(window.numerator) * Int128(timebase.denominator)
+        let windowTicks = ceilingDivide(b, a)
+        // Full: (ticks + f) * timebase >= window, f = frameTicks = fn/fd  <=>  ticks >= B/A - fn/fd  <=>
+        // ticks >= ceil(B/A - fn/fd). With B/A = q1 + r1/A and fn/fd = q2 + r2/fd (floor division, 0 <= r < divisor),
+        // B/A - fn/fd = (q1 - q2) + (r1/A - r2/fd), whose fraction part lies in (-1, 1): the ceiling is q1 - q2,
+        // plus 1 when r1/A > r2/fd, i.e. r1 * fd > r2 * A (compared in 256 bits).
+        let (q1, r1) = floorDivide(b, a)
+        let (q2, r2) = floorDivide(Int128(frameTicks.numerator), Int128(frameTicks.denominator))
+        let fractionAbove = r1.magnitude.multipliedFullWidth(by: UInt128(frameTicks.denominator))
+            > r2.magnitude.multipliedFullWidth(by: a.magnitude)
+        let fullTicks = q1 - q2 + (fractionAbove ? 1 : 0)
         let seconds = window.approximateValue
+        let first = Int128(dts.first ?? 0)
         var points: [Point] = []
         points.reserveCapacity(sizes.count)
         var start = 0
-        var bytes = 0
+        var bytes: Int128 = 0
         for k in sizes.indices {
-            bytes += sizes[k]
-            while atLeastWindow(dts[k] - dts[start]) {
-                bytes -= sizes[start]
+            bytes += Int128(sizes[k])
+            // start < k here whenever the loop runs: at start == k the span is 0 ticks, below windowTicks (>= 1).
+            while Int128(dts[k]) - Int128(dts[start]) >= windowTicks {
+                bytes -= Int128(sizes[start])
                 start += 1
             }
             points.append(Point(codedIndex: k, dtsSeconds: Double(dts[k]) * timebase.approximateValue,
-                                kbps: Double(bytes) * 8 / seconds / 1000, full: fullWindow(dts[k] - (dts.first ?? 0))))
+                                kbps: Double(bytes) * 8 / seconds / 1000, full: Int128(dts[k]) - first >= fullTicks))
         }
         return points
+    }
+
+    /// ceil(n / d) for n > 0, d > 0.
+    private static func ceilingDivide(_ n: Int128, _ d: Int128) -> Int128 {
+        (n - 1) / d + 1
+    }
+
+    /// floor(n / d) and the remainder in 0 ..< d, for d > 0.
+    private static func floorDivide(_ n: Int128, _ d: Int128) -> (quotient: Int128, remainder: Int128) {
+        let (q, r) = n.quotientAndRemainder(dividingBy: d)
+        return r < 0 ? (q - 1, r + d) : (q, r)
     }
 
     /// ``compute(sizes:dts:timebase:frameTicks:window:)`` with the timebase as two integers, a whole number of ticks

@@ -40,11 +40,14 @@ public final class Clip {
     private let decoder: SpawnedProcess?
 
     /// Opens a clip.
-    /// - Parameter path: a `.y4m` file (or any file starting with `YUV4MPEG2`), or a file ffmpeg can decode.
+    /// - Parameter path: a `.y4m` file (or any file starting with `YUV4MPEG2`), or a file ffmpeg can decode with
+    ///   one of ``FFmpegInput/singleFileDemuxers``; ffmpeg is handed the file's bytes, never its name (see
+    ///   ``FFmpegInput/standardInputURL``).
     /// - Throws: `.noInput` when the file is missing or unreadable, or is not a regular file (a named pipe, a
     ///   device, a socket: the lab reads a clip twice, once to encode and once to verify the decode, and opening
-    ///   a named pipe without a writer would block); `.data` for a bad y4m header or a file ffmpeg cannot decode
-    ///   (with ffmpeg's own lines naming the problem); `.software` when ffmpeg is needed but missing.
+    ///   a named pipe without a writer would block); `.data` for a bad y4m header, a file ffmpeg cannot decode
+    ///   (with ffmpeg's own lines naming the problem), or one whose format reads other files (an HLS playlist, an
+    ///   ffconcat script: "ffmpeg reads it as 'hls' ..."); `.software` when ffmpeg is needed but missing.
     public init(path: String) throws {
         // stat before any open: opening a FIFO for reading blocks until a writer comes.
         let size = try Self.regularFileSize(path)
@@ -64,10 +67,17 @@ public final class Clip {
             info = Self.info(path: path, reader: reader, hint: hint, ffmpeg: nil)
         } else {
             let ffmpeg = try Tools.require("ffmpeg", package: "ffmpeg")
+            guard let input = FileHandle(forReadingAtPath: path) else {
+                throw LabError.noInput("\(path): cannot be read (permission denied?)")
+            }
+            // The clip reaches ffmpeg as its standard input, by a name that says nothing (see
+            // FFmpegInput.standardInputURL), and only single-file demuxers may read it (FFmpegInput.inputRestrictions).
             // level+warning: ffmpeg's warnings about damage are kept (see ``warnings``), each line tagged with its level.
             let spawned = try SpawnedProcess(ffmpeg, [
-                "-nostdin", "-hide_banner", "-v", "level+warning", "-i", FFmpegInput.url(path), "-map", "0:v:0",
-                "-fps_mode", "passthrough", "-pix_fmt", "yuv420p", "-f", "yuv4mpegpipe", "-"])
+                "-nostdin", "-hide_banner", "-v", "level+warning"] + FFmpegInput.inputRestrictions + [
+                "-i", FFmpegInput.standardInputURL, "-map", "0:v:0",
+                "-fps_mode", "passthrough", "-pix_fmt", "yuv420p", "-f", "yuv4mpegpipe", "-"], standardInput: input)
+            try? input.close()
             decoder = spawned
             file = spawned.stdout
             do {
@@ -75,6 +85,9 @@ public final class Clip {
             } catch {
                 let output = spawned.finish(terminate: true).stderr
                 if output.contains("matches no streams") { throw LabError.data("\(path): has no video stream") }
+                if let format = FFmpegInput.refusedFormat(output) {
+                    throw LabError.data("\(path): ffmpeg reads it as '\(format)', a format that reads other files or resources (a playlist, a file list, an image sequence) or a still image; enclab takes one file that holds the video (mp4, mkv, webm, ts, avi, raw .264 ...)")
+                }
                 let message = FFmpegInput.problem(output, path: path) ?? "no output"
                 throw LabError.data("\(path): ffmpeg could not decode it: \(message)")
             }

@@ -7,17 +7,52 @@ enum FFmpegInput {
     /// ffmpeg takes every `-i` argument as a URL: a relative name with a colon before any slash is read as a
     /// protocol (`12:30.mp4` fails with "Protocol not found", a file named `concat:a.mp4|b.mp4` reads `a.mp4` and
     /// `b.mp4` instead, `res:1/run-1/stream.264` fails). The `file` protocol (libavformat/file.c) opens the rest
-    /// of the string as it is; making it absolute keeps the result independent of how it is joined.
+    /// of the string as it is; making it absolute (``Paths/absolute(_:)``, no `~` expanded) keeps the result
+    /// independent of how it is joined.
     /// - Parameter path: a path as the user gave it, absolute or relative to the current directory.
     static func url(_ path: String) -> String {
-        "file:" + absolute(path)
+        "file:" + Paths.absolute(path)
     }
 
-    /// `path` made absolute against the current directory (not otherwise normalized).
-    static func absolute(_ path: String) -> String {
-        if path.hasPrefix("/") { return path }
-        let cwd = FileManager.default.currentDirectoryPath
-        return cwd.hasSuffix("/") ? cwd + path : cwd + "/" + path
+    /// The demuxers (ffmpeg's `-format_whitelist`, names as `ffmpeg -demuxers` lists them) that read one file
+    /// holding video and nothing beside it: containers (mov/mp4, matroska/webm, MPEG-TS and -PS, AVI, FLV, ASF,
+    /// MXF, NUT, Ogg, DV, GXF, WTV, RealMedia, NuppelVideo, IVF, AV1 OBU), elementary video streams (H.264 and
+    /// HEVC Annex B among them: the lab decodes its own `.264` files), y4m, GIF/APNG and raw video.
+    ///
+    /// Left out are the demuxers that open other files or resources named by the input or its name: `hls` and
+    /// `dash` (playlists of segments), `concat` (an ffconcat script), `image2` (a numbered or glob file name is
+    /// a sequence of other files), `imf`, `webm_dash_manifest`, `sdp`/`rtp`/`rtsp`, `lavfi`, `ffmetadata`; and the
+    /// image pipes (one still picture is not a clip).
+    static let singleFileDemuxers = [
+        "mov", "matroska", "webm", "mpegts", "mpeg", "avi", "flv", "asf", "mxf", "nut", "ogg", "dv", "gxf", "wtv", "rm",
+        "nuv", "ivf", "obu", "av1", "h264", "hevc", "m4v", "mpegvideo", "h261", "h263", "vc1", "dirac", "cavsvideo",
+        "avs2", "avs3", "mjpeg", "yuv4mpegpipe", "gif", "apng", "rawvideo",
+    ]
+
+    /// The options put before every `-i` the lab gives ffmpeg: only ``singleFileDemuxers`` may read the input
+    /// (`-format_whitelist`), and only through the `file` protocol (`-protocol_whitelist file`). A demuxer that
+    /// ffmpeg's probe picks but the list lacks makes ffmpeg fail with "Format not on whitelist" (see
+    /// ``refusedFormat(_:)``) instead of reading anything else.
+    static var inputRestrictions: [String] {
+        ["-format_whitelist", singleFileDemuxers.joined(separator: ","), "-protocol_whitelist", "file"]
+    }
+
+    /// The URL ffmpeg reads a user's clip from: the file the lab opened and handed over as ffmpeg's standard input,
+    /// reopened through `/proc/self/fd/0` (a regular file: seekable, so an mp4 with its index at the end works).
+    ///
+    /// ffmpeg's probe scores a format by the file name as well as by the bytes: a name with `%03d` or `*` in it
+    /// makes the `image2` demuxer read a sequence of OTHER files (`img%03d.png` reads img001.png, img002.png ...).
+    /// Handed this name instead, ffmpeg chooses by the bytes alone, and nothing in the user's name can steer it.
+    static let standardInputURL = "file:/proc/self/fd/0"
+
+    /// The demuxer ffmpeg refused because ``inputRestrictions`` lacks it (`hls`, `concat`, `image2` ...), read from
+    /// its `[NAME @ 0x...] Format not on whitelist` line; nil when ffmpeg refused none.
+    static func refusedFormat(_ stderr: String) -> String? {
+        for line in stderr.split(whereSeparator: { $0 == "\n" || $0 == "\r" }) where line.contains("Format not on whitelist") {
+            guard line.hasPrefix("["), let at = line.range(of: " @ ") else { return "unknown" }
+            return String(line[line.index(after: line.startIndex)..<at.lowerBound])
+        }
+        return nil
     }
 
     /// One line of ffmpeg's log, as `-v level+LEVEL` prints it: `[context @ 0x...] [level] text`.
@@ -31,7 +66,7 @@ enum FFmpegInput {
     private static let levels: Set<String> = ["quiet", "panic", "fatal", "error", "warning", "info", "verbose", "debug", "trace"]
 
     /// Splits ffmpeg's standard error into lines, dropping each line's `[name @ 0xADDRESS]` contexts and keeping
-    /// its `[level]` tag apart; `file:` URLs of `path` are shown as `path` itself.
+    /// its `[level]` tag apart; `file:` URLs of `path` (and ``standardInputURL``) are shown as `path` itself.
     static func parse(_ stderr: String, path: String? = nil) -> [LogLine] {
         var lines: [LogLine] = []
         for raw in stderr.split(whereSeparator: { $0 == "\n" || $0 == "\r" }) {
@@ -47,7 +82,9 @@ enum FFmpegInput {
                 rest = rest[rest.index(after: close)...].drop { $0 == " " }
             }
             var text = String(rest).trimmingCharacters(in: .whitespaces)
-            if let path { text = text.replacingOccurrences(of: url(path), with: path) }
+            if let path {
+                text = text.replacingOccurrences(of: url(path), with: path).replacingOccurrences(of: standardInputURL, with: path)
+            }
             if !text.isEmpty { lines.append(LogLine(level: level, text: text)) }
         }
         return lines

@@ -72,7 +72,7 @@ public struct SyntheticClip: Sendable {
             data.append(contentsOf: Array("FRAME\n".utf8))
             data.append(contentsOf: picture(i))
         }
-        do { try data.write(to: URL(fileURLWithPath: path)) } catch {
+        do { try data.write(to: Paths.fileURL(path)) } catch {
             throw LabError.software("\(path): cannot write synthetic clip: \(error.localizedDescription)")
         }
     }

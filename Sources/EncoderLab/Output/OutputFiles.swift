@@ -3,13 +3,21 @@ import Foundation
 
 /// Creating the lab's output folders and files with errors that name the path, the reason (strerror) and the
 /// right exit class: a folder or file that cannot be created is `.cantCreate` (73, EX_CANTCREAT), a write that
-/// fails part-way (a full disk) is `.ioError` (74, EX_IOERR).
+/// fails part-way (a full disk) is `.ioError` (74, EX_IOERR), and so is a creation that fails only for want of
+/// space (ENOSPC, EDQUOT).
 enum OutputFiles {
     /// strerror(3) text for an errno value.
     static func reason(_ code: Int32) -> String { String(cString: strerror(code)) }
 
+    /// The error for a file or folder that could not be made: `.ioError` when errno `code` says the disk or quota is
+    /// full (ENOSPC, EDQUOT: the file system failed to store, the path itself is fine), else `.cantCreate`.
+    static func creationError(_ message: String, _ code: Int32) -> LabError {
+        code == ENOSPC || code == EDQUOT ? LabError.ioError(message) : LabError.cantCreate(message)
+    }
+
     /// Creates `path` and its missing parents (mode 0777 less the umask); an existing folder is fine.
-    /// - Throws: `.cantCreate` naming the path when it exists as a non-folder or cannot be made.
+    /// - Throws: `.cantCreate` naming the path when it exists as a non-folder or cannot be made; `.ioError` when
+    ///   the disk is full (``creationError(_:_:)``).
     static func makeDirectory(_ path: String) throws {
         var isDir: ObjCBool = false
         if FileManager.default.fileExists(atPath: path, isDirectory: &isDir) {
@@ -19,36 +27,55 @@ enum OutputFiles {
         let parent = Paths.parent(path)
         if !parent.isEmpty && parent != path { try makeDirectory(parent) }
         if mkdir(path, 0o777) != 0 && errno != EEXIST {
-            throw LabError.cantCreate("\(path): cannot create folder: \(reason(errno))")
+            let code = errno
+            throw creationError("\(path): cannot create folder: \(reason(code))", code)
         }
     }
 
     /// Creates the folder `path`, which must not exist (mkdir(2) is create-exclusive).
-    /// - Throws: `.cantCreate` naming the path (EEXIST included).
+    /// - Throws: `.cantCreate` naming the path (EEXIST included); `.ioError` when the disk is full.
     static func makeNewDirectory(_ path: String) throws {
         if mkdir(path, 0o777) != 0 {
-            throw LabError.cantCreate("\(path): cannot create folder: \(reason(errno))")
+            let code = errno
+            throw creationError("\(path): cannot create folder: \(reason(code))", code)
         }
     }
 
     /// Checks that files can be made in folder `path` by making and removing one (access(2) is not enough for
     /// root, for whom it reports read-only mounts only).
-    /// - Throws: `.cantCreate` naming the folder and the reason.
+    /// - Throws: `.cantCreate` naming the folder and the reason; `.ioError` when the disk is full.
     static func checkWritable(_ path: String) throws {
         let probe = "\(path)/.enclab-write-test-\(getpid())"
         let fd = open(probe, O_WRONLY | O_CREAT | O_EXCL, 0o644)
-        if fd < 0 { throw LabError.cantCreate("\(path): cannot write in this folder: \(reason(errno))") }
+        if fd < 0 {
+            let code = errno
+            throw creationError("\(path): cannot write in this folder: \(reason(code))", code)
+        }
         close(fd)
         unlink(probe)
     }
 
-    /// Writes `bytes` to a new or truncated file at `path`.
+    /// Writes `bytes` to a new or truncated file at `path`; when a write or the final flush fails, the partial file
+    /// is removed when it is a regular file (a truncated file that starts like a valid one is worse than none).
     /// - Throws: `.cantCreate` when the file cannot be created (a folder of that name, no permission, a read-only
-    ///   file system), `.ioError` when a write fails (no space left).
+    ///   file system), `.ioError` when it cannot be created for want of space (ENOSPC, EDQUOT) or a write fails
+    ///   (no space left).
     static func write(_ bytes: [UInt8], to path: String) throws {
         let file = try OutputFile(path)
-        try file.write(bytes)
-        try file.close()
+        do {
+            try file.write(bytes)
+            try file.close()
+        } catch {
+            try? file.close()
+            // Only a regular file: a device given as the output (/dev/full) is never unlinked.
+            if file.isRegularFile { unlink(path) }
+            throw error
+        }
+    }
+
+    /// Writes `text` as UTF-8 (see the byte version).
+    static func write(_ text: String, to path: String) throws {
+        try write(Array(text.utf8), to: path)
     }
 
     /// Renames `from` to `to` unless `to` exists (renameat2 with RENAME_NOREPLACE, which unlike rename(2)
@@ -80,8 +107,11 @@ enum OutputFiles {
 final class OutputFile {
     let path: String
     private var fd: Int32
+    /// Whether the opened file is a regular file (fstat(2) after the open), not a device or a pipe.
+    let isRegularFile: Bool
 
-    /// - Throws: `.cantCreate` naming the path and the reason.
+    /// - Throws: `.cantCreate` naming the path and the reason; `.ioError` when the reason is a full disk or quota
+    ///   (ENOSPC, EDQUOT: a write error of the file system, not a path that cannot be made).
     init(_ path: String) throws {
         self.path = path
         var isDir: ObjCBool = false
@@ -89,7 +119,12 @@ final class OutputFile {
             throw LabError.cantCreate("\(path): is a folder, not a file to write")
         }
         fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        if fd < 0 { throw LabError.cantCreate("\(path): cannot create: \(OutputFiles.reason(errno))") }
+        if fd < 0 {
+            let code = errno
+            throw OutputFiles.creationError("\(path): cannot create: \(OutputFiles.reason(code))", code)
+        }
+        var st = stat()
+        isRegularFile = fstat(fd, &st) == 0 && st.st_mode & S_IFMT == S_IFREG
     }
 
     /// Writes all of `bytes`.

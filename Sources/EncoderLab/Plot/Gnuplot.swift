@@ -18,15 +18,13 @@ public enum Plots {
     /// Writes `script` to `dir/name.gp` and runs `gnuplot -c name.gp arguments...` with `dir` as the working
     /// directory, so the script sees `arguments` as ARG1...ARG9.
     /// - Parameter arguments: at most 9 (gnuplot 5.4 drops any after ARG9).
-    /// - Throws: `.cantCreate` when the script cannot be written; `.software` when gnuplot is missing or fails,
-    ///   with its last line of stderr.
+    /// - Throws: `.cantCreate` when the script cannot be created, `.ioError` when writing it fails (a full disk);
+    ///   `.software` when gnuplot is missing or fails, with its last line of stderr.
     static func render(script: String, name: String, dir: String, arguments: [String]) throws {
         precondition(arguments.count <= 9, "gnuplot -c passes at most 9 arguments")
         let gnuplot = try Tools.require("gnuplot", package: "gnuplot-nox")
         let path = "\(dir)/\(name).gp"
-        do { try script.write(toFile: path, atomically: true, encoding: .utf8) } catch {
-            throw LabError.cantCreate("\(path): cannot write plot script: \(error.localizedDescription)")
-        }
+        try OutputFiles.write(script, to: path)
         let result = try Tools.run(gnuplot, ["-c", "\(name).gp"] + arguments, workingDirectory: dir)
         if result.status != 0 {
             let message = String(decoding: result.stderr, as: UTF8.self).split(separator: "\n").last.map(String.init) ?? ""
@@ -34,7 +32,37 @@ public enum Plots {
         }
     }
 
-    /// Writes `name.png` and `name.svg` in `dir` from one plot body (everything after `set terminal`/`set output`).
+    /// The 8 bytes every PNG file starts with (PNG specification, 5.2).
+    static let pngSignature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
+    /// The IEND chunk every PNG file ends with: length 0, type `IEND`, CRC AE 42 60 82 (PNG specification, 11.2.5).
+    static let pngEnd: [UInt8] = [0, 0, 0, 0, 0x49, 0x45, 0x4E, 0x44, 0xAE, 0x42, 0x60, 0x82]
+
+    /// Checks that gnuplot wrote the whole of a plot file: a `.png` starts with ``pngSignature`` and ends with
+    /// ``pngEnd``; an `.svg` ends with `</svg>` then white space ending in a newline. gnuplot exits 0 when its
+    /// output could not be written in full (a full disk), leaving a truncated or empty file.
+    /// - Throws: `.ioError` naming the file ("incomplete: the disk may be full"; the file is removed), or when it
+    ///   is missing.
+    static func checkComplete(_ path: String) throws {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw LabError.ioError("\(path): gnuplot did not write it: the disk may be full")
+        }
+        let bytes = [UInt8](data)
+        let complete: Bool
+        if path.hasSuffix(".png") {
+            complete = bytes.count >= pngSignature.count + pngEnd.count && bytes.prefix(8).elementsEqual(pngSignature)
+                && bytes.suffix(12).elementsEqual(pngEnd)
+        } else {
+            let end = bytes.lastIndex { ![0x0A, 0x0D, 0x20, 0x09].contains($0) }.map { $0 + 1 } ?? 0
+            complete = bytes.last == 0x0A && bytes[..<end].suffix(6).elementsEqual(Array("</svg>".utf8))
+        }
+        if !complete {
+            unlink(path)
+            throw LabError.ioError("\(path): incomplete (\(bytes.count) bytes): the disk may be full")
+        }
+    }
+
+    /// Writes `name.png` and `name.svg` in `dir` from one plot body (everything after `set terminal`/`set output`),
+    /// then checks that gnuplot wrote both in full (``checkComplete(_:)``: `.ioError` when not).
     /// - Parameters:
     ///   - name: a fixed file name chosen by the lab (never user text).
     ///   - arguments: the script's ARG1...ARG9.
@@ -48,6 +76,11 @@ public enum Plots {
         replot
         """
         try render(script: script, name: name, dir: dir, arguments: arguments)
+        // Both are checked (and an incomplete one removed) before the first failure is thrown.
+        let failures = ["png", "svg"].compactMap { ext -> Error? in
+            do { try checkComplete("\(dir)/\(name).\(ext)"); return nil } catch { return error }
+        }
+        if let first = failures.first { throw first }
     }
 
     /// User text as a plot shows it, on one line: control characters are written as escapes (`\n`, `\r`, `\t`,
@@ -95,7 +128,8 @@ public enum Plots {
     /// and the target-rate line on the right axis) and `psnr.png/svg` (PSNR per frame), with `frames.dat` (one
     /// row per frame: coded index, display index, size in kbit, type index, window kbit/s or NaN, PSNR Y and
     /// PSNR avg or NaN) and the two `.gp` scripts, in `dir` (created when missing).
-    /// - Throws: `.cantCreate` naming the folder or file that cannot be made; `.software` when gnuplot is
+    /// - Throws: `.cantCreate` naming the folder or file that cannot be made; `.ioError` when a file cannot be
+    ///   written in full (a full disk, see ``checkComplete(_:)``); `.software` when gnuplot is
     ///   missing or fails.
     public static func writeRunPlots(_ input: RunPlotInput, dir: String) throws {
         precondition(input.timebaseNum > 0 && input.timebaseDen > 0 && input.fps.numerator > 0, "a run's timebase and frame rate are above 0")
@@ -108,7 +142,7 @@ public enum Plots {
         let windows = WindowedBitrate.compute(sizes: frames.map(\.sizeBytes), dts: frames.map(\.dts),
                                               timebase: timebase, frameTicks: frameTicks)
         let seconds = try input.fps.reciprocal.times(Int64(frames.count)).approximateValue
-        let meanKbps = Double(frames.reduce(0) { $0 + $1.sizeBytes }) * 8 / 1000 / max(seconds, 1e-9)
+        let meanKbps = Double(frames.reduce(Int128(0)) { $0 + Int128($1.sizeBytes) }) * 8 / 1000 / max(seconds, 1e-9)
         // Data: coded index, display index, size in kbit, type column index, window kbps (or NaN), psnr_y, psnr_avg.
         let types = ["IDR", "I", "P", "Bref", "B"]
         var data = "# coded_index display_index size_kbit type_index window_kbps psnr_y psnr_avg\n"
@@ -190,7 +224,8 @@ public enum Plots {
     /// Per experiment: `rd.png/svg`, bitrate (kbit/s) against mean PSNR (x264's mean of per-frame psnr_avg),
     /// one line per clip and rate-control mode, points sorted by bitrate. `rd.dat` holds one block per line (a
     /// `# clip mode` comment, then `kbps psnr` rows), and the key titles reach gnuplot as ARG2, one per line.
-    /// - Throws: `.cantCreate` naming the folder or file that cannot be made; `.software` when gnuplot is
+    /// - Throws: `.cantCreate` naming the folder or file that cannot be made; `.ioError` when a file cannot be
+    ///   written in full (a full disk, see ``checkComplete(_:)``); `.software` when gnuplot is
     ///   missing or fails. With no point, only an empty `rd.dat` is written.
     public static func writeExperimentPlot(points: [RDPoint], title: String, dir: String) throws {
         try OutputFiles.makeDirectory(dir)
@@ -240,11 +275,9 @@ public enum Plots {
         try both(dir: dir, name: "rd", body: body, arguments: [shown(title), keyTitles.joined(separator: "\n")], size: (1100, 600))
     }
 
-    /// Writes a data file.
-    /// - Throws: `.cantCreate` naming the file when it cannot be written.
+    /// Writes a data file (``OutputFiles/write(_:to:)``: a partial file is removed).
+    /// - Throws: `.cantCreate` naming the file when it cannot be created, `.ioError` when writing it fails.
     static func write(_ text: String, to path: String) throws {
-        do { try text.write(toFile: path, atomically: true, encoding: .utf8) } catch {
-            throw LabError.cantCreate("\(path): cannot write plot data: \(error.localizedDescription)")
-        }
+        try OutputFiles.write(text, to: path)
     }
 }

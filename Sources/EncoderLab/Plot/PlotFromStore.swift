@@ -47,11 +47,16 @@ public enum PlotFromStore {
     ///   quick: rd plot in OUT") or run skipped ("run 4: failed, not drawn (ERROR)"), runs first, in the order asked.
     /// - Throws: `.usage` for an empty database path, a `runs` entry that is neither an id nor a key of at least 8
     ///   hex digits, a key prefix several runs share, or a digits-only entry that is both one run's id and a
-    ///   prefix of another's key; `.noInput` when the database does not exist (none is created) or no run
-    ///   matches an entry; `.data` for a stored row the plots cannot be drawn from (a run_key that is not 64 hex
-    ///   digits, an experiment name that is not a safe folder name, a done run without frames, rate or settings),
-    ///   naming the database and run; `.cantCreate` when OUT or a plot cannot be written; `.software` when
-    ///   gnuplot is missing or fails; `.interrupted` after SIGINT/SIGTERM, between plots; the store's errors
+    ///   prefix of another's key, or when a run's plot folder under OUT already holds a `stream.264` that is not
+    ///   that run's ("holds another run's stream: give plot its own --out", checked before anything is written;
+    ///   see ``holdsOwnStream(_:streamPath:)``); `.noInput` when the database does not exist (none is created) or
+    ///   no run matches an entry; `.data` for a file that is not an enclab database (an empty file or SQLite
+    ///   database: left untouched, see ``LabStore/requireLabDatabase(path:busyTimeoutMilliseconds:)``), or for a
+    ///   stored row the plots cannot be drawn from (a run_key that is not 64 hex digits, an experiment name that is
+    ///   not a safe folder name, a done run without frames, rate or settings, a frame with a damaged size or
+    ///   timestamps: ``RunPlotInput/checkFrames(_:runID:)``), naming the database and run; `.cantCreate` when OUT
+    ///   or a plot cannot be written; `.ioError` when a plot file cannot be written in full (a full disk);
+    ///   `.software` when gnuplot is missing or fails; `.interrupted` after SIGINT/SIGTERM, between plots; the store's errors
     ///   when the database cannot be opened.
     public static func redraw(databasePath: String, outDirectory: String?, runs selectors: [String]) throws -> [String] {
         if databasePath.isEmpty { throw LabError.usage("--db needs a database file path") }
@@ -61,11 +66,21 @@ public enum PlotFromStore {
         }
         if isFolder.boolValue { throw LabError.noInput("\(databasePath): is a folder, not a database") }
         _ = try Tools.require("gnuplot", package: "gnuplot-nox")
+        // plot reads: a file that is not already an enclab database is refused before LabStore could give it tables.
+        try LabStore.requireLabDatabase(path: databasePath)
         let store = try LabStore(path: databasePath)
         let rows = try store.runs()
         let keys = try runKeys(store)
         let selected = try select(selectors, rows: rows, keys: keys, databasePath: databasePath)
         let out = outDirectory ?? defaultOutDirectory(databasePath: databasePath)
+        // Before anything is written: no run's plots may land in a folder holding another run's stream.
+        for run in selected where run.status == "done" {
+            let dir = "\(out)/\(try folderName(run, keys: keys, databasePath: databasePath))"
+            guard FileManager.default.fileExists(atPath: "\(dir)/stream.264") else { continue }
+            guard holdsOwnStream(dir, streamPath: run.streamPath) else {
+                throw LabError.usage("\(dir): holds another run's stream, not run \(run.runID)'s of \(databasePath) (\(run.streamPath.map { Plots.shown($0) } ?? "no stream_path stored")): give plot its own --out")
+            }
+        }
         try OutputFiles.makeDirectory(out)
         try OutputFiles.checkWritable(out)
 
@@ -105,6 +120,23 @@ public enum PlotFromStore {
             lines.append("experiment \(Plots.shown(experiment)): rd plot in \(Plots.shown(dir, limit: .max))")
         }
         return lines
+    }
+
+    /// Whether the run folder `dir`, which holds a `stream.264`, is the folder of the run whose stored
+    /// `stream_path` is `streamPath`: the real paths (``Paths/real(_:)``) of `dir` and of the stream's folder are
+    /// the same. A relative `stream_path` is relative to the folder the run was made in; when it does not resolve
+    /// from the current folder (plot run from elsewhere), `dir` is the run's when its real path ends with that
+    /// relative folder (compared by components, `.` dropped; a `..` in it never matches this way).
+    /// - Returns: false without a stored `stream_path` or when `dir` cannot be resolved.
+    static func holdsOwnStream(_ dir: String, streamPath: String?) -> Bool {
+        guard let streamPath, !streamPath.isEmpty, let real = Paths.real(dir) else { return false }
+        let folder = Paths.parent(streamPath)
+        if let stored = Paths.real(folder.isEmpty ? "." : folder) { return stored == real }
+        guard !folder.hasPrefix("/") else { return false }
+        let parts = folder.split(separator: "/").filter { $0 != "." }
+        guard !parts.isEmpty, !parts.contains("..") else { return false }
+        let realParts = real.split(separator: "/")
+        return realParts.count >= parts.count && Array(realParts.suffix(parts.count)) == parts
     }
 
     /// `runs.run_key` by run_id for the rows that have one; none when the table has no such column (a database

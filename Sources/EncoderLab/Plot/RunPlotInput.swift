@@ -35,8 +35,10 @@ public struct RunPlotInput: Sendable {
     /// - target: `settings.resolved.bitrate_kbps` when `settings.resolved.rc_method` is `abr`, else nil;
     /// - maxrate: `settings.resolved.vbv_maxrate_kbps` when it is above 0 and differs from the target, else nil.
     /// - Throws: `.data` starting "run N:" (the caller names the database) for a run that is not `done`, a done run
-    ///   without frames, a missing or non-positive rate or timebase, settings that are not a JSON object, or
-    ///   settings without `resolved.rc_method` (or without `resolved.bitrate_kbps` for `abr`).
+    ///   without frames, a missing or non-positive rate or timebase, a rate and timebase whose frame duration in
+    ///   ticks does not fit 64 bits, settings that are not a JSON object, settings without `resolved.rc_method`
+    ///   (or without `resolved.bitrate_kbps` for `abr`), or a frame the plots cannot be drawn from (see
+    ///   ``checkFrames(_:runID:)``).
     public init(run: LabStore.RunRow, frames: [LabStore.FrameRow]) throws {
         let id = run.runID
         guard run.status == "done" else { throw LabError.data("run \(id): status \(run.status), it has no frames to plot") }
@@ -48,6 +50,11 @@ public struct RunPlotInput: Sendable {
               let fps = try? Rational(Int64(fpsNum), Int64(fpsDen)) else {
             throw LabError.data("run \(id): fps_num/fps_den are \(run.fpsNum.map(String.init) ?? "NULL")/\(run.fpsDen.map(String.init) ?? "NULL"), expected two numbers above 0")
         }
+        guard let timebase = try? Rational(Int64(tbNum), Int64(tbDen)), (try? fps.reciprocal / timebase) != nil,
+              (try? fps.reciprocal.times(Int64(frames.count))) != nil else {
+            throw LabError.data("run \(id): a frame of \(fpsDen)/\(fpsNum) s in ticks of \(tbNum)/\(tbDen) s does not fit 64 bits")
+        }
+        try Self.checkFrames(frames, runID: id)
         let settings = try StoredRunSettings(json: run.settingsJSON, runID: id)
         guard let method = settings.rcMethod else { throw LabError.data("run \(id): settings hold no resolved.rc_method") }
         var target: Double?
@@ -61,5 +68,34 @@ public struct RunPlotInput: Sendable {
         let label = settings.label.isEmpty ? settings.x264Arguments : settings.label
         self.init(title: "\((run.clip as NSString).lastPathComponent) \(label)", fps: fps, timebaseNum: tbNum,
                   timebaseDen: tbDen, targetKbps: target, maxrateKbps: vbv > 0 && vbv != target ? vbv : nil, frames: frames)
+    }
+
+    /// The largest `size_bytes` a plotted frame may have: 2^40 bytes (1 TiB), far above any frame and far below
+    /// what a sum over frames could overflow.
+    public static let maximumFrameBytes = 1 << 40
+
+    /// The largest magnitude of a plotted frame's pts and dts, in ticks: 2^60.
+    public static let maximumTimestampTicks: Int64 = 1 << 60
+
+    /// Checks that stored frames (in decode order) can be drawn: each `size_bytes` in 0 ... 2^40
+    /// (``maximumFrameBytes``), each pts and dts in -2^60 ... 2^60 (``maximumTimestampTicks``), and dts never
+    /// decreasing from one frame to the next.
+    /// - Throws: `.data` "run N: frame coded_index C: ..." naming the column, its value and the allowed range.
+    public static func checkFrames(_ frames: [LabStore.FrameRow], runID id: Int64) throws {
+        var previous: LabStore.FrameRow?
+        for f in frames {
+            let at = "run \(id): frame coded_index \(f.codedIndex)"
+            guard (0...maximumFrameBytes).contains(f.sizeBytes) else {
+                throw LabError.data("\(at): size_bytes \(f.sizeBytes) is outside 0...\(maximumFrameBytes) (2^40), not a frame size that can be plotted")
+            }
+            let limit = maximumTimestampTicks
+            for (name, value) in [("pts", f.pts), ("dts", f.dts)] where !(-limit...limit).contains(value) {
+                throw LabError.data("\(at): \(name) \(value) is outside -\(limit)...\(limit) (2^60 ticks)")
+            }
+            if let p = previous, f.dts < p.dts {
+                throw LabError.data("\(at): dts \(f.dts) is below the previous frame's (coded_index \(p.codedIndex), dts \(p.dts)); dts must not decrease in decode order")
+            }
+            previous = f
+        }
     }
 }

@@ -30,9 +30,9 @@ enum Tools {
     /// - Throws: `.software` when the program cannot be started.
     static func run(_ executable: String, _ arguments: [String], workingDirectory: String? = nil) throws -> Result {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
+        process.executableURL = Paths.fileURL(executable)
         process.arguments = arguments
-        if let workingDirectory { process.currentDirectoryURL = URL(fileURLWithPath: workingDirectory, isDirectory: true) }
+        if let workingDirectory { process.currentDirectoryURL = Paths.fileURL(workingDirectory, isDirectory: true) }
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err
@@ -62,7 +62,8 @@ enum Tools {
 }
 
 /// A program running with its stdout piped to the lab and its stderr collected on another thread (so neither
-/// pipe can fill and block it); stdin is /dev/null. Terminated when released while still running.
+/// pipe can fill and block it); stdin is /dev/null or a file the lab opened. Terminated when released while still
+/// running.
 final class SpawnedProcess {
     private let process = Process()
     private let errors = DataBox()
@@ -70,14 +71,15 @@ final class SpawnedProcess {
     /// The program's standard output.
     let stdout: FileHandle
 
+    /// - Parameter standardInput: the program's standard input (a file opened for reading), or nil for /dev/null.
     /// - Throws: `.software` when the program cannot be started.
-    init(_ executable: String, _ arguments: [String]) throws {
-        process.executableURL = URL(fileURLWithPath: executable)
+    init(_ executable: String, _ arguments: [String], standardInput: FileHandle? = nil) throws {
+        process.executableURL = Paths.fileURL(executable)
         process.arguments = arguments
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err
-        process.standardInput = FileHandle.nullDevice
+        process.standardInput = standardInput ?? FileHandle.nullDevice
         do { try process.run() } catch {
             throw LabError.software("could not start \(executable): \(error.localizedDescription)")
         }

@@ -19,7 +19,7 @@ public enum IndependentDecode {
     /// Decodes several streams of the same source side by side, reading (for a non-y4m clip: decoding) the
     /// source once.
     /// - Parameters:
-    ///   - streams: Annex B files (given to ffmpeg as `file:` URLs, see ``FFmpegInput/url(_:)``).
+    ///   - streams: Annex B files (given to ffmpeg's h264 demuxer as `file:` URLs, see ``FFmpegInput/url(_:)``).
     ///   - source: the clip as encoded (same path; `seek` frames skipped and at most `frames` compared).
     ///   - width, height: the encoded picture size (even).
     /// - Returns: per stream, one entry per decoded picture, in display order.
@@ -28,7 +28,9 @@ public enum IndependentDecode {
     public static func measure(streams: [String], source: String, width: Int, height: Int, seek: Int, frames: Int?) throws -> [[PlaneErrors]] {
         let ffmpeg = try Tools.require("ffmpeg", package: "ffmpeg")
         let decoders = try streams.map { stream in
-            try SpawnedProcess(ffmpeg, ["-nostdin", "-hide_banner", "-v", "level+error", "-i", FFmpegInput.url(stream), "-fps_mode", "passthrough",
+            // -f h264: the lab's own Annex B file, read by the h264 demuxer whatever its folder is named.
+            try SpawnedProcess(ffmpeg, ["-nostdin", "-hide_banner", "-v", "level+error"] + FFmpegInput.inputRestrictions + [
+                                        "-f", "h264", "-i", FFmpegInput.url(stream), "-fps_mode", "passthrough",
                                         "-pix_fmt", "yuv420p", "-f", "rawvideo", "-"])
         }
         let clip = try Clip(path: source)

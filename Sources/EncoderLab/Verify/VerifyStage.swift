@@ -11,7 +11,7 @@ enum VerifyStage {
                     input: EncoderInput, inputFrames: Int, folder runDir: String)
         throws -> (StreamVerification, [LabStore.DecodedFrameRecord]) {
         let streamPath = "\(runDir)/stream.264"
-        let stream = [UInt8](try Data(contentsOf: URL(fileURLWithPath: streamPath)))
+        let stream = [UInt8](try Data(contentsOf: Paths.fileURL(streamPath)))
         let verification = try StreamCheck.verify(stream: stream, frames: frames, resolved: r, profile: settings.profile)
         if let bad = verification.failures.first {
             throw LabError.software("\(streamPath): the stream disagrees with x264's report: \(bad.name) expected \(bad.expected), found \(bad.actual)")

@@ -1,0 +1,102 @@
+import Foundation
+import H264
+import Testing
+@testable import EncoderLab
+
+/// The windowed bitrate against its definition written out with exact rationals, and on values that trapped.
+@Suite("windowed bitrate: the definition, and no trap on damaged values")
+struct WindowedBitrateExactTests {
+    /// The definition, frame by frame, in H264.Rational (exact, 64-bit parts): frame j is in frame k's window when
+    /// j <= k and (dts_k - dts_j) * timebase < window; the point is full when (dts_k - dts_0 + frameTicks) *
+    /// timebase >= window.
+    static func definition(sizes: [Int], dts: [Int64], timebase: Rational, frameTicks: Rational, window: Rational) throws -> [(bytes: Int, full: Bool)] {
+        try dts.indices.map { k in
+            var bytes = 0
+            for j in 0...k where try Rational(dts[k] - dts[j]) * timebase < window { bytes += sizes[j] }
+            let full = try (Rational(dts[k] - dts[0]) + frameTicks) * timebase >= window
+            return (bytes, full)
+        }
+    }
+
+    @Test("random streams, timebases, frame durations and windows: bytes and full as the definition says")
+    func againstDefinition() throws {
+        var rng = SplitMix64(seed: 20)
+        let timebases = [try Rational(1, 25), try Rational(1, 90_000), try Rational(1001, 30_000), try Rational(1, 1000), try Rational(3, 7)]
+        let windows = [Rational.one, try Rational(1, 2), try Rational(5, 3), Rational(2)]
+        for _ in 0..<300 {
+            let timebase = timebases.randomElement(using: &rng)!
+            let window = windows.randomElement(using: &rng)!
+            let frameTicks = try Rational(Int64.random(in: 1...5000, using: &rng), Int64.random(in: 1...7, using: &rng))
+            let count = Int.random(in: 1...60, using: &rng)
+            var t = Int64.random(in: -100_000...100_000, using: &rng)
+            var dts: [Int64] = []
+            for _ in 0..<count {
+                dts.append(t)
+                t += Int64.random(in: 0...6000, using: &rng)
+            }
+            let sizes = (0..<count).map { _ in Int.random(in: 0...200_000, using: &rng) }
+            let points = WindowedBitrate.compute(sizes: sizes, dts: dts, timebase: timebase, frameTicks: frameTicks, window: window)
+            let expected = try Self.definition(sizes: sizes, dts: dts, timebase: timebase, frameTicks: frameTicks, window: window)
+            #expect(points.map(\.full) == expected.map(\.full), "\(timebase) \(window) \(frameTicks) \(dts)")
+            #expect(points.map(\.kbps) == expected.map { Double($0.bytes) * 8 / window.approximateValue / 1000 })
+        }
+    }
+
+    @Test("the full flag at the exact boundary: 1001/30000 s ticks, frames of 1001/2 ticks, a 1 s window")
+    func boundary() throws {
+        // (dts + 1001/2) * 1001/30000 >= 1  <=>  dts >= 30000/1001 - 1001/2 = 29.97... - 500.5 < 0: full from dts -470.
+        let timebase = try Rational(1001, 30_000), frameTicks = try Rational(1001, 2)
+        let dts: [Int64] = [-1000, -471, -470, 0]
+        let points = WindowedBitrate.compute(sizes: [1, 1, 1, 1], dts: dts, timebase: timebase, frameTicks: frameTicks)
+        // Relative to dts_0 = -1000: spans 0, 529, 530, 1000 ticks; full when span >= 30000/1001 - 1001/2 (< 0): all.
+        #expect(points.map(\.full) == [true, true, true, true])
+        // A frame of 1 tick: full when span >= 30000/1001 - 1 = 28.97..., i.e. from 29 ticks.
+        let one = WindowedBitrate.compute(sizes: [1, 1, 1], dts: [0, 28, 29], timebase: timebase, frameTicks: .one)
+        #expect(one.map(\.full) == [false, false, true])
+    }
+
+    @Test("damaged values give points, not a trap: sizes of Int.max, dts at both ends of Int64, dts decreasing")
+    func damagedValuesDoNotTrap() throws {
+        let tb = try Rational(1, 25)
+        let big = WindowedBitrate.compute(sizes: [Int.max, Int.max], dts: [0, 0], timebase: tb, frameTicks: .one)
+        // Both frames in the window: 2 * (2^63 - 1) bytes, over a 1 s window.
+        #expect(big[1].kbps == Double(2 * (Double(Int.max))) * 8 / 1000)
+        let far = WindowedBitrate.compute(sizes: [1, 2], dts: [Int64.min + 1, Int64.max], timebase: tb, frameTicks: .one)
+        #expect(far.map(\.kbps) == [0.008, 0.016])
+        #expect(far.map(\.full) == [false, true])
+        let back = WindowedBitrate.compute(sizes: [1, 2, 4], dts: [Int64.max, Int64.min, 0], timebase: tb, frameTicks: .one)
+        #expect(back.map(\.kbps) == [0.008, 0.024, 0.056])
+        let hugeTicks = WindowedBitrate.compute(sizes: [1, 1], dts: [0, 1], timebase: try Rational(1, Int64.max),
+                                                frameTicks: try Rational(Int64.max, 1), window: try Rational(Int64.max, 1))
+        #expect(hugeTicks.map(\.full) == [false, false])
+    }
+
+    static func frame(_ index: Int, _ sizeBytes: Int, _ ticks: Int64) -> LabStore.FrameRow {
+        LabStore.FrameRow(codedIndex: index, displayIndex: index, type: "P", sizeBytes: sizeBytes, pts: ticks, dts: ticks,
+                          qp: 20, psnrY: 40, psnrAvg: 40, ssim: nil)
+    }
+
+    static let damaged: [([LabStore.FrameRow], String)] = [
+        ([frame(0, 1000, 0), frame(1, -1, 1)], "run 1: frame coded_index 1: size_bytes -1 is outside 0...1099511627776 (2^40), not a frame size that can be plotted"),
+        ([frame(0, (1 << 40) + 1, 0)], "run 1: frame coded_index 0: size_bytes 1099511627777 is outside 0...1099511627776 (2^40), not a frame size that can be plotted"),
+        ([frame(0, 10, -(1 << 60) - 1)], "run 1: frame coded_index 0: pts -1152921504606846977 is outside -1152921504606846976...1152921504606846976 (2^60 ticks)"),
+        ([frame(0, 10, 5), frame(1, 10, 4)], "run 1: frame coded_index 1: dts 4 is below the previous frame's (coded_index 0, dts 5); dts must not decrease in decode order"),
+    ]
+
+    @Test("RunPlotInput refuses frames it cannot plot, naming the run, frame, column and range", arguments: damaged)
+    func refused(frames: [LabStore.FrameRow], message: String) {
+        let run = PlotFromStoreTests.row(settings: #"{"resolved":{"rc_method":"crf"}}"#)
+        #expect(throws: LabError(.data, message)) { try RunPlotInput(run: run, frames: frames) }
+        // The limits themselves are accepted.
+        let edge = [Self.frame(0, 1 << 40, -(1 << 60)), Self.frame(1, 0, 1 << 60)]
+        #expect(throws: Never.self) { try RunPlotInput(run: run, frames: edge) }
+    }
+
+    @Test("a rate and timebase whose frame in ticks does not fit 64 bits is refused with .data")
+    func frameTicksOverflow() {
+        let run = PlotFromStoreTests.row(settings: #"{"resolved":{"rc_method":"crf"}}"#, timebase: (1, 1 << 62), fps: (1, 1 << 62))
+        #expect(throws: LabError(.data, "run 1: a frame of 4611686018427387904/1 s in ticks of 1/4611686018427387904 s does not fit 64 bits")) {
+            try RunPlotInput(run: run, frames: PlotFromStoreTests.frameRows)
+        }
+    }
+}
