@@ -231,7 +231,11 @@ public final class Lab {
             }
             throw e
         }
-        if let plotError { throw plotError }
+        if let plotError {
+            // The folder has its final name now: the error names the files there.
+            if let e = plotError as? LabError { throw LabError(e.kind, e.message.replacingOccurrences(of: temporary, with: final)) }
+            throw plotError
+        }
         let bytes = result.frames.reduce(0) { $0 + $1.sizeBytes }
         let text = checked.label.isEmpty ? checked.settings.x264Arguments.joined(separator: " ") : checked.label
         return RunOutcome(runID: runID, runKey: key, clip: checked.clipPath, label: checked.label, settingsText: text,
