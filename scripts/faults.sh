@@ -724,9 +724,69 @@ two_writers() {  # two_writers REPETITION
     finish
 }
 
+
+# ---------------------------------------------------------------------------------------------------------------
+# 10. From a second attacker's pass: readers that read other files, ~, values x264 would misread, plot's guards.
+
+reader_image_sequence() {  # an mp4 named like an image sequence, with PNGs that match the pattern beside it
+    begin reader-image-sequence || return
+    cp "$FX/small.mp4" "$D/img%03d.png"
+    for i in 1 2 3; do ff -f lavfi -i color=red:size=32x32 -frames:v 1 "$D/img00$i.png"; done
+    enclab 60 encode 'img%03d.png' --threads 1 --db db.sqlite --out OUT
+    expect 0
+    local got; got=$(sql "$D/db.sqlite" "SELECT frames || 'x' || width FROM runs WHERE status='done'")
+    if [ "$got" = "12x64" ]; then ok "the file's own 12 frames at 64 wide"; else bad "recorded '$got', not the mp4's 12x64"; fi
+    finish
+}
+
+reader_playlist() {  # a clip whose bytes are an HLS playlist naming another local file
+    begin "reader-$1" || return
+    cp "$FX/small.mp4" "$D/other.mp4"
+    if [ "$1" = hls ]; then printf '#EXTM3U\n#EXT-X-TARGETDURATION:1\n#EXTINF:1.0,\nother.mp4\n#EXT-X-ENDLIST\n' >"$D/clip.mp4"
+    else printf 'ffconcat version 1.0\nfile other.mp4\n' >"$D/clip.mp4"; fi
+    enclab 60 encode clip.mp4 --threads 1 --db db.sqlite --out OUT
+    expect 65; no_rows "$D/db.sqlite"; finish
+}
+
+out_tilde() {  # a folder named ~ is a folder like any other, not the home folder
+    begin out-tilde || return
+    enclab 60 encode "$FX/tiny.y4m" --threads 1 --db db.sqlite --out '~'
+    expect 0; plots "$D/db.sqlite"
+    case "$(run_dir "$D/db.sqlite")" in "$D/~/"*) ok "under ./~" ;; *) bad "run folder not under ./~" ;; esac
+    finish
+}
+
+value_misread() {  # values x264 would read as something else: 64, nothing made
+    begin "value-$1" || return
+    enclab 60 encode "$FX/tiny.y4m" --threads 1 "$2" "$3" --db db.sqlite --out OUT
+    expect 64
+    [ ! -e "$D/db.sqlite" ] && ok "no database" || bad "database made"
+    finish
+}
+
+plot_not_enclab() {  # plot reads: an empty file stays an empty file
+    begin plot-not-enclab || return
+    : >"$D/zero.sqlite"
+    enclab 60 plot --db zero.sqlite --out P
+    expect 65
+    [ ! -s "$D/zero.sqlite" ] && ok "file untouched" || bad "file written"
+    finish
+}
+
+plot_damaged_values() {  # sizes that overflow a sum: 65, not a trap
+    begin plot-damaged-values || return
+    make_db db.sqlite OUT
+    sqlite3 "$D/db.sqlite" "UPDATE frames SET size_bytes = 9223372036854775807" 2>/dev/null
+    enclab 60 plot --db db.sqlite --out P
+    expect 65; finish
+}
+
 # ---------------------------------------------------------------------------------------------------------------
 
 inject_clbin; inject_out; inject_clip_name; inject_experiment; inject_apostrophe
+reader_image_sequence; reader_playlist hls; reader_playlist ffconcat; out_tilde
+value_misread crf-nan --crf nan; value_misread keyint-wraps --keyint 2147483648
+plot_not_enclab; plot_damaged_values
 path_colon; path_concat; path_out_colon
 trap_sar trap-sar-width 3000000000:1; trap_sar trap-sar-height 1:99999999999
 trap_option trap-frames --frames; trap_option trap-seek --seek; trap_experiment_frames
