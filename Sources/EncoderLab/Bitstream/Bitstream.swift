@@ -162,7 +162,7 @@ public enum Bitstream {
         }
         out += "Access units (index: NAL units, slice types, picture as the lab's frames table names it):\n"
         for u in units {
-            out += "  \(u.index): NAL \(u.nalUnitIndices.lowerBound)..<\(u.nalUnitIndices.upperBound) slices \(u.sliceTypes.map(\.description).joined(separator: ",")) -> \(pictureName(u))\n"
+            out += "  \(u.index): NAL \(u.nalUnitIndices.count == 1 ? "\(u.nalUnitIndices.lowerBound)" : "\(u.nalUnitIndices.lowerBound)-\(u.nalUnitIndices.upperBound - 1)") slices \(u.sliceTypes.map(\.description).joined(separator: ",")) -> \(pictureName(u))\n"
         }
         return out
     }
