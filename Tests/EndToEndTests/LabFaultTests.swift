@@ -245,4 +245,40 @@ struct LabFaultTests {
         #expect(FileManager.default.contents(atPath: "\(dir)/replot/rd.dat") == FileManager.default.contents(atPath: "\(dir)/results/p/rd.dat"))
         #expect(FileManager.default.contents(atPath: "\(dir)/replot/rd.dat") != nil)
     }
+
+    @Test("a preset, tune or profile of 70,000 characters is refused with 64, never hangs; x264's spellings still work",
+          arguments: ["--preset", "--tune", "--profile"])
+    func longNames(flag: String) throws {
+        let dir = Self.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try SyntheticClip(width: 32, height: 32, frames: 2, seed: 1).write(to: "\(dir)/c.y4m")
+        // Killed after 60 s if it hangs (it used to deadlock on x264's error text in a pipe): the status is then 9.
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
+        p.arguments = ["-s", "KILL", "60", CommandLineTests.binary, "encode", "c.y4m", flag, String(repeating: "x", count: 70_000)]
+        p.currentDirectoryURL = URL(fileURLWithPath: dir)
+        p.standardOutput = FileHandle.nullDevice
+        let err = Pipe()
+        p.standardError = err
+        try p.run()
+        let message = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        #expect(p.terminationStatus == 64, "\(message.prefix(200))")
+        #expect(message.split(separator: "\n").count == 1)
+        #expect(!Self.exists("\(dir)/results"))
+    }
+
+    @Test("x264's own spellings of presets and tunes are taken: an index, any case, several tunes")
+    func presetSpellings() throws {
+        let dir = Self.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try SyntheticClip(width: 32, height: 32, frames: 2, seed: 1).write(to: "\(dir)/c.y4m")
+        for flags in [["--preset", "5"], ["--preset", "MEDIUM"], ["--tune", "film,fastdecode"], ["--tune", "Film.ZeroLatency"]] {
+            let r = try Self.enclab(["encode", "c.y4m", "--threads", "1", "--db", "l.sqlite"] + flags, in: dir)
+            #expect(r.status == 0, "\(flags): \(r.stderr)")
+        }
+        // --preset 5 is medium: the same run key as --preset medium, so the second is already done.
+        let r = try Self.enclab(["encode", "c.y4m", "--threads", "1", "--db", "l.sqlite", "--preset", "medium"], in: dir)
+        #expect(r.stdout.hasSuffix("(already done)\n"), "\(r.stdout)")
+    }
 }
