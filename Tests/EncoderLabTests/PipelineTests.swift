@@ -86,24 +86,9 @@ struct PipelineTests {
 @Suite("run keys, resume and --force, end to end", .serialized)
 struct RunKeyTests {
     static func enclab(_ arguments: [String], in dir: String) throws -> Witness.Output {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: repositoryRoot + "/.build/debug/enclab")
-        p.arguments = arguments
-        p.currentDirectoryURL = URL(fileURLWithPath: dir)
-        let out = Pipe(), err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        p.standardInput = FileHandle.nullDevice
-        try p.run()
-        nonisolated(unsafe) var errBytes = Data()
-        let group = DispatchGroup()
-        group.enter()
-        DispatchQueue.global().async { errBytes = err.fileHandleForReading.readDataToEndOfFile(); group.leave() }
-        let outBytes = out.fileHandleForReading.readDataToEndOfFile()
-        group.wait()
-        p.waitUntilExit()
-        return Witness.Output(status: p.terminationStatus, stdout: String(decoding: outBytes, as: UTF8.self),
-                              stderr: String(decoding: errBytes, as: UTF8.self))
+        let r = try Tools.run(repositoryRoot + "/.build/debug/enclab", arguments, workingDirectory: dir)
+        return Witness.Output(status: r.status, stdout: String(decoding: r.stdout, as: UTF8.self),
+                              stderr: String(decoding: r.stderr, as: UTF8.self))
     }
 
     static func sqlite(_ db: String, _ sql: String) throws -> [String] {

@@ -16,23 +16,34 @@ struct CommandLineTests {
     }
     final class Marker {}
 
-    struct Result { var status: Int32; var stdout: String; var stderr: String }
+    /// A finished process: its exit status, both outputs, and whether the watchdog killed it.
+    struct Result { var status: Int32; var stdout: String; var stderr: String; var killed = false }
 
     func enclab(_ arguments: [String], in dir: String) throws -> Result {
         try Self.process(Self.binary, arguments, in: dir)
     }
 
-    /// Runs a program with no standard input, reading stdout and stderr at once (neither pipe can fill and block it).
-    static func process(_ executable: String, _ arguments: [String], in dir: String) throws -> Result {
+    /// The one process runner of the end-to-end tests: runs a program in `dir` with no standard input and
+    /// `environment` added to this one's, reading stdout and stderr at once (neither pipe can fill and block it).
+    /// A program still running after `limit` seconds is killed with SIGKILL and `killed` set, so a hang fails its
+    /// test instead of stalling the suite (SIGKILL: enclab takes SIGTERM as an interruption it handles, which a
+    /// process blocked in open(2) never reaches).
+    static func process(_ executable: String, _ arguments: [String], in dir: String, environment: [String: String] = [:],
+                        limit: Int = 600) throws -> Result {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: executable)
         p.arguments = arguments
         p.currentDirectoryURL = URL(fileURLWithPath: dir)
+        if !environment.isEmpty { p.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
         p.standardInput = FileHandle.nullDevice
         let out = Pipe(), err = Pipe()
         p.standardOutput = out
         p.standardError = err
         try p.run()
+        let killed = KilledFlag()
+        let pid = p.processIdentifier
+        let watchdog = DispatchWorkItem { if p.isRunning { killed.set(); kill(pid, SIGKILL) } }
+        DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(limit), execute: watchdog)
         nonisolated(unsafe) var errBytes = Data()
         let group = DispatchGroup()
         group.enter()
@@ -40,8 +51,16 @@ struct CommandLineTests {
         let outBytes = out.fileHandleForReading.readDataToEndOfFile()
         group.wait()
         p.waitUntilExit()
+        watchdog.cancel()
         return Result(status: p.terminationStatus, stdout: String(decoding: outBytes, as: UTF8.self),
-                      stderr: String(decoding: errBytes, as: UTF8.self))
+                      stderr: String(decoding: errBytes, as: UTF8.self), killed: killed.get())
+    }
+
+    final class KilledFlag: @unchecked Sendable {
+        private let lock = NSLock()
+        private var value = false
+        func set() { lock.lock(); value = true; lock.unlock() }
+        func get() -> Bool { lock.lock(); defer { lock.unlock() }; return value }
     }
 
     func scratch() -> String {

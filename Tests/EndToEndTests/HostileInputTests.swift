@@ -6,55 +6,15 @@ import EncoderLab
 /// must work (exit 0, `done`, plots drawn) and run nothing.
 @Suite("enclab with hostile names and values, end to end", .serialized)
 struct HostileInputTests {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().path
-
-    /// The `enclab` binary next to this test bundle (`swift build` puts both in the same folder).
-    static var binary: String {
-        let candidates = [Bundle.main.bundlePath, Bundle(for: Marker.self).bundlePath]
-            .map { ($0 as NSString).deletingLastPathComponent + "/enclab" } + ["\(root)/.build/debug/enclab"]
-        return candidates.first { FileManager.default.isExecutableFile(atPath: $0) } ?? candidates.last!
-    }
-    final class Marker {}
-
-    struct Result { var status: Int32; var stdout: String; var stderr: String }
+    typealias Result = CommandLineTests.Result
 
     func enclab(_ arguments: [String], in dir: String) throws -> Result {
-        try Self.process(Self.binary, arguments, in: dir)
+        try CommandLineTests.process(CommandLineTests.binary, arguments, in: dir)
     }
 
-    /// Runs a program with no standard input, reading stdout and stderr at once (neither pipe can fill and block it).
-    static func process(_ executable: String, _ arguments: [String], in dir: String) throws -> Result {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: executable)
-        p.arguments = arguments
-        p.currentDirectoryURL = URL(fileURLWithPath: dir)
-        p.standardInput = FileHandle.nullDevice
-        let out = Pipe(), err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        try p.run()
-        nonisolated(unsafe) var errBytes = Data()
-        let group = DispatchGroup()
-        group.enter()
-        DispatchQueue.global().async { errBytes = err.fileHandleForReading.readDataToEndOfFile(); group.leave() }
-        let outBytes = out.fileHandleForReading.readDataToEndOfFile()
-        group.wait()
-        p.waitUntilExit()
-        return Result(status: p.terminationStatus, stdout: String(decoding: outBytes, as: UTF8.self),
-                      stderr: String(decoding: errBytes, as: UTF8.self))
-    }
+    func scratch() -> String { CommandLineTests().scratch() }
 
-    func scratch() -> String {
-        let dir = NSTemporaryDirectory() + "enclab-e2e-\(UUID().uuidString)"
-        try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        return dir
-    }
-
-    /// Runs in sqlite3 (an independent reader) and returns its output lines.
-    func sqlite(_ db: String, _ sql: String) throws -> [String] {
-        try Self.process("/usr/bin/sqlite3", [db, sql], in: "/").stdout.split(separator: "\n").map(String.init)
-    }
+    func sqlite(_ db: String, _ sql: String) throws -> [String] { try CommandLineTests().sqlite(db, sql) }
 
     /// Every path under `dir` (recursively) whose last component is `name`.
     func files(named name: String, under dir: String) -> [String] {

@@ -6,42 +6,11 @@ import EncoderLab
 /// and a message naming the tag, flag or file.
 @Suite("enclab on faulty inputs, end to end", .serialized)
 struct InputFaultTests {
-    struct Result { var status: Int32; var stdout: String; var stderr: String; var killed: Bool }
+    typealias Result = CommandLineTests.Result
 
-    /// Runs a program in `dir` with no standard input; killed (and `killed` set) if it has not ended after
-    /// `limit` seconds, so a hang fails the test instead of stalling the suite.
+    /// ``CommandLineTests/process(_:_:in:environment:limit:)`` with a 120-second limit.
     static func process(_ executable: String, _ arguments: [String], in dir: String, limit: Int = 120) throws -> Result {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: executable)
-        p.arguments = arguments
-        p.currentDirectoryURL = URL(fileURLWithPath: dir)
-        p.standardInput = FileHandle.nullDevice
-        let out = Pipe(), err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        try p.run()
-        let killed = KilledFlag()
-        // SIGKILL: enclab takes SIGTERM as an interruption it handles, which a process blocked in open(2) never reaches.
-        let pid = p.processIdentifier
-        let watchdog = DispatchWorkItem { if p.isRunning { killed.set(); kill(pid, SIGKILL) } }
-        DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(limit), execute: watchdog)
-        nonisolated(unsafe) var errBytes = Data()
-        let group = DispatchGroup()
-        group.enter()
-        DispatchQueue.global().async { errBytes = err.fileHandleForReading.readDataToEndOfFile(); group.leave() }
-        let outBytes = out.fileHandleForReading.readDataToEndOfFile()
-        group.wait()
-        p.waitUntilExit()
-        watchdog.cancel()
-        return Result(status: p.terminationStatus, stdout: String(decoding: outBytes, as: UTF8.self),
-                      stderr: String(decoding: errBytes, as: UTF8.self), killed: killed.get())
-    }
-
-    final class KilledFlag: @unchecked Sendable {
-        private let lock = NSLock()
-        private var value = false
-        func set() { lock.lock(); value = true; lock.unlock() }
-        func get() -> Bool { lock.lock(); defer { lock.unlock() }; return value }
+        try CommandLineTests.process(executable, arguments, in: dir, limit: limit)
     }
 
     func enclab(_ arguments: [String], in dir: String) throws -> Result {

@@ -6,29 +6,11 @@ import EncoderLab
 /// checked by its exit status, its message and what it left on disk (the sqlite3 CLI reads the database).
 @Suite("faults: outputs, tools, experiment size, interrupts, shared folders", .serialized)
 struct LabFaultTests {
-    struct Result { var status: Int32; var stdout: String; var stderr: String }
+    typealias Result = CommandLineTests.Result
 
-    /// Runs the built enclab in `dir` with `environment` changes, no standard input, both outputs read at once.
+    /// Runs the built enclab in `dir` with `environment` changes (``CommandLineTests/process(_:_:in:environment:limit:)``).
     static func enclab(_ arguments: [String], in dir: String, environment: [String: String] = [:]) throws -> Result {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: CommandLineTests.binary)
-        p.arguments = arguments
-        p.currentDirectoryURL = URL(fileURLWithPath: dir)
-        p.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        p.standardInput = FileHandle.nullDevice
-        let out = Pipe(), err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        try p.run()
-        nonisolated(unsafe) var errBytes = Data()
-        let group = DispatchGroup()
-        group.enter()
-        DispatchQueue.global().async { errBytes = err.fileHandleForReading.readDataToEndOfFile(); group.leave() }
-        let outBytes = out.fileHandleForReading.readDataToEndOfFile()
-        group.wait()
-        p.waitUntilExit()
-        return Result(status: p.terminationStatus, stdout: String(decoding: outBytes, as: UTF8.self),
-                      stderr: String(decoding: errBytes, as: UTF8.self))
+        try CommandLineTests.process(CommandLineTests.binary, arguments, in: dir, environment: environment)
     }
 
     static func scratch() -> String {
