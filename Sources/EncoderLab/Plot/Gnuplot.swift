@@ -178,7 +178,7 @@ public enum Plots {
         set xrange [-1:\(frames.count)]
         set yrange [0:*]
         set y2range [0:\(top * 1.15)]
-        set key outside right top
+        set key below horizontal
         set grid
         plot \(series.joined(separator: ", \\\n     "))
         """
@@ -197,7 +197,7 @@ public enum Plots {
         set xlabel 'frame (decode order)'
         set ylabel 'PSNR (dB)'
         set xrange [-1:\(frames.count)]
-        set key outside right top
+        set key below horizontal
         set grid
         \(psnrPlot)
         """
