@@ -172,3 +172,48 @@ enum StreamFlags {
 let databaseEnvironment = (title: "Environment", text: wrapped(
     "how long to wait for a database another process holds, in milliseconds (default 10000; 0: fail at once)",
     after: "  ENCLAB_DB_TIMEOUT_MS  "))
+
+/// Runs `body` with a ``Lab`` on `databasePath` and `outDirectory`. When the command fails and the database is one
+/// this command made and holds no run, the database (with its -wal, -shm and -journal files) and the folders this
+/// command made that hold no file are removed again, so a refused run leaves nothing behind.
+func withLab<T>(databasePath: String, outDirectory: String, force: Bool, _ body: (Lab) throws -> T) throws -> T {
+    let files = FileManager.default
+    let databaseExisted = files.fileExists(atPath: databasePath)
+    // The first folders of the two paths that do not exist yet: whatever the command makes below them is its own.
+    let made = [Paths.parent(databasePath), outDirectory].compactMap(firstMissingFolder)
+    var lab: Lab?
+    do {
+        lab = try Lab(databasePath: databasePath, outDirectory: outDirectory, force: force)
+        return try body(lab!)
+    } catch {
+        let empty = lab.map { (try? $0.store.runs().isEmpty) ?? false } ?? true
+        lab = nil  // closes the database
+        if !databaseExisted && empty {
+            for suffix in ["", "-wal", "-shm", "-journal"] { try? files.removeItem(atPath: databasePath + suffix) }
+        }
+        for folder in made where holdsNoFile(folder) { try? files.removeItem(atPath: folder) }
+        throw error
+    }
+}
+
+/// The outermost folder on the way to `path` that does not exist, or nil when `path` exists (or is "").
+private func firstMissingFolder(_ path: String) -> String? {
+    guard !path.isEmpty, !FileManager.default.fileExists(atPath: path) else { return nil }
+    var missing = path
+    var parent = Paths.parent(path)
+    while !parent.isEmpty, parent != missing, !FileManager.default.fileExists(atPath: parent) {
+        missing = parent
+        parent = Paths.parent(parent)
+    }
+    return missing
+}
+
+/// Whether the folder tree at `path` holds folders only (no file of any kind).
+private func holdsNoFile(_ path: String) -> Bool {
+    guard let entries = FileManager.default.enumerator(atPath: path) else { return false }
+    for case let entry as String in entries {
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: "\(path)/\(entry)", isDirectory: &isFolder), isFolder.boolValue else { return false }
+    }
+    return true
+}
