@@ -151,6 +151,30 @@ struct RunKeyTests {
                 == Int(try Self.sqlite(scratch.file("l.sqlite"), "SELECT bytes FROM runs")[0]))
     }
 
+    @Test("the clip digest cache is not fooled by a file whose bytes changed and whose mtime was set back")
+    func hashCacheAndTouch() throws {
+        let scratch = Scratch()
+        try PipelineTests.clip.write(to: scratch.file("c.y4m"))
+        let path = scratch.file("c.y4m")
+        let first = try Self.enclab(["encode", "c.y4m", "--threads", "1", "--db", "l.sqlite"], in: scratch.path)
+        try #require(first.status == 0, "\(first.stderr)")
+        let mtime = try FileManager.default.attributesOfItem(atPath: path)[.modificationDate] as! Date
+        // The same size, other bytes (the last sample), written in place (same inode), the mtime set back as touch -d does.
+        let handle = try FileHandle(forUpdating: URL(fileURLWithPath: path))
+        let size = try handle.seekToEnd()
+        try handle.seek(toOffset: size - 1)
+        let last = try handle.read(upToCount: 1)![0]
+        try handle.seek(toOffset: size - 1)
+        try handle.write(contentsOf: Data([last ^ 0xFF]))
+        try handle.close()
+        try FileManager.default.setAttributes([.modificationDate: mtime], ofItemAtPath: path)
+        let second = try Self.enclab(["encode", "c.y4m", "--threads", "1", "--db", "l.sqlite"], in: scratch.path)
+        #expect(second.status == 0 && !second.stdout.contains("already done"), "\(second.stdout)")
+        let digests = try Self.sqlite(scratch.file("l.sqlite"), "SELECT clip_sha256 FROM runs ORDER BY run_id")
+        #expect(digests.count == 2 && digests[0] != digests[1])
+        #expect(digests[1] == String(try Witness.run("sha256sum", [path]).stdout.prefix(64)))
+    }
+
     @Test("on start, a temporary folder whose key is done is moved into place; one of a live process is left alone")
     func settle() throws {
         let scratch = Scratch()
