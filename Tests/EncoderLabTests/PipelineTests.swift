@@ -158,7 +158,8 @@ struct RunKeyTests {
         let path = scratch.file("c.y4m")
         let first = try Self.enclab(["encode", "c.y4m", "--threads", "1", "--db", "l.sqlite"], in: scratch.path)
         try #require(first.status == 0, "\(first.stderr)")
-        let mtime = try FileManager.default.attributesOfItem(atPath: path)[.modificationDate] as! Date
+        // A reference with the clip's exact times (cp -p keeps them to the nanosecond).
+        try #require(try Witness.run("cp", ["-p", path, scratch.file("ref")]).status == 0)
         // The same size, other bytes (the last sample), written in place (same inode), the mtime set back as touch -d does.
         let handle = try FileHandle(forUpdating: URL(fileURLWithPath: path))
         let size = try handle.seekToEnd()
@@ -167,11 +168,14 @@ struct RunKeyTests {
         try handle.seek(toOffset: size - 1)
         try handle.write(contentsOf: Data([last ^ 0xFF]))
         try handle.close()
-        try FileManager.default.setAttributes([.modificationDate: mtime], ofItemAtPath: path)
+        try #require(try Witness.run("touch", ["-r", scratch.file("ref"), path]).status == 0)
+        // The clip's mtime is the original's to the nanosecond (stat's %y prints nanoseconds).
+        #expect(try Witness.run("stat", ["-c", "%y", path]).stdout == Witness.run("stat", ["-c", "%y", scratch.file("ref")]).stdout)
         let second = try Self.enclab(["encode", "c.y4m", "--threads", "1", "--db", "l.sqlite"], in: scratch.path)
         #expect(second.status == 0 && !second.stdout.contains("already done"), "\(second.stdout)")
         let digests = try Self.sqlite(scratch.file("l.sqlite"), "SELECT clip_sha256 FROM runs ORDER BY run_id")
-        #expect(digests.count == 2 && digests[0] != digests[1])
+        try #require(digests.count == 2)
+        #expect(digests[0] != digests[1])
         #expect(digests[1] == String(try Witness.run("sha256sum", [path]).stdout.prefix(64)))
     }
 
