@@ -63,8 +63,7 @@ struct EncodeCommand: Command {
         // Settings, clip and tools are checked before any database or folder is made.
         try Lab.requireTools()
         let checked = try Lab.check([Experiment.Run(clip: positional[0], settings: settings, label: "")], experiment: "encode")
-        try withLab(databasePath: db ?? "results/encode.sqlite", outDirectory: out ?? "results/encode", force: force) { lab in
-            print(describe(try lab.run(checked[0])))
-        }
+        let lab = try Lab(databasePath: db ?? "results/encode.sqlite", outDirectory: out ?? "results/encode", force: force)
+        print(describe(try lab.run(checked[0])))
     }
 }

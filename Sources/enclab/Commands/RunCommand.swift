@@ -60,11 +60,10 @@ struct RunCommand: Command {
         let experiment = try Experiment(path: rest[0], maxRuns: maxRuns)
         try Lab.requireTools()
         let checked = try Lab.check(experiment.runs, experiment: experiment.name)
-        try withLab(databasePath: db ?? "results/\(experiment.name).sqlite", outDirectory: out ?? "results/\(experiment.name)",
-                    force: force) { lab in
-            let outcomes = try lab.run(experiment, checked: checked) { print(describe($0)) }
-            let skipped = outcomes.filter(\.alreadyDone).count
-            print("\(outcomes.count) runs done\(skipped > 0 ? " (\(skipped) already done before)" : ""): database \(lab.store.database.path), plots in \(lab.outDirectory)")
-        }
+        let lab = try Lab(databasePath: db ?? "results/\(experiment.name).sqlite", outDirectory: out ?? "results/\(experiment.name)",
+                          force: force)
+        let outcomes = try lab.run(experiment, checked: checked) { print(describe($0)) }
+        let skipped = outcomes.filter(\.alreadyDone).count
+        print("\(outcomes.count) runs done\(skipped > 0 ? " (\(skipped) already done before)" : ""): database \(lab.store.database.path), plots in \(lab.outDirectory)")
     }
 }
