@@ -188,18 +188,77 @@ struct RunKeyTests {
         let key = try Self.sqlite(scratch.file("l.sqlite"), "SELECT run_key FROM runs")[0]
         let out = scratch.file("results/encode")
         // As if the process had died between the commit and the rename (pid 2^22 + 1 is above Linux's pid_max).
-        let dead = ".tmp-\(key)-\(Lab.hostTag)-4194305-deadbeef"
+        // Temporary names carry the database (the first 8 hex digits of the SHA-256 of its real path).
+        let database = String(SHA256.hex(of: Paths.real(scratch.file("l.sqlite"))!).prefix(8))
+        let dead = ".tmp-\(key)-\(database)-\(Lab.hostTag)-4194305-deadbeef"
         try FileManager.default.moveItem(atPath: "\(out)/\(key.prefix(16))", toPath: "\(out)/\(dead)")
         // A live process's folder (this test's) of a key that is not done stays.
-        let live = ".tmp-\(String(repeating: "a", count: 64))-\(Lab.hostTag)-\(getpid())-cafef00d"
+        let live = ".tmp-\(String(repeating: "a", count: 64))-\(database)-\(Lab.hostTag)-\(getpid())-cafef00d"
         try FileManager.default.createDirectory(atPath: "\(out)/\(live)", withIntermediateDirectories: true)
         // And a dead process's folder of a key that is not done is removed.
-        let lost = ".tmp-\(String(repeating: "b", count: 64))-\(Lab.hostTag)-4194305-0badf00d"
+        let lost = ".tmp-\(String(repeating: "b", count: 64))-\(database)-\(Lab.hostTag)-4194305-0badf00d"
+        // Another database's folder, its process gone, is left alone: only its own database may settle it.
+        let foreign = ".tmp-\(String(repeating: "c", count: 64))-0123abcd-\(Lab.hostTag)-4194305-f00dcafe"
+        try FileManager.default.createDirectory(atPath: "\(out)/\(foreign)", withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: "\(out)/\(lost)", withIntermediateDirectories: true)
         let r = try Self.enclab(["encode", "c.y4m", "--threads", "1", "--db", "l.sqlite"], in: dir)
         #expect(r.status == 0 && r.stdout.hasSuffix("(already done)\n"), "\(r.stdout) \(r.stderr)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: out).sorted() == [live, String(key.prefix(16))].sorted())
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out).sorted() == [live, foreign, String(key.prefix(16))].sorted())
         #expect(FileManager.default.fileExists(atPath: "\(out)/\(key.prefix(16))/frames.png"))
+    }
+
+    @Test("settling: a live process's folder of a done key stays; a killed --force's newer stream is exchanged into place; a done run whose folder is gone is encoded again")
+    func settleForceAndLostFolder() throws {
+        let scratch = Scratch()
+        try PipelineTests.clip.write(to: scratch.file("c.y4m"))
+        try #require(try Self.enclab(["encode", "c.y4m", "--threads", "1", "--db", "l.sqlite"], in: scratch.path).status == 0)
+        let key = try Self.sqlite(scratch.file("l.sqlite"), "SELECT run_key FROM runs")[0]
+        let bytes = Int(try Self.sqlite(scratch.file("l.sqlite"), "SELECT bytes FROM runs")[0])!
+        let out = scratch.file("results/encode"), final = "\(out)/\(key.prefix(16))"
+        let database = String(SHA256.hex(of: Paths.real(scratch.file("l.sqlite"))!).prefix(8))
+        // A live process (this test) still plotting a run whose key is done: never moved by another start.
+        let live = ".tmp-\(key)-\(database)-\(Lab.hostTag)-\(getpid())-11111111"
+        try FileManager.default.copyItem(atPath: final, toPath: "\(out)/\(live)")
+        // A --force killed after its commit: the row's bytes are in the temporary folder, the final folder has others.
+        let forced = ".tmp-\(key)-\(database)-\(Lab.hostTag)-4194305-22222222"
+        try FileManager.default.copyItem(atPath: final, toPath: "\(out)/\(forced)")
+        let stale = try FileHandle(forWritingTo: URL(fileURLWithPath: "\(final)/stream.264"))
+        try stale.seekToEnd()
+        try stale.write(contentsOf: Data([0, 0, 0, 1, 0x0c]))
+        try stale.close()
+        let r = try Self.enclab(["encode", "c.y4m", "--threads", "1", "--db", "l.sqlite"], in: scratch.path)
+        #expect(r.status == 0 && r.stdout.hasSuffix("(already done)\n"), "\(r.stdout) \(r.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out).sorted() == [live, String(key.prefix(16))].sorted())
+        #expect(try FileManager.default.attributesOfItem(atPath: "\(final)/stream.264")[.size] as? Int == bytes)
+        // The run's folder removed by hand: the next encode of the key makes it again (one row, the same key).
+        try FileManager.default.removeItem(atPath: final)
+        try FileManager.default.removeItem(atPath: "\(out)/\(live)")
+        let again = try Self.enclab(["encode", "c.y4m", "--threads", "1", "--db", "l.sqlite"], in: scratch.path)
+        #expect(again.status == 0 && !again.stdout.contains("already done"), "\(again.stdout) \(again.stderr)")
+        #expect(try Self.sqlite(scratch.file("l.sqlite"), "SELECT count(*), run_key FROM runs") == ["1|\(key)"])
+        #expect(FileManager.default.fileExists(atPath: "\(final)/stream.264"))
+    }
+
+    @Test("two processes encoding the same key into one database at once: both succeed, one run is recorded")
+    func sameKeyAtOnce() throws {
+        let scratch = Scratch()
+        try PipelineTests.clip.write(to: scratch.file("c.y4m"))
+        let binary = repositoryRoot + "/.build/debug/enclab"
+        let processes = try (0..<2).map { _ -> Process in
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: binary)
+            p.arguments = ["encode", "c.y4m", "--threads", "1", "--db", "l.sqlite"]
+            p.currentDirectoryURL = URL(fileURLWithPath: scratch.path)
+            p.standardOutput = FileHandle.nullDevice
+            p.standardError = FileHandle.nullDevice
+            try p.run()
+            return p
+        }
+        processes.forEach { $0.waitUntilExit() }
+        #expect(processes.map(\.terminationStatus) == [0, 0])
+        #expect(try Self.sqlite(scratch.file("l.sqlite"), "SELECT count(*) FROM runs") == ["1"])
+        let entries = try FileManager.default.contentsOfDirectory(atPath: scratch.file("results/encode"))
+        #expect(entries.count == 1 && !entries[0].hasPrefix("."), "\(entries)")
     }
 
     @Test("an experiment's runs store their grid axes as JSON; the settings carry what x264 resolved and from where")

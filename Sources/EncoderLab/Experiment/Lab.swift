@@ -121,26 +121,50 @@ public final class Lab {
     /// This host's name as it appears in temporary folder names (no `-`, which separates the name's parts).
     static var hostTag: String { ProcessInfo.processInfo.hostName.replacingOccurrences(of: "-", with: "_") }
 
-    /// A temporary folder name for a run of `key` made by this process.
-    static func temporaryName(key: String) -> String {
-        "\(temporaryPrefix)\(key)-\(hostTag)-\(getpid())-\(UUID().uuidString.prefix(8))"
+    /// A temporary folder name for a run of `key` made by this process for this database:
+    /// `.tmp-KEY-DATABASE-HOST-PID-RANDOM`, DATABASE the first 8 hex digits of the SHA-256 of the database's real path,
+    /// so a start settles only its own database's folders.
+    func temporaryName(key: String) -> String {
+        "\(Self.temporaryPrefix)\(key)-\(databaseTag)-\(Self.hostTag)-\(getpid())-\(UUID().uuidString.prefix(8))"
     }
 
-    /// Settles temporary run folders that processes left behind: one whose key is done in this database (the
-    /// process died between the commit and the rename) is moved into place; one whose key is not done is removed,
-    /// but only when the process that made it (its host and id are in the name) is gone, since two sweeps may share
-    /// a database and a folder.
+    /// The first 8 hex digits of the SHA-256 of the database file's real path.
+    var databaseTag: String {
+        String(SHA256.hex(of: Paths.real(store.database.path) ?? Paths.absolute(store.database.path)).prefix(8))
+    }
+
+    /// Settles the temporary run folders that processes of this host left behind for this database, once the
+    /// process that made one (its database, host and id are in the name) is gone: a folder whose key is done in
+    /// this database and whose final folder is missing is moved into place (the process died between the commit and
+    /// the rename) and its plots drawn when they are missing; one whose key was replaced (`--force` killed after its
+    /// commit: the row's bytes are the temporary stream's, not the final folder's) is exchanged with the final
+    /// folder; any other is removed. Folders of live processes, of other hosts and of other databases are left alone.
     public func settleTemporaryFolders() throws {
-        let host = Self.hostTag
+        let host = Self.hostTag, database = databaseTag
         for name in (try? FileManager.default.contentsOfDirectory(atPath: outDirectory)) ?? [] where name.hasPrefix(Self.temporaryPrefix) {
-            let parts = name.dropFirst(Self.temporaryPrefix.count).split(separator: "-", maxSplits: 3)
-            guard parts.count == 4, parts[0].count == 64, let pid = Int32(parts[2]) else { continue }
+            let parts = name.dropFirst(Self.temporaryPrefix.count).split(separator: "-", maxSplits: 4)
+            guard parts.count == 5, parts[0].count == 64, parts[1] == database, parts[2] == host,
+                  let pid = Int32(parts[3]), pid != getpid(), kill(pid, 0) != 0, errno == ESRCH else { continue }
             let path = "\(outDirectory)/\(name)"
             let final = "\(outDirectory)/\(parts[0].prefix(16))"
-            if try store.doneRun(key: String(parts[0])) != nil {
-                if !FileManager.default.fileExists(atPath: final) { _ = try? OutputFiles.renameNoReplace(path, final) }
-            } else if parts[1] == host, pid != getpid(), kill(pid, 0) != 0, errno == ESRCH {
+            func streamBytes(_ folder: String) -> Int? {
+                (try? FileManager.default.attributesOfItem(atPath: "\(folder)/stream.264")[.size] as? Int) ?? nil
+            }
+            guard let row = try store.doneRun(key: String(parts[0])) else {
                 OutputFiles.removeTree(path)
+                continue
+            }
+            if !FileManager.default.fileExists(atPath: final) {
+                guard (try? OutputFiles.renameNoReplace(path, final)) == true else { continue }
+            } else if streamBytes(path) == row.bytes && streamBytes(final) != row.bytes {
+                guard (try? OutputFiles.exchange(path, final)) != nil else { continue }
+                OutputFiles.removeTree(path)
+            } else {
+                OutputFiles.removeTree(path)
+                continue
+            }
+            if !FileManager.default.fileExists(atPath: "\(final)/psnr.png") || !FileManager.default.fileExists(atPath: "\(final)/frames.png") {
+                try? Plots.writeRunPlots(try RunPlotInput(run: row, frames: try store.frames(run: row.runID)), dir: final)
             }
         }
     }
@@ -157,17 +181,24 @@ public final class Lab {
     /// A run that fails in a stage is recorded `failed` with its error and no frames; output that cannot be
     /// written (73, 74), a locked database (75) or a folder that is another database's (64) records nothing.
     public func run(_ checked: CheckedRun) throws -> RunOutcome {
+        // A signal between runs stops the sweep before the next run starts (nothing recorded for it).
+        try Interruption.check()
         let identity = try identities[checked.clipPath] ?? ClipIdentity.identify(checked.clipPath, cache: store)
         identities[checked.clipPath] = identity
         let spec = Pipeline.spec(checked, clip: identity)
         let key = spec.key
         let existing = try store.doneRun(key: key)
-        if let existing, !force { return try outcome(of: existing, alreadyDone: true) }
         let final = "\(outDirectory)/\(spec.folderName)"
+        // A done run is skipped while its stream is there; one whose folder is gone is encoded again in its place.
+        let streamThere = existing.map { row in
+            FileManager.default.fileExists(atPath: "\(final)/stream.264") || row.streamPath.map { FileManager.default.fileExists(atPath: $0) } ?? false
+        } ?? false
+        if let existing, !force, streamThere { return try outcome(of: existing, alreadyDone: true) }
+        let replacing = force || existing != nil
         if existing == nil && FileManager.default.fileExists(atPath: final) {
             throw LabError.usage("\(final) already exists (from another database?): give this database its own --out")
         }
-        let temporary = "\(outDirectory)/\(Self.temporaryName(key: key))"
+        let temporary = "\(outDirectory)/\(temporaryName(key: key))"
         try OutputFiles.makeNewDirectory(temporary)
         var keepTemporary = false
         defer { if !keepTemporary { OutputFiles.removeTree(temporary) } }
@@ -178,6 +209,8 @@ public final class Lab {
         let result: RunResult
         do {
             result = try Pipeline.execute(spec, in: temporary, warn: warn)
+            // A signal during verification fails the run here, before anything is recorded as done.
+            try Interruption.check()
         } catch {
             var failure = error as? LabError ?? LabError.software(error.localizedDescription)
             if let signal = Interruption.received { failure = LabError(.interrupted, "interrupted by \(signal)") }
@@ -199,12 +232,20 @@ public final class Lab {
             durationSeconds: result.duration.approximateValue, streamPath: { _ in "\(outDirectory)/\(folderName)/stream.264" },
             inputFrames: result.inputFrames, truncatedBytes: result.truncatedBytes, settingsJSON: result.settingsJSON,
             verification: result.verification, decoded: result.decoded)
-        let runID = try store.recordRun(.init(start: recordStart, createdAt: result.createdAt, warnings: result.warnings,
+        let runID: Int64
+        do {
+            runID = try store.recordRun(.init(start: recordStart, createdAt: result.createdAt, warnings: result.warnings,
                                               outcome: .done(finished), runKey: key, clipSHA256: identity.sha256),
-                                        replacing: force) { _ in
-            if existing == nil && FileManager.default.fileExists(atPath: final) {
-                throw LabError.usage("\(final) already exists (from another database?): give this database its own --out")
+                                        replacing: replacing) { _ in
+                if existing == nil && FileManager.default.fileExists(atPath: final) {
+                    throw LabError.usage("\(final) already exists (from another database?): give this database its own --out")
+                }
             }
+        } catch let e as LabError where e.kind == .usage && !replacing {
+            // Another process of this database recorded the same key meanwhile (two sweeps sharing it): that run
+            // stands, this one is the same specification, so it is reported as already done.
+            if let done = try store.doneRun(key: key) { return try outcome(of: done, alreadyDone: true) }
+            throw e
         }
         // Recorded: from here the folder is the run's. A failure below leaves it under its temporary name, which the
         // next start moves into place.
@@ -232,10 +273,13 @@ public final class Lab {
             throw e
         }
         if let plotError {
+            if let signal = Interruption.received { throw LabError(.interrupted, "interrupted by \(signal)") }
             // The folder has its final name now: the error names the files there.
             if let e = plotError as? LabError { throw LabError(e.kind, e.message.replacingOccurrences(of: temporary, with: final)) }
             throw plotError
         }
+        // A signal during the plots: the run is done and in place; the command still ends as interrupted.
+        try Interruption.check()
         let bytes = result.frames.reduce(0) { $0 + $1.sizeBytes }
         let text = checked.label.isEmpty ? checked.settings.x264Arguments.joined(separator: " ") : checked.label
         return RunOutcome(runID: runID, runKey: key, clip: checked.clipPath, label: checked.label, settingsText: text,
