@@ -19,7 +19,8 @@ x264_times=(); lab_times=()
 for i in $(seq "$runs"); do
     t0=$(now); x264 --quiet "${flags[@]}" -o "$work/x.264" "$work/clip.y4m" 2>/dev/null; t1=$(now)
     x264_times+=("$(awk -v a="$t0" -v b="$t1" 'BEGIN {print b - a}')")
-    t0=$(now); .build/release/enclab encode "$work/clip.y4m" "${flags[@]}" --db "$work/b.sqlite" --out "$work/out" >/dev/null; t1=$(now)
+    # A fresh database each time: a run whose key is done in the database would be skipped, not encoded.
+    t0=$(now); .build/release/enclab encode "$work/clip.y4m" "${flags[@]}" --db "$work/b$i.sqlite" --out "$work/out$i" >/dev/null; t1=$(now)
     lab_times+=("$(awk -v a="$t0" -v b="$t1" 'BEGIN {print b - a}')")
 done
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
