@@ -86,9 +86,7 @@ struct PipelineTests {
 @Suite("run keys, resume and --force, end to end", .serialized)
 struct RunKeyTests {
     static func enclab(_ arguments: [String], in dir: String) throws -> Witness.Output {
-        let r = try Tools.run(repositoryRoot + "/.build/debug/enclab", arguments, workingDirectory: dir)
-        return Witness.Output(status: r.status, stdout: String(decoding: r.stdout, as: UTF8.self),
-                              stderr: String(decoding: r.stderr, as: UTF8.self))
+        try Witness.enclab(arguments, in: dir)
     }
 
     static func sqlite(_ db: String, _ sql: String) throws -> [String] {

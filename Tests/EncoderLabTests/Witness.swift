@@ -13,6 +13,13 @@ enum Witness {
                       stderr: String(decoding: r.stderr, as: UTF8.self))
     }
 
+    /// Runs the built `enclab` (`.build/debug/enclab`) in `dir`, as a user runs it.
+    static func enclab(_ arguments: [String], in dir: String) throws -> Output {
+        let r = try Tools.run(repositoryRoot + "/.build/debug/enclab", arguments, workingDirectory: dir)
+        return Output(status: r.status, stdout: String(decoding: r.stdout, as: UTF8.self),
+                      stderr: String(decoding: r.stderr, as: UTF8.self))
+    }
+
     /// A path as ffmpeg and ffprobe must be given it: `file:` and the absolute path, so that no part of a name
     /// is read as a protocol (written here apart from the lab's own helper).
     static func file(_ path: String) -> String {
@@ -116,18 +123,9 @@ final class Scratch {
 /// same process (3 to 27 in 30 tries under load, even one after another on one thread), while every fresh process,
 /// like x264's CLI, gives the same bytes. Comparisons with the CLI need the lab as users run it.
 func labEncode(_ clip: String, _ flags: [String], in scratch: Scratch) throws -> (RunOutcome, LabStore) {
-    let p = Process()
-    p.executableURL = URL(fileURLWithPath: repositoryRoot + "/.build/debug/enclab")
-    p.arguments = ["encode", clip, "--db", scratch.file("lab.sqlite"), "--out", scratch.file("out")] + flags
-    p.standardInput = FileHandle.nullDevice
-    p.standardOutput = FileHandle.nullDevice
-    let err = Pipe()
-    p.standardError = err
-    try p.run()
-    let message = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    p.waitUntilExit()
-    guard p.terminationStatus == 0 else {
-        throw LabError(.software, "enclab encode \(flags.joined(separator: " ")) exited \(p.terminationStatus): \(message)")
+    let r = try Witness.enclab(["encode", clip, "--db", scratch.file("lab.sqlite"), "--out", scratch.file("out")] + flags, in: scratch.path)
+    guard r.status == 0 else {
+        throw LabError(.software, "enclab encode \(flags.joined(separator: " ")) exited \(r.status): \(r.stderr)")
     }
     let lab = try Lab(databasePath: scratch.file("lab.sqlite"), outDirectory: scratch.file("out"))
     guard let row = try lab.store.runs().last else { throw LabError(.software, "enclab encode recorded no run") }

@@ -18,7 +18,6 @@ public struct RunOutcome: Sendable {
     public var meanPSNR: Double?
     public var streamPath: String
     public var warnings: [String]
-    public var rcMode: String
     /// True when the run was not encoded because a done run of its key was already in the database.
     public var alreadyDone: Bool = false
 }
@@ -108,11 +107,6 @@ public final class Lab {
                                       settings: settings, input: input, resolved: session.resolved))
         }
         return checked
-    }
-
-    /// ``check(_:experiment:)`` without keeping the result.
-    public static func validate(_ runs: [Experiment.Run]) throws {
-        _ = try check(runs, experiment: "")
     }
 
     /// The prefix of a run's folder while it is being written: `.tmp-KEY-HOST-PID-RANDOM`.
@@ -252,7 +246,8 @@ public final class Lab {
         keepTemporary = true
         var plotError: Error?
         do {
-            guard let row = try store.runs().first(where: { $0.runID == runID }) else {
+            // The run just recorded, read back by its key (not every row of the database).
+            guard let row = try store.doneRun(key: key), row.runID == runID else {
                 throw LabError.software("\(store.database.path): run \(runID) is not there after its commit")
             }
             try Plots.writeRunPlots(try RunPlotInput(run: row, frames: try store.frames(run: runID)), dir: temporary)
@@ -286,7 +281,7 @@ public final class Lab {
                           frames: result.frames.count,
                           bytes: bytes, kbps: Double(bytes) * 8 / 1000 / result.duration.approximateValue,
                           meanPSNR: Self.mean(result.frames.compactMap(\.psnrAvg)), streamPath: "\(final)/stream.264",
-                          warnings: result.warnings, rcMode: checked.settings.rc?.rawValue ?? result.resolved.rcMethod)
+                          warnings: result.warnings)
     }
 
     /// Moves a recorded run's folder into place: renameat2 RENAME_NOREPLACE, or, replacing a run (`--force`),
@@ -304,7 +299,6 @@ public final class Lab {
     func outcome(of row: LabStore.RunRow, alreadyDone: Bool) throws -> RunOutcome {
         let psnr = try store.database.query("SELECT avg(psnr_avg) FROM frames WHERE run_id = ?", [.integer(row.runID)]).first?.first?.double
         let settings = (try? JSONSerialization.jsonObject(with: Data(row.settingsJSON.utf8))) as? [String: Any] ?? [:]
-        let resolved = settings["resolved"] as? [String: Any] ?? [:]
         let seconds = row.durationSeconds ?? 0
         let label = settings["label"] as? String ?? ""
         return RunOutcome(runID: row.runID, runKey: row.runKey, clip: row.clip, label: label,
@@ -312,7 +306,6 @@ public final class Lab {
                           frames: row.frames ?? 0, bytes: row.bytes ?? 0,
                           kbps: seconds > 0 ? Double(row.bytes ?? 0) * 8 / 1000 / seconds : 0, meanPSNR: psnr,
                           streamPath: row.streamPath ?? "", warnings: [],
-                          rcMode: settings["rc"] as? String ?? resolved["rc_method"] as? String ?? "",
                           alreadyDone: alreadyDone)
     }
 
