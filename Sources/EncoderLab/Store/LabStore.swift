@@ -35,8 +35,32 @@ public final class LabStore {
         if database.isReadOnly {
             throw LabError.cantCreate("\(path): cannot write the database: SQLite could open it only for reading\(Self.writeProblem(path).map { " (\($0))" } ?? "")")
         }
-        try database.execute("PRAGMA journal_mode=WAL; PRAGMA foreign_keys=ON;")
+        try Self.useWriteAheadLog(database)
+        try database.execute("PRAGMA foreign_keys=ON;")
         try Self.bringUpToDate(database, found: found)
+    }
+
+    /// Puts the file in WAL journal mode (it stays so: the mode is kept in the file).
+    ///
+    /// Switching the journal mode needs the file to itself, and SQLite reports `SQLITE_BUSY` at once, without
+    /// its busy handler, when another connection has it open meanwhile: two processes creating one new
+    /// database both try the switch. So the switch is tried again every 10 ms until it is made (by either
+    /// process) or the busy timeout has passed.
+    /// - Throws: `.tempFail` after the busy timeout; other SQLite failures as their kind.
+    static func useWriteAheadLog(_ database: Database) throws {
+        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(max(0, database.busyTimeoutMilliseconds)) * 1_000_000
+        while true {
+            do {
+                // The pragma answers with the mode the file is in afterwards.
+                if case .text(let mode)? = try database.query("PRAGMA journal_mode=WAL").first?.first, mode.lowercased() == "wal" { return }
+                if DispatchTime.now().uptimeNanoseconds >= deadline {
+                    throw LabError.tempFail("\(database.path): database is locked by another process (could not switch it to WAL journal mode)")
+                }
+                usleep(10_000)
+            } catch let error as LabError where error.kind == .tempFail && DispatchTime.now().uptimeNanoseconds < deadline {
+                usleep(10_000)
+            }
+        }
     }
 
     /// Checks that `path` can name the lab's database file, creating and opening nothing.
