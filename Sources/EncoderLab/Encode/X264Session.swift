@@ -59,6 +59,9 @@ public struct EncoderInput: Sendable {
     public var frameTotal: Int
     /// The timestamps stage's plan (timebase, `b_vfr_input`); nil for the constant-rate plan of `fpsNum/fpsDen`.
     public var timestamps: TimestampPlan?
+    /// For a clip decoded by ffmpeg and timed at its nominal rate: a warning when the file's own timestamps are
+    /// not at that rate (``SourceTimes/constantRateWarning(path:microseconds:nominalRate:)``), else nil.
+    public var timingWarning: String?
 
     public init(width: Int, height: Int, fpsNum: Int, fpsDen: Int, sarWidth: Int = 0, sarHeight: Int = 0,
                 interlacing: Character = "p", frameTotal: Int = 0, timestamps: TimestampPlan? = nil) {

@@ -65,13 +65,16 @@ public final class Lab {
     /// - Throws: the first problem found, naming the clip or setting; `.interrupted` at once after SIGINT/SIGTERM.
     public static func check(_ runs: [Experiment.Run], experiment: String) throws -> [CheckedRun] {
         var inputs: [String: EncoderInput] = [:]
+        var decodedByFFmpeg: [String: Bool] = [:]
+        /// Frames in the clip: the y4m size's count, or ffprobe's packets for a clip decoded by ffmpeg.
+        var frameCounts: [String: Int] = [:]
         var firstFrames: Set<String> = []
         var checked: [CheckedRun] = []
         for run in runs {
             try Interruption.check()
             // The clip first (a missing file is named before any setting), then the settings, resolved once.
             let seek = run.settings.seek ?? 0
-            let input: EncoderInput
+            var input: EncoderInput
             if let known = inputs[run.clip], firstFrames.contains("\(seek) \(run.clip)") {
                 input = known
             } else {
@@ -79,8 +82,33 @@ public final class Lab {
                 try Pipeline.checkSupported(clip)
                 input = try Pipeline.encoderInput(clip)
                 _ = try Pipeline.firstPicture(clip, seek: seek)
+                let ffmpeg = clip.info.ffmpegVersion != nil
+                decodedByFFmpeg[run.clip] = ffmpeg
+                if ffmpeg {
+                    let packets = try SourceTimes.packets(path: run.clip)
+                    frameCounts[run.clip] = packets.ticks.count
+                    input.timingWarning = SourceTimes.constantRateWarning(
+                        path: run.clip, microseconds: try packets.microseconds(path: run.clip),
+                        nominalRate: try Rational(Int64(input.fpsNum), Int64(input.fpsDen)))
+                } else if let hint = clip.info.frameCountHint {
+                    frameCounts[run.clip] = hint
+                }
                 inputs[run.clip] = input
                 firstFrames.insert("\(seek) \(run.clip)")
+            }
+            let t = run.settings.timestamps
+            if !t.isDefault {
+                // The file's own times replace the nominal rate: no warning about it then.
+                if t.fromFile || t.tcfile != nil || t.schedule != nil { input.timingWarning = nil }
+                let available = frameCounts[run.clip].map { max(0, $0 - seek) }
+                let count = available.map { a in run.settings.frames.map { min($0, a) } ?? a }
+                do {
+                    input.timestamps = try Pipeline.timestampPlan(t, input: input, clipPath: run.clip,
+                                                                  decodedByFFmpeg: decodedByFFmpeg[run.clip] ?? false,
+                                                                  seek: seek, frames: run.settings.frames, frameCount: count)
+                } catch let e as LabError where !run.label.isEmpty {
+                    throw LabError(e.kind, "run '\(run.label)': \(e.message)")
+                }
             }
             let settings = try run.settings.resolved()
             let session: X264Session
@@ -221,11 +249,14 @@ public final class Lab {
         recordStart.settingsJSON = result.settingsJSON
         recordStart.crop = result.crop
         recordStart.ffmpegVersion = result.ffmpegVersion
-        let finished = LabStore.RunRecord.Finished(
+        var finished = LabStore.RunRecord.Finished(
             frames: result.frames, timebaseNum: result.resolved.timebaseNum, timebaseDen: result.resolved.timebaseDen,
             durationSeconds: result.duration.approximateValue, streamPath: { _ in "\(outDirectory)/\(folderName)/stream.264" },
             inputFrames: result.inputFrames, truncatedBytes: result.truncatedBytes, settingsJSON: result.settingsJSON,
             verification: result.verification, decoded: result.decoded)
+        finished.inputPTS = result.inputPTS
+        finished.timestampAnalysis = result.timestampAnalysis
+        finished.timestampSource = (spec.input.timestamps?.source ?? .constantRate).rawValue
         let runID: Int64
         do {
             runID = try store.recordRun(.init(start: recordStart, createdAt: result.createdAt, warnings: result.warnings,

@@ -33,8 +33,13 @@ public struct RunResult: Sendable {
     public var verification: StreamVerification
     /// The independent decodes, per picture.
     public var decoded: [LabStore.DecodedFrameRecord]
-    /// The span of the input frames at the nominal rate, in seconds.
+    /// The span of the run in seconds: largest PTS − smallest PTS + the last frame's duration
+    /// (``TimestampAnalysis/span``); at the constant rate, the input frames at the nominal rate.
     public var duration: Rational
+    /// The PTS handed to x264 for each input frame (after `--seek`), in ticks of the run's timebase.
+    public var inputPTS: [Int64]
+    /// What the timestamps did (``TimestampAnalysis``).
+    public var timestampAnalysis: TimestampAnalysis
     /// The structured settings recorded in `runs.settings`.
     public var settingsJSON: String
     /// `runs.crop` and `runs.ffmpeg_version`.
@@ -74,6 +79,67 @@ public enum Pipeline {
         return input
     }
 
+    /// The timestamps stage's plan for one run (README, "Timestamps"): the CLI's constant-rate plan when no
+    /// timestamp setting is given, else a microsecond plan whose source times are read and checked here, before
+    /// anything is written.
+    /// - Parameters:
+    ///   - input: the clip's facts (its nominal rate).
+    ///   - clipPath: the clip, for `--pts-source file` and messages.
+    ///   - decodedByFFmpeg: whether the clip is decoded by ffmpeg (only such clips have their own timestamps).
+    ///   - frameCount: the frames the run will encode when known (after `--seek`, at most `--frames`): a
+    ///     timecode file must have that many entries from `--seek` on.
+    /// - Throws: `.usage` for `--pts-source file` on a y4m clip and for an offset that overflows; `.noInput`
+    ///   for a missing timecode file; `.data` naming the timecode file and line (too few entries, a bad or
+    ///   non-increasing time) or the clip (no timestamps, too few frames).
+    static func timestampPlan(_ t: TimestampSettings, input: EncoderInput, clipPath: String, decodedByFFmpeg: Bool,
+                              seek: Int, frames: Int?, frameCount: Int?) throws -> TimestampPlan {
+        let rate = try input.timestamps?.frameRate ?? Rational(Int64(input.fpsNum), Int64(input.fpsDen))
+        if t.isDefault { return try TimestampPlan.constantRate(fpsNum: input.fpsNum, fpsDen: input.fpsDen) }
+        try t.check()
+        let source: TimestampSource
+        var times: PTSStages.Times = .constantRate
+        var tcfileSHA: String?
+        var known = frameCount
+        if let path = t.tcfile {
+            source = .tcfile
+            let file = try TimecodeV2.read(path: path)
+            tcfileSHA = try SHA256.file(path)
+            if let n = known { _ = try file.ptsMicroseconds(seek: seek, frames: n) }
+            times = .tcfile(file, seek: seek)
+        } else if let spec = t.schedule {
+            source = .schedule
+            times = .schedule(try PTSSchedule(parsing: spec, nominalRate: rate), t.clock ?? .schedule)
+        } else if t.fromFile {
+            source = .file
+            guard decodedByFFmpeg else {
+                throw LabError.usage("--pts-source file: \(clipPath) is y4m, which holds no timestamps (give --tcfile-in or --pts-schedule)")
+            }
+            let read = try SourceTimes.frames(path: clipPath)
+            let all = try read.microseconds(path: clipPath)
+            guard all.count > seek else {
+                throw LabError.data("\(clipPath): ffprobe lists \(all.count) frames, none after --seek \(seek)")
+            }
+            var list = Array(all[seek...])
+            var lastDuration = read.lastDuration.flatMap { try? read.timebase.microseconds(ticks: $0) }
+            if let f = frames, list.count > f {
+                lastDuration = list[f] - list[f - 1]
+                list = Array(list.prefix(f))
+            }
+            known = list.count
+            times = .list(list, lastDuration: lastDuration)
+        } else {
+            source = .constantRate
+        }
+        let stages = PTSStages(times: times, offset: t.offset, rebase: t.rebase, precision: t.precision, clamp: t.clamp,
+                               tcfileSHA256: tcfileSHA)
+        // Every stage runs once over the frames known now, so an overflow is refused before anything is written.
+        if let n = known {
+            var stamper = PTSStamper(stages: stages, frameRate: rate)
+            for k in 0..<n { _ = try stamper.stamp(k) }
+        }
+        return TimestampPlan.microseconds(source: source, frameRate: rate, stages: stages, settings: t)
+    }
+
     /// Skips `seek` frames and returns the next one.
     /// - Throws: `.data` "no whole frame to encode" when the clip has none.
     static func firstPicture(_ clip: Clip, seek: Int) throws -> Picture {
@@ -102,9 +168,12 @@ public enum Pipeline {
         }
         // Timestamps.
         let plan = try input.timestamps ?? TimestampPlan.constantRate(fpsNum: input.fpsNum, fpsDen: input.fpsDen)
+        var stamper = plan.makeStamper()
+        var inputPTS: [Int64] = []
         // Encode.
         let session = try X264Session(settings: settings, input: input)
         var warnings = session.takeWarnings().map { "x264: \($0)" }
+        if let w = input.timingWarning { warnings.append(w) }
         warnings.forEach(warn)
         // Output.
         let streamPath = "\(folder)/stream.264"
@@ -120,7 +189,9 @@ public enum Pipeline {
         var next: Picture? = try firstPicture(clip, seek: settings.seek ?? 0)
         while settings.frames.map({ index < $0 }) ?? true, let picture = next {
             try Interruption.check()
-            try keep(try session.encode(plan.stamp(picture, index: index)))
+            let timed = try plan.stamp(picture, index: index, stamper: &stamper)
+            inputPTS.append(timed.pts)
+            try keep(try session.encode(timed))
             index += 1
             // --frames N reads no frame after the Nth.
             next = settings.frames.map({ index < $0 }) ?? true ? try clip.next() : nil
@@ -139,9 +210,17 @@ public enum Pipeline {
             warn(w)
             warnings.append(w)
         }
-        warnings += session.takeWarnings().map { "x264: \($0)" }
+        let x264Warnings = session.takeWarnings()
+        warnings += collapsed(x264Warnings).map { "x264: \($0)" }
         guard !frames.isEmpty else { throw LabError.data("\(spec.clip.path): no whole frame to encode") }
         let r = session.resolved
+        // Timestamps, as handed in and as returned.
+        let nominalTicks = max(1, Int64(clamping: (try plan.frameTicks).roundedToNearest))
+        let analysis = try TimestampAnalysis.analyse(
+            inputPTS: inputPTS, frames: frames, timebase: r.timebase,
+            lastDuration: stamper.flatMap { s in var s = s; return s.knownDuration(inputPTS.count - 1) },
+            nominalFrameTicks: nominalTicks, targetKbps: r.rcMethod == "abr" && r.bitrateKbps > 0 ? Double(r.bitrateKbps) : nil,
+            warnings: x264Warnings)
         // Verify.
         let (verification, decoded) = try VerifyStage.run(frames: frames, resolved: r, settings: settings,
                                                           clipPath: spec.clip.path, input: input, inputFrames: index,
@@ -151,8 +230,19 @@ public enum Pipeline {
         }
         return RunResult(spec: spec, folder: folder, frames: frames, inputFrames: index, truncatedBytes: clip.truncatedBytes,
                          warnings: warnings, resolved: r, verification: verification, decoded: decoded,
-                         duration: try plan.duration(frames: index), settingsJSON: settingsJSON(spec, resolved: r, plan: plan),
+                         duration: analysis.span, inputPTS: inputPTS, timestampAnalysis: analysis,
+                         settingsJSON: settingsJSON(spec, resolved: r, plan: plan),
                          crop: clip.info.cropDescription, ffmpegVersion: clip.info.ffmpegVersion, createdAt: createdAt)
+    }
+
+    /// Repeated lines as one, with their count: x264 warns once per frame about a non-increasing PTS.
+    static func collapsed(_ lines: [String]) -> [String] {
+        var counts: [String: Int] = [:], order: [String] = []
+        for l in lines {
+            if counts[l] == nil { order.append(l) }
+            counts[l, default: 0] += 1
+        }
+        return order.map { counts[$0]! > 1 ? "\($0) (\(counts[$0]!) times)" : $0 }
     }
 
     /// The structured settings of `runs.settings` (README, "Database schema"): the settings as given and resolved,

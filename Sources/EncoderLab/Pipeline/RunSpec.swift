@@ -31,7 +31,9 @@ public struct RunSpec: Sendable {
 
     /// The run key: hex SHA-256 over the canonical JSON of the clip's digest, the settings as given (preset, tune
     /// and profile in canonical form, x264's options in order, the lab's keys) and as x264 resolved them (the SEI
-    /// options string, which names the effective thread count), the timestamps source, seek and frames, the x264
+    /// options string, which names the effective thread count), the timestamps source, seek and frames, the
+    /// timestamps stage's parameters when it is not the CLI's constant rate (the timecode file by the SHA-256 of
+    /// its bytes, the schedule in canonical form, offset, rebase, precision, clamp), the x264
     /// build and the measurement version. The same clip bytes and settings give the same key in any database;
     /// one changed setting or byte gives another. With several threads x264 is not repeatable under VBV, so a
     /// key names a specification, not a byte sequence.
@@ -40,7 +42,7 @@ public struct RunSpec: Sendable {
     /// The text the key hashes (canonical JSON with sorted keys).
     public var keyMaterial: String {
         let s = settings
-        let object: [String: Any] = [
+        var object: [String: Any] = [
             "clip_sha256": clip.sha256,
             "x264_options": resolved.optionsString,
             "settings": [
@@ -59,6 +61,17 @@ public struct RunSpec: Sendable {
             "x264_build": x264Build,
             "measurement_version": measurementVersion,
         ]
+        // The timestamps stage beyond the CLI's constant rate (absent for it, so those keys never changed).
+        if let plan = input.timestamps, let stages = plan.stages {
+            var t: [String: Any] = ["source": plan.source.rawValue]
+            if let sha = stages.tcfileSHA256 { t["tcfile_sha256"] = sha }
+            if case .schedule(let schedule, let clock) = stages.times { t["schedule"] = schedule.spec; t["clock"] = clock.rawValue }
+            if let o = stages.offset { t["offset_us"] = o.microseconds }
+            if stages.rebase { t["rebase"] = true }
+            if let p = stages.precision { t["precision"] = p.description }
+            if stages.clamp { t["clamp"] = true }
+            object["timestamps"] = t
+        }
         return JSON.string(object)
     }
 

@@ -136,12 +136,18 @@ public enum Plots {
         try OutputFiles.makeDirectory(dir)
         let frames = input.frames, title = input.title, targetKbps = input.targetKbps, maxrateKbps = input.maxrateKbps
         let (timebaseNum, timebaseDen) = (input.timebaseNum, input.timebaseDen)
-        // Exact times: one frame lasts (1/fps)/timebase ticks; the frames span count/fps seconds.
+        // Exact times: one frame lasts (1/fps)/timebase ticks; the frames span from the smallest PTS to the
+        // largest plus one frame (count/fps seconds at a constant rate).
         let timebase = try Rational(Int64(timebaseNum), Int64(timebaseDen))
         let frameTicks = try input.fps.reciprocal / timebase
-        let windows = WindowedBitrate.compute(sizes: frames.map(\.sizeBytes), dts: frames.map(\.dts),
+        // A DTS that goes back (x264 given PTS that go back) counts at the largest DTS before it: a frame cannot
+        // arrive before the frames decoded ahead of it.
+        var arrival: [Int64] = []
+        for f in frames { arrival.append(max(arrival.last ?? f.dts, f.dts)) }
+        let windows = WindowedBitrate.compute(sizes: frames.map(\.sizeBytes), dts: arrival,
                                               timebase: timebase, frameTicks: frameTicks)
-        let seconds = try input.fps.reciprocal.times(Int64(frames.count)).approximateValue
+        let ptsSpan = Int64((frames.map(\.pts).max() ?? 0) - (frames.map(\.pts).min() ?? 0))
+        let seconds = try (timebase.times(ptsSpan) + input.fps.reciprocal).approximateValue
         let meanKbps = Double(frames.reduce(Int128(0)) { $0 + Int128($1.sizeBytes) }) * 8 / 1000 / max(seconds, 1e-9)
         // Data: coded index, display index, size in kbit, type column index, window kbps (or NaN), psnr_y, psnr_avg.
         let types = ["IDR", "I", "P", "Bref", "B"]

@@ -78,11 +78,11 @@ public struct RunPlotInput: Sendable {
     public static let maximumTimestampTicks: Int64 = 1 << 60
 
     /// Checks that stored frames (in decode order) can be drawn: each `size_bytes` in 0 ... 2^40
-    /// (``maximumFrameBytes``), each pts and dts in -2^60 ... 2^60 (``maximumTimestampTicks``), and dts never
-    /// decreasing from one frame to the next.
+    /// (``maximumFrameBytes``), each pts and dts in -2^60 ... 2^60 (``maximumTimestampTicks``). A DTS below the
+    /// one before it is drawn (x264 writes one when it is given PTS that go back): the window bitrate counts
+    /// such a frame at the largest DTS before it.
     /// - Throws: `.data` "run N: frame coded_index C: ..." naming the column, its value and the allowed range.
     public static func checkFrames(_ frames: [LabStore.FrameRow], runID id: Int64) throws {
-        var previous: LabStore.FrameRow?
         for f in frames {
             let at = "run \(id): frame coded_index \(f.codedIndex)"
             guard (0...maximumFrameBytes).contains(f.sizeBytes) else {
@@ -92,10 +92,6 @@ public struct RunPlotInput: Sendable {
             for (name, value) in [("pts", f.pts), ("dts", f.dts)] where !(-limit...limit).contains(value) {
                 throw LabError.data("\(at): \(name) \(value) is outside -\(limit)...\(limit) (2^60 ticks)")
             }
-            if let p = previous, f.dts < p.dts {
-                throw LabError.data("\(at): dts \(f.dts) is below the previous frame's (coded_index \(p.codedIndex), dts \(p.dts)); dts must not decrease in decode order")
-            }
-            previous = f
         }
     }
 }

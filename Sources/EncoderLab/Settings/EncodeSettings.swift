@@ -46,6 +46,9 @@ public struct EncodeSettings: Equatable, Sendable {
     public var frames: Int?
     /// `--seek`: skip this many input frames first.
     public var seek: Int?
+    /// The timestamps stage (`--pts-source`, `--tcfile-in`, `--pts-schedule`, `--pts-clock`, `--pts-offset`,
+    /// `--pts-rebase`, `--pts-precision`, `--pts-clamp`).
+    public var timestamps = TimestampSettings()
     /// The x264 options in the order the x264 CLI would apply them (`x264_param_parse` names).
     public var options: [X264Option] = []
     /// After ``resolved()``: how many of ``options`` were given (the rest were added by the lab's `--rc`); nil before.
@@ -60,6 +63,7 @@ public struct EncodeSettings: Equatable, Sendable {
         "weightb", "psy", "mixed-refs", "8x8dct", "fast-pskip", "mbtree", "sliced-threads", "thread-input",
         "non-deterministic", "cpu-independent", "psnr", "ssim", "quiet", "verbose", "no-progress", "aud", "force-cfr",
         "pic-struct", "fake-interlaced", "filler", "bluray-compat", "stitchable", "nf", "opencl", "dts-compress",
+        "pts-rebase", "pts-clamp",
     ]
 
     /// Short options of x264's CLI and the long names they stand for (x264.c `short_options`).
@@ -70,7 +74,7 @@ public struct EncodeSettings: Equatable, Sendable {
 
     /// x264 CLI options that the lab's harness does not model: they change the input, output or passes.
     static let unsupported: Set<String> = [
-        "qpfile", "tcfile-in", "tcfile-out", "timebase", "pulldown", "vf", "video-filter", "input-res", "input-csp",
+        "qpfile", "tcfile-out", "timebase", "pulldown", "vf", "video-filter", "input-res", "input-csp",
         "input-depth", "input-range", "input-fmt", "demuxer", "muxer", "index", "output", "stdout", "stdin",
         "dump-yuv", "pass", "stats", "output-depth", "output-csp", "visualize", "fps", "range", "fullrange",
     ]
@@ -130,6 +134,8 @@ public struct EncodeSettings: Equatable, Sendable {
         case "seek":
             seek = try frameCount()
             try checkSeekPlusFrames()
+        case _ where TimestampSettings.names.contains(name):
+            try timestamps.set(name, value)
         case "rc":
             let v = try text()
             guard let mode = RateControlMode(rawValue: v.lowercased()) else {
@@ -264,6 +270,7 @@ public struct EncodeSettings: Equatable, Sendable {
     ///   `bitrate`, a `vbr` whose `vbv-maxrate` is not above its `bitrate`, or `nal-hrd` other than `cbr` for `cbr`.
     public func resolved() throws -> EncodeSettings {
         if givenOptionCount != nil { return self }
+        try timestamps.check()
         var out = self
         out.givenOptionCount = options.count
         guard let mode = rc else { return out }
@@ -360,7 +367,7 @@ public struct EncodeSettings: Equatable, Sendable {
             if let v = o.value { args.append(v) }
         }
         if let p = profile { args += ["--profile", p] }
-        return args
+        return args + timestamps.arguments
     }
 
     /// A JSON-ready description: `rc`, `preset`, `tune`, `profile`, `frames`, `seek`, `options` (an array of

@@ -94,7 +94,7 @@ public final class LabStore {
     }
 
     /// The tables that hold a run's rows beside `runs`, each keyed by `run_id`.
-    static let runChildTables = ["frames", "parameter_sets", "bitstream_checks", "decoded_frames"]
+    static let runChildTables = ["frames", "parameter_sets", "bitstream_checks", "decoded_frames", "timestamp_analysis", "frame_durations"]
 
     /// Writes a whole run in ONE transaction and returns its run_id: the `runs` row (`done` or `failed`,
     /// inserted with `INSERT ... RETURNING run_id`), then for a done run its stream path, frames, parameter
@@ -158,7 +158,8 @@ public final class LabStore {
             while try insert.step() {}
             if case .done(let f) = record.outcome {
                 try database.prepare("UPDATE runs SET stream_path = ? WHERE run_id = ?").run([.text(f.streamPath(runID)), .integer(runID)])
-                try insertFrames(runID, f.frames)
+                try insertFrames(runID, f.frames, inputPTS: f.inputPTS)
+                if let a = f.timestampAnalysis { try insertTimestampAnalysis(runID, source: f.timestampSource, a) }
                 try insertVerification(runID, f.verification, f.decoded, width: start.width, height: start.height)
             }
             try beforeCommit(runID)
@@ -173,11 +174,13 @@ public final class LabStore {
         }
     }
 
-    private func insertFrames(_ runID: Int64, _ frames: [EncodedFrame]) throws {
+    /// - Parameter inputPTS: the PTS handed to x264 by display index (`frames.input_pts`); a frame without one
+    ///   (a stream from elsewhere) stores NULL.
+    private func insertFrames(_ runID: Int64, _ frames: [EncodedFrame], inputPTS: [Int64]) throws {
         let insert = try database.prepare("""
             INSERT INTO frames (run_id, coded_index, display_index, type, keyframe, size_bytes, header_bytes,
-                                filler_bytes, pts, dts, qp, psnr_y, psnr_u, psnr_v, psnr_avg, ssim)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                filler_bytes, pts, dts, qp, psnr_y, psnr_u, psnr_v, psnr_avg, ssim, input_pts)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
         func opt(_ v: Double?) -> SQLValue { v.map(SQLValue.real) ?? .null }
         for f in frames {
@@ -185,7 +188,8 @@ public final class LabStore {
                             .text(f.type.rawValue), .integer(f.keyframe ? 1 : 0), .integer(Int64(f.sizeBytes)),
                             .integer(Int64(f.headerBytes)), .integer(Int64(f.fillerBytes)), .integer(f.pts),
                             .integer(f.dts), .real(f.qp), opt(f.psnrY), opt(f.psnrU), opt(f.psnrV),
-                            opt(f.psnrAvg), opt(f.ssim)])
+                            opt(f.psnrAvg), opt(f.ssim),
+                            inputPTS.indices.contains(f.displayIndex) ? .integer(inputPTS[f.displayIndex]) : .null])
         }
     }
 

@@ -22,6 +22,8 @@ extension LabStore {
         },
         Migration(from: 1, summary: "runs.run_key, runs.clip_sha256, nullable x264_version and frames.qp, clip_hashes; running runs failed",
                   foreignKeysOff: true) { db in try migrateVersion1To2(db) },
+        Migration(from: 2, summary: "frames.input_pts (set to pts), timestamp_analysis, frame_durations",
+                  foreignKeysOff: false) { db in try migrateAddTimestamps(db) },
     ]
 
     /// Version 1 → 2, the documented way to change a table's constraints (sqlite.org/lang_altertable.html,
@@ -38,7 +40,9 @@ extension LabStore {
         let violationsBefore = try db.query("PRAGMA foreign_key_check").count
         let counter = try db.rows("SELECT seq FROM sqlite_sequence WHERE name = 'runs'").first?["seq"].int
         try db.prepare("UPDATE runs SET status = 'failed', error = ? WHERE status = 'running'").run([.text(interruptedRunError)])
-        for (table, create) in [("runs", runsTable), ("frames", framesTable)] {
+        let tables: [(String, (String, Bool) -> String)] = [("runs", { runsTable($0, ifNotExists: $1) }),
+                                                            ("frames", { framesTable($0, ifNotExists: $1, inputPTS: false) })]
+        for (table, create) in tables {
             let columns = shapeVersion1.columns[table]!.joined(separator: ", ")
             try db.execute(create("new_\(table)", false))
             try db.execute("INSERT INTO new_\(table) (\(columns)) SELECT \(columns) FROM \(table)")

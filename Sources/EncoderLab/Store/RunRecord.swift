@@ -90,6 +90,11 @@ extension LabStore {
             public var verification: StreamVerification?
             /// The independent decodes.
             public var decoded: [DecodedFrameRecord]
+            /// The PTS handed to x264 by input frame (`frames.input_pts`, by display index); empty for none.
+            public var inputPTS: [Int64] = []
+            /// The timestamps analysis and its source (`timestamp_analysis`, `frame_durations`), if made.
+            public var timestampAnalysis: TimestampAnalysis?
+            public var timestampSource = TimestampSource.constantRate.rawValue
 
             public init(frames: [EncodedFrame], timebaseNum: Int, timebaseDen: Int, durationSeconds: Double,
                         streamPath: @escaping @Sendable (Int64) -> String, inputFrames: Int, truncatedBytes: Int?,

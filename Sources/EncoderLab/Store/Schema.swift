@@ -5,7 +5,7 @@ import Foundation
 extension LabStore {
     /// The schema's version, kept in `PRAGMA user_version`: 2 is ``schema``. Version 1 is ``schemaVersion1``;
     /// version 0 (no user_version, commit aef06d9 and before) has the tables of version 1.
-    public static let schemaVersion: Int32 = 2
+    public static let schemaVersion: Int32 = 3
 
     /// The error a run that was `running` when an older enclab stopped is marked `failed` with, on migration.
     public static let interruptedRunError = "interrupted (found running when the database was opened)"
@@ -49,7 +49,7 @@ extension LabStore {
     }
 
     /// The `frames` table of version 2 named `name`: `qp` may be NULL (a stream that x264 did not make).
-    static func framesTable(_ name: String, ifNotExists: Bool) -> String {
+    static func framesTable(_ name: String, ifNotExists: Bool, inputPTS: Bool = true) -> String {
         """
         CREATE TABLE \(ifNotExists ? "IF NOT EXISTS " : "")\(name) (
             run_id        INTEGER NOT NULL REFERENCES runs(run_id),
@@ -67,7 +67,7 @@ extension LabStore {
             psnr_u        REAL,
             psnr_v        REAL,
             psnr_avg      REAL,
-            ssim          REAL,
+            ssim          REAL,\(inputPTS ? "\n            input_pts     INTEGER," : "")
             PRIMARY KEY (run_id, coded_index)
         );
         """
@@ -124,7 +124,11 @@ extension LabStore {
 
     /// The schema of version 2 (``schemaVersion``), as a new database gets it; every statement `IF NOT EXISTS`.
     static let schema = runsTable("runs", ifNotExists: true) + "\n" + framesTable("frames", ifNotExists: true) + "\n"
-        + schemaVersion2Rest
+        + schemaVersion2Rest + "\n" + timestampTables
+
+    /// The schema of version 2, as it was: the shape a version 2 file must have.
+    static let schemaVersion2 = runsTable("runs", ifNotExists: true) + "\n"
+        + framesTable("frames", ifNotExists: true, inputPTS: false) + "\n" + schemaVersion2Rest
 
     /// The schema of version 1 (commit 71d620a; version 0, commit aef06d9, has the same tables), kept as it was:
     /// the migrations start from it. pts/dts are in the run's timebase.
@@ -240,11 +244,12 @@ extension LabStore {
     }
 
     /// The tables, columns and indexes of version 2 and of version 1 (which version 0 has too).
-    static let shapeVersion2 = SchemaShape(schema)
+    static let shapeVersion3 = SchemaShape(schema)
+    static let shapeVersion2 = SchemaShape(schemaVersion2)
     static let shapeVersion1 = SchemaShape(schemaVersion1)
 
     /// The shape a file of `version` (0 ... ``schemaVersion``) must have.
     static func shape(ofVersion version: Int64) -> SchemaShape {
-        version >= 2 ? shapeVersion2 : shapeVersion1
+        version >= 3 ? shapeVersion3 : version == 2 ? shapeVersion2 : shapeVersion1
     }
 }

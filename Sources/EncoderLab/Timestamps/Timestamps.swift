@@ -9,9 +9,121 @@ public enum ForcedFrameType: String, Sendable, Codable, CaseIterable {
 
 /// Where a run's presentation times come from.
 public enum TimestampSource: String, Sendable, Codable {
-    /// The clip's constant rate, as x264's CLI times y4m input: `b_vfr_input=0`, timebase fps_den/fps_num,
-    /// PTS = frame index. Streams stay byte-identical to the CLI's.
+    /// The clip's constant rate. Alone (no offset, rebase, precision or clamp) it is timed as x264's CLI times y4m
+    /// input: `b_vfr_input=0`, timebase fps_den/fps_num, PTS = frame index, and streams stay byte-identical to
+    /// the CLI's; with any of those stages, frame k's time is k / rate, in microseconds.
     case constantRate = "constant-rate"
+    /// The clip's own timestamps (`--pts-source file`, ``SourceTimes/frames(path:)``).
+    case file
+    /// A timecode v2 file (`--tcfile-in`, ``TimecodeV2``).
+    case tcfile
+    /// A generated schedule (`--pts-schedule`, ``PTSSchedule``).
+    case schedule
+}
+
+/// The microsecond stages of a plan other than the CLI's constant-rate one: the source's times, then offset →
+/// rebase → precision → clamp (``TimestampSettings``). x264 gets the result with timebase 1/1000000 and
+/// `b_vfr_input=1`.
+public struct PTSStages: Sendable, Equatable {
+    /// Where the source times come from.
+    public enum Times: Sendable, Equatable {
+        /// Frame k (after `--seek`) at k / rate.
+        case constantRate
+        /// Listed times in µs, entry k for frame k after `--seek` (the file's own), and the last listed
+        /// frame's duration in µs when the file gives it.
+        case list([Int64], lastDuration: Int64?)
+        /// A timecode v2 file's entries from `seek` on.
+        case tcfile(TimecodeV2, seek: Int)
+        /// A schedule, generated from the first frame after `--seek`, on the given clock.
+        case schedule(PTSSchedule, PTSClock)
+    }
+    public var times: Times
+    public var offset: PTSOffset?
+    public var rebase: Bool
+    public var precision: PTSPrecision?
+    public var clamp: Bool
+    /// The SHA-256 of the timecode file's bytes (part of the run key), nil for other sources.
+    public var tcfileSHA256: String?
+}
+
+/// Gives the frames of a run their microsecond times, one after another (the stages keep state: the rebase
+/// needs the first time, the clamp the largest so far, a schedule its generated prefix).
+public struct PTSStamper {
+    public let stages: PTSStages
+    /// The nominal rate (the clip's), frames per second.
+    public let frameRate: Rational
+    private var first: Int64?
+    private var largest: Int64?
+    private var generated: [Int64] = []
+    private var listed: [Int64] = []
+    /// The nominal frame duration in whole µs as x264's CLI computes ticks_per_frame (x264.c: timebase_den ·
+    /// fps_den / timebase_num / fps_num, truncated), at least 1: what ``PTSStages/clamp`` adds.
+    public let clampStep: Int64
+
+    public init(stages: PTSStages, frameRate: Rational) {
+        self.stages = stages
+        self.frameRate = frameRate
+        let step = Int128(1_000_000) * Int128(frameRate.denominator) / Int128(frameRate.numerator)
+        clampStep = max(1, Int64(clamping: step))
+    }
+
+    /// Source frame k's time (after `--seek`) in µs, before any stage.
+    /// - Throws: `.data` naming the timecode file and line, or the clip, when there is no time for frame k.
+    public mutating func sourceTime(_ k: Int) throws -> Int64 {
+        switch stages.times {
+        case .constantRate:
+            return try frameRate.reciprocal.microseconds(ticks: Int64(k))
+        case .list(let times, _):
+            guard k < times.count else {
+                throw LabError.data("the clip decoded to more frames than its timestamps list (\(times.count)): frame \(k) has no time")
+            }
+            return times[k]
+        case .tcfile(let file, let seek):
+            if k >= listed.count {
+                // Whole prefixes are checked (increasing, present), growing by doubling.
+                let want = min(max(k + 1, 2 * listed.count), max(k + 1, file.times.count - seek))
+                listed = try file.ptsMicroseconds(seek: seek, frames: want)
+            }
+            return listed[k]
+        case .schedule(let schedule, let clock):
+            if k >= generated.count {
+                let g = schedule.generateWithCaptureClock(frames: max(k + 1, 2 * generated.count, 64))
+                generated = clock == .capture ? g.capture : g.pts
+            }
+            return generated[k]
+        }
+    }
+
+    /// Frame k's time as handed to x264, in µs; frames must be stamped in order from 0.
+    /// - Throws: `.data` from ``sourceTime(_:)``; `.usage` naming `--pts-offset` when the sum overflows.
+    public mutating func stamp(_ k: Int) throws -> Int64 {
+        var t = try sourceTime(k)
+        if let offset = stages.offset { t = try offset.apply(t) }
+        if stages.rebase {
+            if first == nil { first = t }
+            t = Int64(clamping: Int128(t) - Int128(first!))
+        }
+        if let precision = stages.precision { t = precision.apply(t) }
+        if stages.clamp, let l = largest, t <= l { t = Int64(clamping: Int128(l) + Int128(clampStep)) }
+        largest = max(largest ?? t, t)
+        return t
+    }
+
+    /// The duration of source frame k in µs where the source knows it (the next timecode entry, the next
+    /// scheduled time, the next listed time minus this one), else nil.
+    public mutating func knownDuration(_ k: Int) -> Int64? {
+        switch stages.times {
+        case .constantRate: return nil
+        case .list(let times, let last): return k + 1 < times.count ? times[k + 1] - times[k] : k + 1 == times.count ? last : nil
+        case .tcfile(let file, let seek):
+            guard seek + k + 1 < file.times.count, let d = try? (file.times[seek + k + 1] - file.times[seek + k]),
+                  let us = try? Rational(1, d.denominator).microseconds(ticks: d.numerator) else { return nil }
+            return us
+        case .schedule:
+            guard let a = try? sourceTime(k), let b = try? sourceTime(k + 1) else { return nil }
+            return b - a
+        }
+    }
 }
 
 /// One input picture as the encoder receives it: the picture, its presentation time in the plan's timebase, its
@@ -39,6 +151,10 @@ public struct TimestampPlan: Sendable, Equatable {
     public var variableFrameRate: Bool
     /// Frame types to force, by input frame number (after `--seek`); absent frames are `auto`.
     public var forcedTypes: [Int: ForcedFrameType]
+    /// The microsecond stages, for every plan but the CLI's constant-rate one (timebase 1/1000000 then).
+    public var stages: PTSStages?
+    /// The settings the plan was made from (for the record and the run key).
+    public var settings = TimestampSettings()
 
     /// The constant-rate plan of x264's CLI for a clip of rate `fpsNum/fpsDen`: timebase fps_den/fps_num (reduced),
     /// PTS = frame index, `b_vfr_input=0`.
@@ -51,9 +167,33 @@ public struct TimestampPlan: Sendable, Equatable {
                              variableFrameRate: false, forcedTypes: forcedTypes)
     }
 
-    /// Stamps input frame `index` (after `--seek`).
+    /// A microsecond plan: timebase 1/1000000, `b_vfr_input=1` (which wins over what a tune sets, as with x264's
+    /// `--tcfile-in`), x264's fps kept at the clip's nominal `frameRate`.
+    public static func microseconds(source: TimestampSource, frameRate: Rational, stages: PTSStages,
+                                    settings: TimestampSettings, forcedTypes: [Int: ForcedFrameType] = [:]) -> TimestampPlan {
+        TimestampPlan(source: source, frameRate: frameRate, timebase: microsecond, variableFrameRate: true,
+                      forcedTypes: forcedTypes, stages: stages, settings: settings)
+    }
+
+    /// One microsecond, the timebase of every plan with ``stages``.
+    public static let microsecond = try! Rational(1, 1_000_000)
+
+    /// Stamps input frame `index` (after `--seek`) with the constant-rate plan's PTS, the frame index.
     public func stamp(_ picture: Picture, index: Int) -> TimedPicture {
         TimedPicture(picture: picture, pts: Int64(index), index: index, forcedType: forcedTypes[index] ?? .auto)
+    }
+
+    /// Stamps input frame `index` (after `--seek`) with the stamper's time when the plan has ``stages`` (frames
+    /// in order from 0), else as ``stamp(_:index:)``.
+    public func stamp(_ picture: Picture, index: Int, stamper: inout PTSStamper?) throws -> TimedPicture {
+        guard stamper != nil else { return stamp(picture, index: index) }
+        let pts = try stamper!.stamp(index)
+        return TimedPicture(picture: picture, pts: pts, index: index, forcedType: forcedTypes[index] ?? .auto)
+    }
+
+    /// A fresh stamper for a run, nil for the CLI's constant-rate plan.
+    public func makeStamper() -> PTSStamper? {
+        stages.map { PTSStamper(stages: $0, frameRate: frameRate) }
     }
 
     /// Ticks one frame lasts at the nominal rate (1 for the constant-rate plan).
@@ -68,6 +208,14 @@ public struct TimestampPlan: Sendable, Equatable {
     public var jsonObject: [String: Any] {
         var o: [String: Any] = ["source": source.rawValue, "frame_rate": frameRate.description, "timebase": timebase.description,
                                 "vfr_input": variableFrameRate]
+        let t = settings
+        if let file = t.tcfile { o["tcfile_in"] = file; o["tcfile_sha256"] = stages?.tcfileSHA256 ?? NSNull() }
+        if let s = t.schedule { o["schedule"] = s; o["clock"] = (t.clock ?? .schedule).rawValue }
+        if case .schedule(let schedule, _)? = stages?.times { o["schedule_canonical"] = schedule.spec }
+        if let off = t.offset { o["offset_us"] = off.microseconds }
+        if t.rebase { o["rebase"] = true }
+        if let p = t.precision { o["precision"] = p.description }
+        if t.clamp { o["clamp"] = true }
         if !forcedTypes.isEmpty {
             o["forced_types"] = Dictionary(uniqueKeysWithValues: forcedTypes.map { (String($0.key), $0.value.rawValue) })
         }

@@ -30,17 +30,29 @@ struct EncodeCommand: Command {
               --vbv-bufsize (kbit), --nal-hrd, --keyint, --min-keyint, --scenecut, --bframes, --b-pyramid, --no-cabac,
               --open-gop, --threads, --ref, --level, --frames N (0: every frame), --seek N, and every other option
               x264_param_parse knows ('x264 --fullhelp' lists them). A name neither the lab nor x264 knows is refused.
-              Not supported (they change the input, output or passes): --qpfile --tcfile-in --tcfile-out --timebase
+              Not supported (they change the input, output or passes): --qpfile --tcfile-out --timebase
               --pulldown --vf --input-* --output-* --demuxer --muxer --index --output --dump-yuv --pass --stats --fps
               --range. Accepted and ignored: --quiet --verbose --log-level --no-progress --thread-input --psnr --ssim.
+            """),
+         ("timestamps (README, \"Timestamps\"; any of them hands x264 PTS in microseconds, b_vfr_input=1)", """
+              --pts-source constant-rate|file   the clip's nominal rate (default), or its own timestamps (ffprobe;
+                                                a clip decoded by ffmpeg)
+              --tcfile-in FILE                  a timecode v2 file (x264's and mkvmerge's format): entry k times frame k
+              --pts-schedule SPEC               a generated schedule, e.g. rate=30;jitter=2ms;seed=7;switch=60@0s,20@2s;
+                                                drop=0.1;dup=0.05;back=3@1.2s (grammar in the README)
+              --pts-clock schedule|capture      with --pts-schedule: the recorder's stamps (default) or the capture clock
+              --pts-offset MICROSECONDS         added to every PTS (host uptime: 10^9 to 10^13)
+              --pts-rebase                      subtract the first PTS, before the precision stage
+              --pts-precision int64|float32|int32|timescale:N   what the PTS passes through before the encoder
+              --pts-clamp                       a PTS not after the largest so far becomes it + one nominal frame
             """),
          databaseEnvironment]
     }
     let exitStatuses: [(status: Int32, meaning: String)] = [
         (0, "the run is done"),
         (64, "usage: a bad flag or value, an unknown or contradictory setting, --db :memory:, a run folder that another database made under the same --out"),
-        (65, "bad data: a malformed y4m, a file ffmpeg cannot decode, a frame damaged midway (the run is recorded failed), a database that is not the lab's"),
-        (66, "INPUT is missing or not a regular file"),
+        (65, "bad data: a malformed y4m, a file ffmpeg cannot decode, a frame damaged midway (the run is recorded failed), a database that is not the lab's, a timecode file with a bad line, too few entries or times that do not increase"),
+        (66, "INPUT or the --tcfile-in file is missing, or INPUT is not a regular file"),
         (70, "ffmpeg or gnuplot is missing, or the lab failed"),
         (73, "--out or --db cannot be created"),
         (74, "a write failed part-way (a full disk)"),
