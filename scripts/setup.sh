@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(libx264-dev libsqlite3-dev libssl-dev gnuplot-nox ffmpeg x264 sqlite3)
+packages=(libx264-dev libsqlite3-dev libssl-dev gnuplot-nox ffmpeg x264 sqlite3 mkvtoolnix)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
