@@ -228,15 +228,18 @@ public struct Experiment: Sendable {
     }
 
     /// - Throws: `.usage` naming the setting for a value that is not a string, number or boolean, or a value
-    ///   other than `true` for a flag without argument.
+    ///   other than `true` for a flag without argument (`false` too for the lab's switches `pts-rebase`,
+    ///   `pts-clamp`).
     private static func step(_ key: String, _ value: Any, file: String, context: String) throws -> Step {
         guard value is String || value is NSNumber else {
             throw LabError.usage("\(file): \(context) setting '\(key)' must be a string, number or boolean")
         }
         var v = text(value)
-        let flag = EncodeSettings.takesNoArgument(key.replacingOccurrences(of: "_", with: "-"))
+        let name = key.replacingOccurrences(of: "_", with: "-")
+        let flag = EncodeSettings.takesNoArgument(name)
         if v == nil && !flag { v = "true" }
-        if flag && v != nil {
+        // The lab's own switches (`pts-rebase`, `pts-clamp`) take false too, so a grid can turn them off.
+        if flag && v != nil && !(v == "false" && TimestampSettings.switches.contains(name)) {
             throw LabError.usage("\(file): \(context) setting '\(key)' is a flag without argument: give true, or leave it out")
         }
         return Step(name: key, argument: v, context: context)

@@ -23,7 +23,7 @@ public struct RunOutcome: Sendable {
 }
 
 /// The lab's runner and the store's only writer: it checks runs (``check(_:experiment:)``), skips those
-/// whose key is already done, executes the rest (``Pipeline/execute(_:in:warn:)``) in a temporary folder, records
+/// whose key is already done, executes the rest (``Pipeline/execute(_:in:matroska:warn:)``) in a temporary folder, records
 /// each result in one transaction, then draws its plots from the store and moves its folder into place.
 public final class Lab {
     public let store: LabStore
@@ -31,6 +31,9 @@ public final class Lab {
     public let outDirectory: String
     /// `--force`: encode runs whose key is already done again, replacing the stored run and its folder.
     public let force: Bool
+    /// `--mkv`: each run also writes `stream.mkv`, its stream in Matroska with the recorded PTS
+    /// (``Matroska/write(stream:ptsMicroseconds:to:)``); mkvmerge (Debian's mkvtoolnix) must be installed.
+    public var matroska = false
     /// Where warnings are reported as they happen (stderr for the CLI).
     public var warn: (String) -> Void = { FileHandle.standardError.write(Data("warning: \($0)\n".utf8)) }
     /// Clip digests already known to this process, by path.
@@ -58,6 +61,12 @@ public final class Lab {
     public static func requireTools() throws {
         _ = try Tools.require("ffmpeg", package: "ffmpeg")
         _ = try Tools.require("gnuplot", package: "gnuplot-nox")
+    }
+
+    /// The program `--mkv` needs: mkvmerge, looked up on PATH before anything is recorded.
+    /// - Throws: `.software` naming it and its Debian package, mkvtoolnix.
+    public static func requireMatroska() throws {
+        _ = try Tools.require("mkvmerge", package: "mkvtoolnix")
     }
 
     /// Checks runs before anything is written: each clip opened and read to its first frame after `--seek` (once
@@ -230,7 +239,7 @@ public final class Lab {
                                       fpsNum: spec.input.fpsNum, fpsDen: spec.input.fpsDen)
         let result: RunResult
         do {
-            result = try Pipeline.execute(spec, in: temporary, warn: warn)
+            result = try Pipeline.execute(spec, in: temporary, matroska: matroska, warn: warn)
             // A signal during verification fails the run here, before anything is recorded as done.
             try Interruption.check()
         } catch {

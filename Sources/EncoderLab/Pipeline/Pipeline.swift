@@ -51,7 +51,7 @@ public struct RunResult: Sendable {
 /// The run's stages, in order: input (the clip), timestamps (each picture's PTS and forced type), encode (x264),
 /// output (the stream and its companions in the run's folder), verify (the stream parsed back and decoded
 /// independently). ``Lab/check(_:experiment:)`` runs the first of them far enough to refuse bad input before
-/// anything is written; ``execute(_:in:warn:)`` runs them all. Only the store's writer (``Lab``) records the result.
+/// anything is written; ``execute(_:in:matroska:warn:)`` runs them all. Only the store's writer (``Lab``) records the result.
 public enum Pipeline {
     /// The run spec of a checked run, once its clip's digest is known.
     public static func spec(_ checked: CheckedRun, clip: ClipIdentity) -> RunSpec {
@@ -155,7 +155,9 @@ public enum Pipeline {
     /// - Parameter warn: called with each warning as it arises (stderr for the CLI).
     /// - Throws: the stage's error: `.data` for a clip damaged past its first frame, `.software` when the stream
     ///   contradicts x264 or the decodes disagree, `.cantCreate`/`.ioError` for output, `.interrupted`.
-    public static func execute(_ spec: RunSpec, in folder: String, warn: (String) -> Void) throws -> RunResult {
+    /// - Parameter matroska: also write `stream.mkv` with the PTS x264 returned (``Matroska``); times a container
+    ///   cannot hold (decreasing, negative) leave it out with a warning, the run is still done.
+    public static func execute(_ spec: RunSpec, in folder: String, matroska: Bool = false, warn: (String) -> Void) throws -> RunResult {
         let createdAt = Date()
         let settings = spec.settings
         // Input.
@@ -221,6 +223,20 @@ public enum Pipeline {
             lastDuration: stamper.flatMap { s in var s = s; return s.knownDuration(inputPTS.count - 1) },
             nominalFrameTicks: nominalTicks, targetKbps: r.rcMethod == "abr" && r.bitrateKbps > 0 ? Double(r.bitrateKbps) : nil,
             warnings: x264Warnings)
+        if matroska {
+            // The PTS x264 returned, in display order, in µs.
+            var pts = [Int64](repeating: 0, count: index)
+            for f in frames where pts.indices.contains(f.displayIndex) { pts[f.displayIndex] = try r.timebase.microseconds(ticks: f.pts) }
+            do {
+                try Matroska.write(stream: streamPath, ptsMicroseconds: pts, to: "\(folder)/stream.mkv")
+            } catch let e as LabError where e.kind == .data {
+                // The message starts with the stream's temporary path: named by its file name only.
+                let reason = e.message.range(of: "stream.264: ").map { String(e.message[$0.upperBound...]) } ?? e.message
+                let w = "stream.mkv not written: stream.264: \(reason)"
+                warn(w)
+                warnings.append(w)
+            }
+        }
         // Verify.
         let (verification, decoded) = try VerifyStage.run(frames: frames, resolved: r, settings: settings,
                                                           clipPath: spec.clip.path, input: input, inputFrames: index,

@@ -16,6 +16,7 @@ struct EncodeCommand: Command {
         Flag("--db", value: "FILE", about: "the SQLite database the run is recorded in", default: "results/encode.sqlite"),
         Flag("--out", value: "DIR", about: "the folder for the run's stream and plots", default: "results/encode"),
         Flag("--force", about: "encode even when the database holds a done run with the same run key"),
+        Flag("--mkv", about: "also write each run's stream as stream.mkv (Matroska, mkvmerge) with the PTS x264 returned, to the microsecond"),
     ]
     let about = """
         Encodes INPUT once with libx264, verifies the stream (parsed back, and decoded by ffmpeg), draws its plots and
@@ -75,7 +76,9 @@ struct EncodeCommand: Command {
         // Settings, clip and tools are checked before any database or folder is made.
         try Lab.requireTools()
         let checked = try Lab.check([Experiment.Run(clip: positional[0], settings: settings, label: "")], experiment: "encode")
+        if parsed.has("--mkv") { try Lab.requireMatroska() }
         let lab = try Lab(databasePath: db ?? "results/encode.sqlite", outDirectory: out ?? "results/encode", force: force)
+        lab.matroska = parsed.has("--mkv")
         print(describe(try lab.run(checked[0])))
     }
 }

@@ -12,6 +12,7 @@ struct RunCommand: Command {
         Flag("--max-runs", value: "N", about: "refuse an experiment of more runs than N, counted before any is built",
              default: String(Experiment.defaultMaxRuns)),
         Flag("--force", about: "run even the runs whose run key the database holds done"),
+        Flag("--mkv", about: "also write each run's stream as stream.mkv (Matroska, mkvmerge) with the PTS x264 returned, to the microsecond"),
     ]
     let about = """
         Expands the experiment into its runs (every clip times every combination of the grid's values), checks every
@@ -60,8 +61,10 @@ struct RunCommand: Command {
         let experiment = try Experiment(path: rest[0], maxRuns: maxRuns)
         try Lab.requireTools()
         let checked = try Lab.check(experiment.runs, experiment: experiment.name)
+        if parsed.has("--mkv") { try Lab.requireMatroska() }
         let lab = try Lab(databasePath: db ?? "results/\(experiment.name).sqlite", outDirectory: out ?? "results/\(experiment.name)",
                           force: force)
+        lab.matroska = parsed.has("--mkv")
         let outcomes = try lab.run(experiment, checked: checked) { print(describe($0)) }
         let skipped = outcomes.filter(\.alreadyDone).count
         print("\(outcomes.count) runs done\(skipped > 0 ? " (\(skipped) already done before)" : ""): database \(lab.store.database.path), plots in \(lab.outDirectory)")
