@@ -19,6 +19,13 @@ public struct AccessUnit: Sendable {
     public var isReference: Bool { nalUnits.contains { $0.nalUnitType.isVCL && $0.nalRefIdc != 0 } }
     /// True when the access unit holds a VCL NAL unit (types 1...5).
     public var hasPrimaryPicture: Bool { nalUnits.contains { $0.nalUnitType.isVCL } }
+    /// `field_pic_flag` of the primary coded picture (its first slice header, H.264 7.4.3): true when the access
+    /// unit is one field (every other row of a frame), false for a frame or an access unit without a slice header.
+    /// A field is an access unit of its own: `field_pic_flag` and `bottom_field_flag` are among the values whose
+    /// change starts a new primary coded picture (7.4.1.2.4). ``CodedFrame/frames(_:)`` pairs fields into frames.
+    public var fieldPicFlag: Bool { sliceHeaders.first?.fieldPicFlag ?? false }
+    /// `bottom_field_flag` of the primary coded picture: true for a bottom field, false for a top field or a frame.
+    public var bottomFieldFlag: Bool { sliceHeaders.first?.bottomFieldFlag ?? false }
 
     /// Creates an access unit; ``split(_:)`` and ``AccessUnitSplitter`` make them from a stream.
     public init(index: Int, nalUnitIndices: Range<Int>, nalUnits: [NALUnit], sliceHeaders: [SliceHeader]) {
@@ -44,6 +51,78 @@ public struct AccessUnit: Sendable {
         }
         if let au = splitter.finish() { units.append(au) }
         return (units, splitter.parameterSets)
+    }
+}
+
+/// A frame in decode order as the decoding process outputs it: an access unit that is a coded frame, two access
+/// units that are a complementary field pair, or a field without a partner (a non-paired field). Frame-level counts
+/// (frames, IDR frames, picture types) count a field pair once.
+///
+/// Fields pair as H.264 clause 3 defines it: a complementary reference field pair (3.30) is two reference fields
+/// (`nal_ref_idc` ≠ 0) in consecutive access units in decoding order, of opposite parity, with the same
+/// `frame_num`, the second not an IDR picture; a complementary non-reference field pair (3.29) is two non-reference
+/// fields in consecutive access units, of opposite parity, with the same `frame_num`; in both, the first field is
+/// not already paired. One condition is not checked: a second reference field holding
+/// `memory_management_control_operation` 5 does not pair either, but ``SliceHeader`` stops before
+/// `dec_ref_pic_marking()`, so such a field is paired here.
+public struct CodedFrame: Sendable, Hashable {
+    /// How the frame is coded.
+    public enum Structure: String, Sendable, Hashable, CaseIterable {
+        /// One access unit, `field_pic_flag` 0.
+        case frame
+        /// Two reference fields (3.30).
+        case complementaryReferenceFieldPair = "complementary reference field pair"
+        /// Two non-reference fields (3.29).
+        case complementaryNonReferenceFieldPair = "complementary non-reference field pair"
+        /// A field of neither kind of pair: the other field of its frame is missing, of the same parity, or of
+        /// another `frame_num` or reference kind.
+        case nonPairedField = "non-paired field"
+
+        /// True for the two kinds of field pair.
+        public var isFieldPair: Bool { self == .complementaryReferenceFieldPair || self == .complementaryNonReferenceFieldPair }
+    }
+
+    /// Index in decode order among the frames, from 0.
+    public var index: Int
+    /// The ``AccessUnit/index`` of its access units in decode order: one, or two for a field pair.
+    public var accessUnits: [Int]
+    public var structure: Structure
+
+    public init(index: Int, accessUnits: [Int], structure: Structure) {
+        self.index = index
+        self.accessUnits = accessUnits
+        self.structure = structure
+    }
+
+    /// The frames of `units` (access units in decode order, as ``AccessUnit/split(_:)`` returns them), in decode
+    /// order. Access units without a slice header (no primary coded picture) belong to no frame.
+    public static func frames(_ units: [AccessUnit]) -> [CodedFrame] {
+        var frames: [CodedFrame] = []
+        var previous: (unit: AccessUnit, header: SliceHeader)?   // the last access unit, if an unpaired field
+        for unit in units {
+            guard let header = unit.sliceHeaders.first else { previous = nil; continue }
+            if header.fieldPicFlag, let first = previous, let kind = pairing(first.header, header) {
+                frames[frames.count - 1].accessUnits.append(unit.index)
+                frames[frames.count - 1].structure = kind
+                previous = nil
+                continue
+            }
+            frames.append(CodedFrame(index: frames.count, accessUnits: [unit.index], structure: header.fieldPicFlag ? .nonPairedField : .frame))
+            previous = header.fieldPicFlag ? (unit, header) : nil
+        }
+        return frames
+    }
+
+    /// The kind of pair that the field of `second` makes with the field of `first` just before it in decode order
+    /// (3.29, 3.30), or nil when they do not pair.
+    static func pairing(_ first: SliceHeader, _ second: SliceHeader) -> Structure? {
+        guard first.fieldPicFlag, second.fieldPicFlag, first.bottomFieldFlag != second.bottomFieldFlag,
+              first.frameNum == second.frameNum else { return nil }
+        switch (first.nalRefIdc != 0, second.nalRefIdc != 0) {
+        case (true, true): return second.isIDR ? nil : .complementaryReferenceFieldPair
+        case (false, false): return .complementaryNonReferenceFieldPair
+        default: return nil
+        }
     }
 }
 
@@ -128,15 +207,17 @@ public struct AccessUnitSplitter: Sendable {
     }
 }
 
-/// The JSON shape `enclab inspect --json` lists access units in: `index`, `nal_unit_indices`
-/// (indices into the stream's NAL units), `slice_types` ("I", "P", "B", "SP", "SI", one per slice),
-/// `idr` and `reference`.
+/// The JSON shape of an access unit: `index`, `nal_unit_indices` (indices into the stream's NAL units),
+/// `slice_types` ("I", "P", "B", "SP", "SI", one per slice), `idr`, `reference`, `field_pic_flag` and
+/// `bottom_field_flag` (booleans).
 extension AccessUnit: Encodable {
     enum CodingKeys: String, CodingKey {
         case index
         case nalUnitIndices = "nal_unit_indices"
         case sliceTypes = "slice_types"
         case idr, reference
+        case fieldPicFlag = "field_pic_flag"
+        case bottomFieldFlag = "bottom_field_flag"
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -146,5 +227,7 @@ extension AccessUnit: Encodable {
         try c.encode(sliceTypes.map(\.description), forKey: .sliceTypes)
         try c.encode(isIDR, forKey: .idr)
         try c.encode(isReference, forKey: .reference)
+        try c.encode(fieldPicFlag, forKey: .fieldPicFlag)
+        try c.encode(bottomFieldFlag, forKey: .bottomFieldFlag)
     }
 }

@@ -35,7 +35,12 @@ public struct SliceHeader: Codable, Hashable, Sendable {
     public var colourPlaneId: Int?
     /// 0...MaxFrameNum − 1, `log2_max_frame_num_minus4 + 4` bits.
     public var frameNum: Int
+    /// True when the slice belongs to a field, not a frame (H.264 7.4.3); present, and possibly true, only when the
+    /// SPS's `frame_mbs_only_flag` is 0 (false otherwise). A field is a picture of every other row of a frame:
+    /// PicHeightInMbs = FrameHeightInMbs / 2, so first_mb_in_slice is below half the frame's macroblocks.
     public var fieldPicFlag: Bool
+    /// True for a bottom field (the frame's odd rows, counting from 0), false for a top field or a frame (7.4.3);
+    /// present when `field_pic_flag` is 1.
     public var bottomFieldFlag: Bool
     /// 0...65,535, present in IDR pictures.
     public var idrPicId: Int?
@@ -118,6 +123,10 @@ public struct SliceHeader: Codable, Hashable, Sendable {
             if fieldPicFlag {
                 bottomFieldFlag = try r.flag("bottom_field_flag")
             }
+        }
+        // A field has half the frame's macroblocks (PicSizeInMbs, 7.4.3).
+        if fieldPicFlag && firstMbInSlice >= picSizeInMbs / 2 {
+            throw H264Error.outOfRange(element: "first_mb_in_slice", value: Int64(firstMbInSlice), range: 0...Int64(picSizeInMbs / 2 - 1), bitOffset: 0)
         }
         if nalUnitType == 5 {
             idrPicId = try r.ue("idr_pic_id", 0...65535)

@@ -86,6 +86,23 @@ public enum Bitstream {
         return types.isEmpty ? "(no picture)" : "I"
     }
 
+    /// The stream's frames (``CodedFrame/frames(_:)``: a field pair counted once), the frame each access unit
+    /// belongs to (nil for one without a picture), and each frame's picture name: its first access unit's
+    /// (``pictureName(_:)``; so a frame whose first field is an IDR is an IDR frame).
+    static func frames(_ units: [AccessUnit]) -> (frames: [CodedFrame], frameOf: [Int: Int], names: [String]) {
+        let frames = CodedFrame.frames(units)
+        var frameOf: [Int: Int] = [:]
+        for f in frames { for k in f.accessUnits { frameOf[k] = f.index } }
+        let byIndex = Dictionary(units.map { ($0.index, $0) }, uniquingKeysWith: { a, _ in a })
+        return (frames, frameOf, frames.map { byIndex[$0.accessUnits[0]].map(pictureName) ?? "(no picture)" })
+    }
+
+    /// Frame-level counts: frames, field pairs, non-paired fields, and frames per picture name (IDR, I, P, Bref, B).
+    static func frameCounts(_ frames: [CodedFrame], names: [String]) -> (frames: Int, fieldPairs: Int, nonPairedFields: Int, pictures: [(String, Int)]) {
+        let pictures = ["IDR", "I", "P", "Bref", "B"].map { name in (name, names.filter { $0 == name }.count) }
+        return (frames.count, frames.filter(\.structure.isFieldPair).count, frames.filter { $0.structure == .nonPairedField }.count, pictures)
+    }
+
     /// NAL units a reader can still list but that break a rule of the NAL unit header: today those whose
     /// `forbidden_zero_bit` is 1 (H.264 7.3.1; 7.4.1 says it shall be 0, and RFC 6184 5.3 uses it to mark a NAL
     /// unit that may hold bit errors). Each is one line naming the file, the NAL unit's index in decode order and
@@ -113,8 +130,12 @@ public enum Bitstream {
     }
 
     /// `enclab inspect --json`: `nal_units` (offset, size, nal_unit_type, nal_ref_idc, forbidden_zero_bit), `access_units` (index,
-    /// nal_units, slice_types) and `sps`/`pps` (every parameter set, latest per id, with the specification's
-    /// syntax element names; `width`/`height` after cropping).
+    /// nal_units, slice_types, idr, reference, picture, field_pic_flag, bottom_field_flag, frame: the index of the
+    /// frame it belongs to, null without a picture), `frames` (index, access_units, structure: "frame",
+    /// "complementary reference field pair", "complementary non-reference field pair" or "non-paired field",
+    /// picture), `frame_counts` (frames, field_pairs, non_paired_fields, pictures: frames per picture name) and
+    /// `sps`/`pps` (every parameter set, latest per id, with the specification's syntax element names;
+    /// `width`/`height` after cropping).
     /// - Throws: `.data` when a parameter set or slice header does not parse.
     public static func inspectJSON(_ stream: LoadedStream, path: String) throws -> String {
         let (_, units, sets) = try structure(stream, path: path)
@@ -128,10 +149,18 @@ public enum Bitstream {
             ["offset": l.offset, "size": l.nal.bytes.count, "nal_unit_type": l.nal.nalUnitType.rawValue, "nal_ref_idc": l.nal.nalRefIdc,
              "forbidden_zero_bit": l.nal.forbiddenZeroBit]
         }
+        let (frames, frameOf, names) = self.frames(units)
         root["access_units"] = units.map { u -> [String: Any] in
             ["index": u.index, "nal_units": Array(u.nalUnitIndices), "slice_types": u.sliceTypes.map(\.description),
-             "idr": u.isIDR, "reference": u.isReference, "picture": pictureName(u)]
+             "idr": u.isIDR, "reference": u.isReference, "picture": pictureName(u),
+             "field_pic_flag": u.fieldPicFlag, "bottom_field_flag": u.bottomFieldFlag, "frame": frameOf[u.index] ?? NSNull()]
         }
+        root["frames"] = frames.map { f -> [String: Any] in
+            ["index": f.index, "access_units": f.accessUnits, "structure": f.structure.rawValue, "picture": names[f.index]]
+        }
+        let counts = frameCounts(frames, names: names)
+        root["frame_counts"] = ["frames": counts.frames, "field_pairs": counts.fieldPairs, "non_paired_fields": counts.nonPairedFields,
+                                "pictures": Dictionary(uniqueKeysWithValues: counts.pictures)] as [String: Any]
         root["sps"] = try sets.sequenceParameterSets.sorted { $0.key < $1.key }.map { try object($0.value) }
         root["pps"] = try sets.pictureParameterSets.sorted { $0.key < $1.key }.map { try object($0.value) }
         let data = try JSONSerialization.data(withJSONObject: root, options: [.sortedKeys, .prettyPrinted])
@@ -139,10 +168,16 @@ public enum Bitstream {
     }
 
     /// `enclab inspect` without `--json`: a readable listing. A NAL unit whose `forbidden_zero_bit` is 1 has
-    /// `forbidden_zero_bit 1` at the end of its line.
+    /// `forbidden_zero_bit 1` at the end of its line; an access unit that is a field ends with `top field` or
+    /// `bottom field` and the frame it belongs to (`of frame N`, `, non-paired` when it has no partner); the
+    /// second line counts frames (a field pair once) and frames per picture name.
     public static func inspectText(_ stream: LoadedStream, path: String) throws -> String {
         let (nals, units, sets) = try structure(stream, path: path)
+        let (frames, frameOf, names) = self.frames(units)
+        let counts = frameCounts(frames, names: names)
         var out = "\(path): \(stream.format.rawValue), \(nals.count) NAL units, \(units.count) access units\n"
+        out += "Frames (a field pair counted once): \(counts.frames) (\(counts.fieldPairs) field pairs, \(counts.nonPairedFields) non-paired fields):"
+        out += counts.pictures.map { " \($0.0) \($0.1)" }.joined(separator: ",") + "\n"
         for (id, sps) in sets.sequenceParameterSets.sorted(by: { $0.key < $1.key }) {
             let vui = sps.vuiParameters
             out += "SPS \(id): profile_idc \(sps.profileIdc) level_idc \(sps.levelIdc) \(sps.width)x\(sps.height)"
@@ -162,7 +197,11 @@ public enum Bitstream {
         }
         out += "Access units (index: NAL units, slice types, picture as the lab's frames table names it):\n"
         for u in units {
-            out += "  \(u.index): NAL \(u.nalUnitIndices.count == 1 ? "\(u.nalUnitIndices.lowerBound)" : "\(u.nalUnitIndices.lowerBound)-\(u.nalUnitIndices.upperBound - 1)") slices \(u.sliceTypes.map(\.description).joined(separator: ",")) -> \(pictureName(u))\n"
+            out += "  \(u.index): NAL \(u.nalUnitIndices.count == 1 ? "\(u.nalUnitIndices.lowerBound)" : "\(u.nalUnitIndices.lowerBound)-\(u.nalUnitIndices.upperBound - 1)") slices \(u.sliceTypes.map(\.description).joined(separator: ",")) -> \(pictureName(u))"
+            if u.fieldPicFlag, let f = frameOf[u.index] {
+                out += ", \(u.bottomFieldFlag ? "bottom" : "top") field of frame \(f)\(frames[f].structure == .nonPairedField ? ", non-paired" : "")"
+            }
+            out += "\n"
         }
         return out
     }

@@ -30,11 +30,13 @@ public enum Convert {
     ///   `lengthSize` bytes; with `avccConfigPath`, the avcC record of the stream's SPSs and PPSs (ISO/IEC 14496-15
     ///   5.3.3.1) is written there.
     /// - Annex B output: 4-byte start codes.
-    /// - Packets output: one packet per access unit, parameter sets on every packet. Annex B and AVCC carry no
-    ///   times, so they are derived: DTS = decode index x frame duration; PTS from the picture order count
-    ///   (H.264 8.2.1, types 0 and 2; display order is decode order for type 1) within each IDR period; DTS then
-    ///   shifted back by the largest DTS - PTS so that DTS <= PTS. The frame duration is 2 x num_units_in_tick /
-    ///   time_scale from the SPS VUI, or 1/fps with `fps`.
+    /// - Packets output: one packet per access unit (a field of a field-coded stream is an access unit of its
+    ///   own), parameter sets on every packet. Annex B and AVCC carry no times, so they are derived: a frame lasts
+    ///   the frame duration, a field half of it (H.264 Table E-6: one clock tick); DTS = the durations of the
+    ///   access units before it in decode order; PTS = the durations of those before it in display order, from
+    ///   the picture order count (H.264 8.2.1, types 0 and 2; display order is decode order for type 1) within
+    ///   each IDR period; DTS then shifted back by the largest DTS - PTS so that DTS <= PTS. The frame duration is
+    ///   2 x num_units_in_tick / time_scale from the SPS VUI, or 1/fps with `fps`.
     /// - Throws: `.usage` for a bad length size, a missing frame rate, an `fps` whose frame duration puts the
     ///   stream's times beyond 64-bit microseconds, or an output or avcC path that names the input or each other
     ///   (the same device and inode, or the same folder and name, or the same normalised absolute path);
@@ -128,7 +130,14 @@ public enum Convert {
         try OutputFiles.write(bytes, to: path)
     }
 
-    /// Picture order counts and frame duration → (PTS, DTS) in microseconds per access unit (see ``run``).
+    /// Picture order counts and durations → (PTS, DTS) in microseconds per access unit (see ``run``).
+    ///
+    /// Times are counted in ticks of half a frame (H.264 Table E-6 without pic_struct: a field lasts one clock tick,
+    /// num_units_in_tick / time_scale, a frame two): a field access unit lasts 1 tick, a frame or an access unit
+    /// without a picture 2. PTS = the durations of the access units before it in display order (earlier IDR periods
+    /// first, then by picture order count, then decode order); DTS = the durations before it in decode order, less
+    /// the largest DTS − PTS when positive. A progressive stream's times are the frame-based ones (display index x
+    /// frame duration), to the microsecond.
     static func derivedTimes(_ units: [AccessUnit], fps: (num: Int, den: Int)?, path: String) throws -> [(ptsMicroseconds: Int64, dtsMicroseconds: Int64)] {
         var sets = ParameterSets()
         var durationNum = 0, durationDen = 0   // frame duration = durationNum / durationDen seconds
@@ -136,7 +145,8 @@ public enum Convert {
             guard fps.num > 0, fps.den > 0 else { throw LabError.usage("--fps must be positive, got \(fps.num)/\(fps.den)") }
             (durationNum, durationDen) = (fps.den, fps.num)
         }
-        // Picture order count per access unit, and the IDR period it belongs to.
+        // Picture order count per access unit (H.264 8.2.1; a frame's is the smaller of its fields'), and the IDR
+        // period it belongs to.
         var pocs: [Int] = []
         var periods: [Int] = []
         var period = -1
@@ -162,7 +172,8 @@ public enum Convert {
                 var msb = prevMsb
                 if lsb < prevLsb && prevLsb - lsb >= maxLsb / 2 { msb = prevMsb + maxLsb }
                 else if lsb > prevLsb && lsb - prevLsb > maxLsb / 2 { msb = prevMsb - maxLsb }
-                poc = msb + lsb
+                // A field's order count is msb + lsb; a frame's is Min(TopFieldOrderCnt, BottomFieldOrderCnt).
+                poc = msb + lsb + min(0, header.deltaPicOrderCntBottom ?? 0)
                 if u.isReference { prevMsb = msb; prevLsb = lsb }
             case 2:
                 let offset = u.isIDR ? 0 : (prevFrameNum > header.frameNum ? prevFrameNumOffset + sps.maxFrameNum : prevFrameNumOffset)
@@ -175,28 +186,35 @@ public enum Convert {
             pocs.append(poc)
             periods.append(max(period, 0))
         }
+        let hasFields = units.contains(where: \.fieldPicFlag)
         // Compared in 128 bits: an --fps of 1/99999999999999 would overflow 64.
-        guard durationDen == 0 || Int128(durationNum) * 1_000_000 >= Int128(durationDen) else {
-            throw LabError.usage("\(path): a frame duration of \(durationNum)/\(durationDen) s is under a microsecond, the packets' time unit")
+        guard durationDen == 0 || Int128(durationNum) * 1_000_000 >= Int128(durationDen) * (hasFields ? 2 : 1) else {
+            throw LabError.usage(hasFields
+                ? "\(path): a field duration of \(durationNum)/\(2 * Int128(durationDen)) s is under a microsecond, the packets' time unit"
+                : "\(path): a frame duration of \(durationNum)/\(durationDen) s is under a microsecond, the packets' time unit")
         }
         guard durationDen > 0 else {
             throw LabError.usage("\(path): the SPS has no VUI timing; give --fps NUM[/DEN] for the packets' timestamps")
         }
-        // Display index: pictures of earlier periods first, then by POC within a period.
+        // Durations in ticks (half frames), then the start of each access unit in display and in decode order.
+        let durations = units.map { $0.fieldPicFlag ? 1 : 2 }
         let order = units.indices.sorted { (periods[$0], pocs[$0], $0) < (periods[$1], pocs[$1], $1) }
-        var display = [Int](repeating: 0, count: units.count)
-        for (rank, k) in order.enumerated() { display[k] = rank }
-        let delay = units.indices.map { $0 - display[$0] }.max() ?? 0
-        func time(_ ticks: Int) throws -> Int64 {
-            try Packet.microseconds(ticks: Int64(ticks), timebaseNumerator: Int64(durationNum), timebaseDenominator: Int64(durationDen))
+        var pts = [Int](repeating: 0, count: units.count)
+        var dts = [Int](repeating: 0, count: units.count)
+        var t = 0
+        for k in order { pts[k] = t; t += durations[k] }
+        t = 0
+        for k in units.indices { dts[k] = t; t += durations[k] }
+        let delay = max(units.indices.map { dts[$0] - pts[$0] }.max() ?? 0, 0)
+        let overflow = LabError.usage("--fps \(fps?.num ?? 0)/\(fps?.den ?? 0): a frame duration of \(durationNum)/\(durationDen) s puts the times of \(path)'s \(units.count) access units beyond 64-bit microseconds")
+        let tick: Rational
+        do { tick = try Rational(Int64(durationNum), Int64(durationDen)) / Rational(2) } catch is H264Error where fps != nil { throw overflow }
+        func time(_ ticks: Int) throws -> Int64 { try tick.microseconds(ticks: Int64(ticks)) }
+        // The extreme ticks (the last PTS, the first DTS) bound every time: a rate given with --fps whose times do
+        // not fit is the caller's mistake, not the stream's.
+        if fps != nil, !units.isEmpty {
+            do { _ = (try time(pts.max() ?? 0), try time(-delay)) } catch is H264Error { throw overflow }
         }
-        // The extreme ticks (the last display index, the first DTS) bound every time: a rate given with --fps
-        // whose times do not fit is the caller's mistake, not the stream's.
-        if let fps, !units.isEmpty {
-            do { _ = (try time(units.count - 1), try time(-max(delay, 0))) } catch is H264Error {
-                throw LabError.usage("--fps \(fps.num)/\(fps.den): a frame duration of \(durationNum)/\(durationDen) s puts the times of \(path)'s \(units.count) access units beyond 64-bit microseconds")
-            }
-        }
-        return try units.indices.map { k in (try time(display[k]), try time(k - max(delay, 0))) }
+        return try units.indices.map { k in (try time(pts[k]), try time(dts[k] - delay)) }
     }
 }

@@ -18,8 +18,9 @@ struct ConvertCommand: Command {
     let about = """
         Writes IN's access units to OUT in another format. AVCC output is every NAL unit in decode order, parameter
         sets included, each behind a big-endian length of --length-size bytes. Annex B output uses 4-byte start codes.
-        Annex B and AVCC carry no times, so packets made from them get derived ones: DTS = decode index x frame
-        duration, PTS from the picture order count within each IDR period, DTS shifted back so that DTS <= PTS.
+        Annex B and AVCC carry no times, so packets made from them get derived ones: a frame lasts the frame duration
+        and a field half of it; DTS = the durations before it in decode order, PTS = those before it in display order
+        (the picture order count within each IDR period), DTS shifted back so that DTS <= PTS.
         stdout gets one line: IN, its format and counts, OUT, its format and size.
         """
     let exitStatuses: [(status: Int32, meaning: String)] = [

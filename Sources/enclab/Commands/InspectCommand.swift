@@ -7,7 +7,7 @@ struct InspectCommand: Command {
     let summary = "NAL units, access units with slice types, and SPS/PPS fields of an H.264 stream"
     let operands = "STREAM"
     let flags = [
-        Flag("--json", about: "print one JSON object (nal_units, access_units, format, sps, pps) instead of text"),
+        Flag("--json", about: "print one JSON object (nal_units, access_units, frames, frame_counts, format, sps, pps) instead of text"),
         Flag("--strict", about: "a NAL unit with forbidden_zero_bit 1 is an error (65), not a warning"),
         StreamFlags.from,
         StreamFlags.lengthSize,
@@ -15,8 +15,10 @@ struct InspectCommand: Command {
     let about = """
         Lists STREAM's NAL units (offset, size, forbidden_zero_bit, nal_unit_type, nal_ref_idc), its access units with
         their slice types and picture type (IDR, I, P, Bref, B), and every SPS and PPS field (H.264 syntax element
-        names; width and height after cropping). Packets are listed as the Annex B stream they stand for. A NAL unit
-        with forbidden_zero_bit 1 (H.264 7.4.1: shall be 0) is listed, with a warning on stderr naming it.
+        names; width and height after cropping). Each field of a field-coded stream is an access unit, marked top or
+        bottom field of its frame; frame counts count a field pair once. Packets are listed as the Annex B stream
+        they stand for. A NAL unit with forbidden_zero_bit 1 (H.264 7.4.1: shall be 0) is listed, with a warning on
+        stderr naming it.
         """
     let exitStatuses: [(status: Int32, meaning: String)] = [
         (0, "listed (warnings, if any, on stderr)"),
