@@ -119,11 +119,11 @@ public struct Experiment: Sendable {
                 if let group = value as? [String: Any] {
                     for k in group.keys.sorted() {
                         steps.append(try Self.step(k, group[k]!, file: file, context: "grid '\(key)'"))
-                        label.append("\(k)=\(Self.text(group[k]!) ?? "")")
+                        label.append(Self.labelWord(k, group[k]!))
                     }
                 } else {
                     steps.append(try Self.step(key, value, file: file, context: "grid"))
-                    label.append("\(key)=\(Self.text(value) ?? "")")
+                    label.append(Self.labelWord(key, value))
                 }
                 // Without the base's frames and seek: their sum is checked at each point, with the point's own.
                 var scratch = baseSettings
@@ -200,6 +200,12 @@ public struct Experiment: Sendable {
             parts.append(part)
         }
         return joined()
+    }
+
+    /// A grid point's word in a run's label: `key=value`, or the key alone for a flag given `true`
+    /// (`pts-clamp`, `no-cabac`).
+    static func labelWord(_ key: String, _ value: Any) -> String {
+        text(value).map { "\(key)=\($0)" } ?? key
     }
 
     /// A JSON scalar as an option argument; nil for `true` (a flag).
