@@ -4,7 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(libx264-dev libsqlite3-dev libssl-dev gnuplot-nox ffmpeg x264 sqlite3 mkvtoolnix)
+# python3-numpy: the tests' witness for x264's SSIM (Tests/EncoderLabTests/LabQualityTests.swift); mkvtoolnix: --mkv.
+packages=(libx264-dev libsqlite3-dev libssl-dev gnuplot-nox ffmpeg x264 sqlite3 mkvtoolnix python3-numpy)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -21,7 +21,8 @@ struct IndependentDecodeTests {
         let decoded = try IndependentDecode.measure(stream: outcome.streamPath, source: scratch.file("c.y4m"),
                                                     width: 96, height: 64, seek: 0, frames: nil)
         #expect(decoded.count == Self.clip.frames)
-        let rows = try store.database.query("SELECT psnr_y, psnr_u, psnr_v FROM frames ORDER BY display_index")
+        let rows = try store.database.query("SELECT x264_psnr_y, x264_psnr_u, x264_psnr_v FROM frames ORDER BY display_index")
+        let stored = try store.database.query("SELECT sse_y, sse_u, sse_v, x264_psnr_differs FROM frames ORDER BY display_index")
         for (k, (row, d)) in zip(rows, decoded).enumerated() {
             if flags == ["--qp", "0"] {
                 #expect(row.allSatisfy { $0 == .null })
@@ -30,6 +31,8 @@ struct IndependentDecodeTests {
                 #expect(d == x264Errors(row), "display frame \(k)")
                 #expect(d.sseY > 0)
             }
+            // The frames table keeps the decode's errors, and x264 agrees with them.
+            #expect(stored[k] == [.integer(d.sseY), .integer(d.sseU), .integer(d.sseV), .integer(0)], "display frame \(k)")
         }
     }
 
@@ -41,7 +44,7 @@ struct IndependentDecodeTests {
         let scratch = Scratch()
         try Self.clip.write(to: scratch.file("c.y4m"))
         let flags = ["--threads", "1", "--bitrate", "400", "--vbv-maxrate", "400", "--vbv-bufsize", "400", "--nal-hrd", "cbr", "--bframes", "2"]
-        let (outcome, _) = try labEncode(scratch.file("c.y4m"), flags, in: scratch)
+        let (outcome, store) = try labEncode(scratch.file("c.y4m"), flags, in: scratch)
         let cli = try Witness.run("x264", ["--quiet"] + flags + ["--dump-yuv", scratch.file("recon.yuv"), "-o", scratch.file("cli.264"), scratch.file("c.y4m")])
         try #require(cli.status == 0)
         // The lab's stream is the CLI's (same flags, --threads 1): the reconstruction is of the same stream.
@@ -60,10 +63,25 @@ struct IndependentDecodeTests {
         let recon = [UInt8](try Data(contentsOf: URL(fileURLWithPath: scratch.file("recon.yuv"))))
         let picture = 96 * 64 * 3 / 2
         try #require(recon.count == picture * Self.clip.frames)
+        let stored = try store.database.query("""
+            SELECT sse_y, sse_u, sse_v, x264_psnr_y, x264_psnr_u, x264_psnr_v, x264_psnr_differs FROM frames ORDER BY display_index
+            """)
+        try #require(stored.count == Self.clip.frames)
+        var differing = 0
         for k in 0..<Self.clip.frames {
             let source = Self.clip.picture(k)
             let expected = IndependentDecode.squaredErrors(Array(recon[(k * picture)..<((k + 1) * picture)]), source, width: 96, height: 64)
             #expect(decoded[k] == expected, "display frame \(k)")
+            // The frames table holds the reconstruction's error; a frame differs exactly when x264's PSNR stands for
+            // another error.
+            #expect(Array(stored[k][0..<3]) == [.integer(expected.sseY), .integer(expected.sseU), .integer(expected.sseV)], "display frame \(k)")
+            let differs = x264Errors(Array(stored[k][3..<6])) != expected
+            #expect(stored[k][6] == .integer(differs ? 1 : 0), "display frame \(k)")
+            if differs { differing += 1 }
         }
+        // The run's warning counts them (README: the first IDR's luma error is 5,786 by x264's PSNR, 6,436 decoded).
+        let warnings = try store.runs().last?.warningsJSON ?? ""
+        #expect(differing > 0)
+        #expect(warnings.contains("x264's PSNR differs from the lab's (FFmpeg's decode of the stream against the source) in \(differing) of \(Self.clip.frames) frames"), "\(warnings)")
     }
 }

@@ -114,45 +114,56 @@ struct PlotFromStoreTests {
     static func nal(_ count: Int) -> WrittenNAL { WrittenNAL(type: 1, refIdc: 2, bytes: [0, 0, 0, 1] + Array(repeating: 0x41, count: count - 4)) }
 
     /// A database written through the store: experiment `e` runs 1 (a.y4m crf=20: 1000 + 1500 bytes in 0.5 s,
-    /// PSNR avg 40 and 42), 2 (a.y4m crf=30: 500 + 500 bytes in 0.25 s, PSNR 30 and 31), 3 (settings with axes:
-    /// clips/b.y4m, bframes 0, crf 25: 250 + 250 bytes in 1 s, PSNR 35 and 36), 4 (no PSNR), 5 (failed);
+    /// PSNR 40 and 20 dB), 2 (a.y4m crf=30: 500 + 500 bytes in 0.25 s, PSNR 30 and 10), 3 (settings with axes:
+    /// clips/b.y4m, bframes 0, crf 25: 250 + 250 bytes in 1 s, PSNR 30 and 40), 4 (no error: lossless), 5 (failed);
     /// experiment `other` run 6 (like run 1).
+    ///
+    /// The PSNRs are the lab's, from the squared errors of a `stream` decode: 40x40 pictures, 1600 luma and 400
+    /// samples per chroma plane; PSNR p dB in every plane is sse_y = 255^2 * 1600 / 10^(p/10) = 104,040,000 /
+    /// 10^(p/10) (10,404 for 40 dB) and sse_u = sse_v = sse_y / 4, so psnr_avg is p too. x264's own PSNRs are
+    /// given 1 dB above them: the plots must not show x264's.
     static func makeDatabase(_ scratch: Scratch) throws -> String {
         let path = scratch.file("lab.sqlite")
         let store = try LabStore(path: path, busyTimeoutMilliseconds: 0)
-        func record(_ experiment: String, clip: String, settings: String, sizes: [Int], psnr: [Double?], seconds: Double) throws {
+        func record(_ experiment: String, clip: String, settings: String, sizes: [Int], psnr: [Int?], seconds: Double) throws {
             let frames = sizes.enumerated().map { i, size in
-                EncodedFrame(codedIndex: i, displayIndex: i, type: i == 0 ? .idr : .p, keyframe: i == 0, pts: Int64(i), dts: Int64(i),
-                             qp: 25, psnrY: psnr[i], psnrU: psnr[i], psnrV: psnr[i], psnrAvg: psnr[i], ssim: nil, nals: [nal(size)])
+                let x264 = psnr[i].map { Double($0 + 1) }
+                return EncodedFrame(codedIndex: i, displayIndex: i, type: i == 0 ? .idr : .p, keyframe: i == 0, pts: Int64(i), dts: Int64(i),
+                                    qp: 25, psnrY: x264, psnrU: x264, psnrV: x264, psnrAvg: x264, ssim: nil, nals: [nal(size)])
+            }
+            let decoded = psnr.enumerated().map { i, p in
+                let sseY = p.map { Int64(104_040_000 / Int(pow(10, Double($0) / 10).rounded())) } ?? 0
+                return LabStore.DecodedFrameRecord(source: "stream", displayIndex: i,
+                                                   errors: PlaneErrors(sseY: sseY, sseU: sseY / 4, sseV: sseY / 4), matchesX264: false)
             }
             let start = LabStore.RunStart(experiment: experiment, clip: clip, settingsJSON: settings, crop: nil, ffmpegVersion: nil,
-                                          width: 16, height: 16, fpsNum: 25, fpsDen: 1)
+                                          width: 40, height: 40, fpsNum: 25, fpsDen: 1)
             try store.recordRun(.init(start: start, createdAt: Date(), warnings: [], outcome: .done(.init(
                 frames: frames, timebaseNum: 1, timebaseDen: 25, durationSeconds: seconds, streamPath: { "OUT/run-\($0)/stream.264" },
-                inputFrames: frames.count, truncatedBytes: nil, settingsJSON: settings, verification: nil, decoded: [])))) { _ in }
+                inputFrames: frames.count, truncatedBytes: nil, settingsJSON: settings, verification: nil, decoded: decoded)))) { _ in }
         }
         let crf = #""rc":"crf","resolved":{"rc_method":"crf","vbv_maxrate_kbps":0}"#
-        try record("e", clip: "a.y4m", settings: #"{"label":"crf=20",\#(crf)}"#, sizes: [1000, 1500], psnr: [40, 42], seconds: 0.5)
-        try record("e", clip: "a.y4m", settings: #"{"label":"crf=30",\#(crf)}"#, sizes: [500, 500], psnr: [30, 31], seconds: 0.25)
-        try record("e", clip: "clips/b.y4m", settings: #"{"label":"bframes=0 crf=25","axes":{"bframes":0,"crf":25},\#(crf)}"#, sizes: [250, 250], psnr: [35, 36], seconds: 1)
+        try record("e", clip: "a.y4m", settings: #"{"label":"crf=20",\#(crf)}"#, sizes: [1000, 1500], psnr: [40, 20], seconds: 0.5)
+        try record("e", clip: "a.y4m", settings: #"{"label":"crf=30",\#(crf)}"#, sizes: [500, 500], psnr: [30, 10], seconds: 0.25)
+        try record("e", clip: "clips/b.y4m", settings: #"{"label":"bframes=0 crf=25","axes":{"bframes":0,"crf":25},\#(crf)}"#, sizes: [250, 250], psnr: [30, 40], seconds: 1)
         try record("e", clip: "a.y4m", settings: #"{"label":"qp=0","rc":"cqp","resolved":{"rc_method":"cqp"}}"#, sizes: [4000, 4000], psnr: [nil, nil], seconds: 0.08)
         let failed = LabStore.RunStart(experiment: "e", clip: "a.y4m", settingsJSON: "{}", crop: nil, ffmpegVersion: nil,
                                        width: 16, height: 16, fpsNum: 25, fpsDen: 1)
         try store.recordRun(.init(start: failed, createdAt: Date(), warnings: [], outcome: .failed(error: "a.y4m: frame 3 is short"))) { _ in }
-        try record("other", clip: "a.y4m", settings: #"{"label":"crf=20",\#(crf)}"#, sizes: [1000, 1500], psnr: [40, 42], seconds: 0.5)
+        try record("other", clip: "a.y4m", settings: #"{"label":"crf=20",\#(crf)}"#, sizes: [1000, 1500], psnr: [40, 20], seconds: 0.5)
         return path
     }
 
-    @Test("the rd plot from the store: one point per done run with PSNR, kbit/s and mean PSNR written out")
+    @Test("the rd plot from the store: one point per done run with PSNR, kbit/s and the lab's mean PSNR written out")
     func experimentPlotFromStore() throws {
         let scratch = Scratch()
         let store = try LabStore(path: try Self.makeDatabase(scratch))
         try Plots.writeExperimentPlot(experiment: "e", runs: try store.runs(), store: store, dir: scratch.file("rd"))
-        // Run 1: 2500 bytes * 8 / 1000 / 0.5 s = 40 kbit/s, (40 + 42) / 2 = 41 dB; run 2: 1000 * 8 / 1000 / 0.25 = 32,
-        // 30.5 dB; run 3: 500 * 8 / 1000 / 1 = 4, 35.5 dB, its line named from its axes. Run 4 has no PSNR, 5 failed,
-        // 6 is another experiment's.
+        // Run 1: 2500 bytes * 8 / 1000 / 0.5 s = 40 kbit/s, (40 + 20) / 2 = 30 dB; run 2: 1000 * 8 / 1000 / 0.25 = 32,
+        // 20 dB; run 3: 500 * 8 / 1000 / 1 = 4, 35 dB, its line named from its axes. Run 4 has no PSNR, 5 failed,
+        // 6 is another experiment's. (x264's values, 1 dB higher, would give 31, 21 and 36.)
         #expect(try String(contentsOfFile: scratch.file("rd/rd.dat"), encoding: .utf8)
-                == "# a.y4m crf\n32.0 30.5\n40.0 41.0\n\n\n# b.y4m crf bframes=0\n4.0 35.5\n\n\n")
+                == "# a.y4m crf\n32.0 20.0\n40.0 30.0\n\n\n# b.y4m crf bframes=0\n4.0 35.0\n\n\n")
         #expect(PlotTests.isPNG(scratch.file("rd/rd.png")))
         let texts = try PlotTests.svgTexts(scratch.file("rd/rd.svg"))
         #expect(texts.contains("e: bitrate against PSNR") && texts.contains("a.y4m crf") && texts.contains("b.y4m crf bframes=0"))
@@ -170,8 +181,8 @@ struct PlotFromStoreTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: out).sorted() == ["e", "other", "run-1", "run-2", "run-3", "run-4", "run-6"])
         for name in ["run-1/frames", "run-4/psnr", "e/rd", "other/rd"] { #expect(PlotTests.isPNG("\(out)/\(name).png"), "\(name)") }
         // Run 1's frames.dat: 1000 and 1500 bytes are 8 and 12 kbit.
-        #expect(try String(contentsOfFile: "\(out)/run-1/frames.dat", encoding: .utf8).hasSuffix("0 0 8.0 0 NaN 40.0 40.0\n1 1 12.0 2 NaN 42.0 42.0\n"))
-        #expect(try String(contentsOfFile: "\(out)/other/rd.dat", encoding: .utf8) == "# a.y4m crf\n40.0 41.0\n\n\n")
+        #expect(try String(contentsOfFile: "\(out)/run-1/frames.dat", encoding: .utf8).hasSuffix("0 0 8.0 0 NaN 40.0 40.0\n1 1 12.0 2 NaN 20.0 20.0\n"))
+        #expect(try String(contentsOfFile: "\(out)/other/rd.dat", encoding: .utf8) == "# a.y4m crf\n40.0 30.0\n\n\n")
         // Only read: the rows are as they were.
         #expect(try StoreOpenTests.sqlite(db, "SELECT count(*), sum(status = 'done') FROM runs") == before)
         // The default folder: the database's path without its extension.

@@ -39,35 +39,59 @@ struct StoreMigrationTests {
             """) == ["0", "delete", "1|done|4|4|0.0", "2|done|4|4|4.0", "3|running||0|0.0"])
     }
 
-    @Test("the fixture migrates to version 2: frames read back bit for bit as sqlite3 reads them from the untouched fixture")
+    @Test("the fixture migrates to version 3: x264's values bit for bit in x264_psnr_*, the lab's PSNR from the stored decode, other tables as they were")
     func framesKept() throws {
         let before = try Data(contentsOf: URL(fileURLWithPath: Self.fixture))
         let scratch = Scratch()
         let path = try Self.copy(scratch)
         let store = try LabStore(path: path, busyTimeoutMilliseconds: 0)
-        #expect(try Self.sqlite(path, "PRAGMA user_version; PRAGMA journal_mode") == ["2", "wal"])
+        #expect(try Self.sqlite(path, "PRAGMA user_version; PRAGMA journal_mode") == ["3", "wal"])
         let reference = try Self.sqlite(Self.fixture, """
-            SELECT run_id, coded_index, display_index, type, size_bytes, pts, dts, \(Self.bits("qp")), \(Self.bits("psnr_y")),
-                   \(Self.bits("psnr_avg")), \(Self.bits("ssim"))
+            SELECT run_id, coded_index, display_index, type, size_bytes, pts, dts, \(Self.bits("qp")), \(Self.bits("ssim"))
             FROM frames ORDER BY run_id, coded_index
             """)
         var read: [String] = []
         for run in [1, 2] as [Int64] {
             for f in try store.frames(run: run) {
                 read.append("\(run)|\(f.codedIndex)|\(f.displayIndex)|\(f.type)|\(f.sizeBytes)|\(f.pts)|\(f.dts)|" +
-                            [f.qp, f.psnrY, f.psnrAvg, f.ssim].map(Self.bits).joined(separator: "|"))
+                            [f.qp, f.ssim].map(Self.bits).joined(separator: "|"))
             }
         }
         #expect(reference.count == 8)
         #expect(read == reference)
-        // Every column of every table but runs, as sqlite3 prints them exactly (.mode quote), is unchanged.
+        // x264's PSNRs moved, each REAL as it was: the old columns under their new names.
+        let v2 = LabStore.shapeVersion2.columns["frames"]!
+        #expect(v2.count == 16)
+        let moved = v2.map { $0.hasPrefix("psnr_") ? "x264_\($0)" : $0 }.joined(separator: ", ")
+        let old = try Self.quoted(Self.fixture, "SELECT * FROM frames ORDER BY run_id, coded_index")
+        #expect(try Self.quoted(path, "SELECT \(moved) FROM frames ORDER BY run_id, coded_index") == old)
+        // The lab's values: the stream decode's squared errors, and PSNR = 10 log10(255^2 samples / sse) over 64x48
+        // (3072 luma samples, 768 per chroma plane); run 2 (--qp 0) decoded without error: NULL PSNRs.
+        let decoded = try Self.sqlite(Self.fixture, "SELECT run_id, display_index, sse_y, sse_u, sse_v FROM decoded_frames WHERE source = 'stream' ORDER BY run_id, display_index")
+        #expect(decoded.count == 8)
+        #expect(try Self.sqlite(path, "SELECT run_id, display_index, sse_y, sse_u, sse_v FROM frames ORDER BY run_id, display_index") == decoded)
+        func db(_ sse: Int64, _ samples: Double) -> Double? { sse == 0 ? nil : 10 * log10(255 * 255 * samples / Double(sse)) }
+        for line in decoded {
+            let v = line.split(separator: "|").map { Int64($0)! }
+            let row = try store.database.rows("SELECT psnr_y, psnr_u, psnr_v, psnr_avg, x264_psnr_differs FROM frames WHERE run_id = ? AND display_index = ?",
+                                              [.integer(v[0]), .integer(v[1])])[0]
+            #expect(row["psnr_y"].double == db(v[2], 3072) && row["psnr_u"].double == db(v[3], 768) && row["psnr_v"].double == db(v[4], 768))
+            #expect(row["psnr_avg"].double == db(v[2] + v[3] + v[4], 3072 + 2 * 768))
+            // The fixture's decodes matched x264's error (matches_x264 1): no frame differs.
+            #expect(row["x264_psnr_differs"].int == 0)
+        }
+        // Parameter sets: each the occurrence 0 of its kind (one id each), no NAL unit index known, new content.
+        let setColumns = LabStore.shapeVersion2.columns["parameter_sets"]!.joined(separator: ", ")
+        #expect(try Self.quoted(path, "SELECT \(setColumns) FROM parameter_sets ORDER BY run_id, kind, id")
+                == Self.quoted(Self.fixture, "SELECT * FROM parameter_sets ORDER BY run_id, kind, id"))
+        #expect(try Self.sqlite(path, "SELECT DISTINCT occurrence, nal_unit_index IS NULL, new_content FROM parameter_sets") == ["0|1|1"])
+        // Every column of the other tables, as sqlite3 prints them exactly (.mode quote), is unchanged.
         let dump = """
-            SELECT * FROM frames ORDER BY run_id, coded_index; SELECT * FROM parameter_sets ORDER BY run_id, kind, id;
             SELECT * FROM bitstream_checks ORDER BY run_id, name; SELECT * FROM decoded_frames ORDER BY run_id, source, display_index;
             """
-        let old = try Self.quoted(Self.fixture, dump)
-        #expect(old.count == 8 + 4 + 32 + 16)
-        #expect(try Self.quoted(path, dump) == old)
+        let unchanged = try Self.quoted(Self.fixture, dump)
+        #expect(unchanged.count == 32 + 16)
+        #expect(try Self.quoted(path, dump) == unchanged)
         // The fixture itself was not written.
         #expect(try Data(contentsOf: URL(fileURLWithPath: Self.fixture)) == before)
     }
@@ -163,14 +187,14 @@ struct StoreMigrationTests {
         #expect(try Self.sqlite(path, "SELECT run_id FROM runs WHERE run_key IS NOT NULL") == ["4"])
     }
 
-    @Test("a file found new that another process gave version 1 tables meanwhile is migrated, not stamped version 2")
+    @Test("a file found new that another process gave version 1 tables meanwhile is migrated, not stamped version 3")
     func newFileFilledMeanwhile() throws {
         let scratch = Scratch()
         let path = try Self.copy(scratch)
         let db = try Database(path: path, busyTimeoutMilliseconds: 0)
         try LabStore.bringUpToDate(db, found: .new)
         #expect(try Self.sqlite(path, "PRAGMA user_version; SELECT status FROM runs WHERE run_id = 3; SELECT count(*) FROM pragma_table_info('runs') WHERE name = 'run_key'") ==
-                ["2", "failed", "1"])
+                ["3", "failed", "1"])
     }
 
     @Test("rows that already pointed at a missing run do not stop the migration; the migration adds none")
@@ -181,13 +205,13 @@ struct StoreMigrationTests {
         let dangling = "SELECT \"table\", parent, count(*) FROM pragma_foreign_key_check GROUP BY 1, 2"
         #expect(try Self.sqlite(path, dangling) == ["bitstream_checks|runs|1"])
         _ = try LabStore(path: path, busyTimeoutMilliseconds: 0)
-        #expect(try Self.sqlite(path, "PRAGMA user_version; " + dangling) == ["2", "bitstream_checks|runs|1"])
+        #expect(try Self.sqlite(path, "PRAGMA user_version; " + dangling) == ["3", "bitstream_checks|runs|1"])
     }
 
-    @Test("the migration of version 1 to 2 needs foreign keys off, and the connection has them on again afterwards")
+    @Test("the migrations of version 1 to 2 and 2 to 3 need foreign keys off, and the connection has them on again afterwards")
     func foreignKeysBackOn() throws {
-        #expect(LabStore.migrations.map(\.from) == [0, 1])
-        #expect(LabStore.migrations.map(\.foreignKeysOff) == [false, true])
+        #expect(LabStore.migrations.map(\.from) == [0, 1, 2])
+        #expect(LabStore.migrations.map(\.foreignKeysOff) == [false, true, true])
         let scratch = Scratch()
         let store = try LabStore(path: try Self.copy(scratch), busyTimeoutMilliseconds: 0)
         #expect(try store.database.query("PRAGMA foreign_keys") == [[.integer(1)]])

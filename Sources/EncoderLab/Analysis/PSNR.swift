@@ -15,4 +15,28 @@ public enum PSNR {
         if psnr >= 100 { return 0 }
         return Int64((255.0 * 255.0 * Double(samples) * pow(10, -psnr / 10)).rounded())
     }
+
+    /// The PSNRs of one 4:2:0 picture, in dB; nil where the squared error is 0 (no error).
+    public struct Picture: Equatable, Sendable {
+        public var y: Double?
+        public var u: Double?
+        public var v: Double?
+        /// The PSNR of the squared error summed over the three planes, over all their samples (x264's
+        /// `f_psnr_avg`, encoder.c: `calc_psnr(ssd[0] + ssd[1] + ssd[2], luma_size + chroma_size*2)`); not the
+        /// mean of the three PSNRs.
+        public var avg: Double?
+
+        public init(y: Double?, u: Double?, v: Double?, avg: Double?) {
+            self.y = y; self.u = u; self.v = v; self.avg = avg
+        }
+    }
+
+    /// The PSNRs of a 4:2:0 picture of `width` × `height` luma samples (both even, so each chroma plane has
+    /// width·height/4 samples) with squared errors `errors`, by ``decibels(sse:samples:)``.
+    public static func picture(_ errors: PlaneErrors, width: Int, height: Int) -> Picture {
+        let luma = width * height, chroma = luma / 4
+        return Picture(y: decibels(sse: errors.sseY, samples: luma), u: decibels(sse: errors.sseU, samples: chroma),
+                       v: decibels(sse: errors.sseV, samples: chroma),
+                       avg: decibels(sse: errors.sseY + errors.sseU + errors.sseV, samples: luma + 2 * chroma))
+    }
 }

@@ -8,8 +8,9 @@ public enum RateDistortion {
 
     /// The points of `experiment`'s done runs among `runs`, by run_id:
     /// - kbps: `runs.bytes` * 8 / 1000 / `runs.duration_s` (as the lab computes it when the run ends);
-    /// - psnr: the mean of the run's `frames.psnr_avg`, summed in decode order; runs without PSNR (lossless
-    ///   `--qp 0`) give no point;
+    /// - psnr: the mean of the run's `frames.psnr_avg` (the lab's PSNR from its own decode, not x264's report:
+    ///   README, "How every run is verified"), summed in decode order, NULLs left out; runs without any (lossless
+    ///   `--qp 0`, or no independent decode stored) give no point;
     /// - clip: the file name of `runs.clip`; mode: see ``lineName(_:)``.
     /// - Throws: `.data` naming the run when a done run has no bytes or duration above 0 or its settings are
     ///   not JSON (the caller names the database); the store's errors.

@@ -14,7 +14,7 @@ public struct RunOutcome: Sendable {
     public var bytes: Int
     /// bytes * 8 / duration / 1000.
     public var kbps: Double
-    /// Mean of the per-frame psnr_avg (x264's "PSNR Mean ... Avg"), nil without PSNR.
+    /// Mean of the per-frame `frames.psnr_avg` (the lab's, from its own decode; NULLs left out), nil without any.
     public var meanPSNR: Double?
     public var streamPath: String
     public var warnings: [String]
@@ -320,7 +320,10 @@ public final class Lab {
         return RunOutcome(runID: runID, runKey: key, clip: checked.clipPath, label: checked.label, settingsText: text,
                           frames: result.frames.count,
                           bytes: bytes, kbps: Double(bytes) * 8 / 1000 / result.duration.approximateValue,
-                          meanPSNR: Self.mean(result.frames.compactMap(\.psnrAvg)), streamPath: "\(final)/stream.264",
+                          meanPSNR: Self.mean(FrameQuality.measure(frames: result.frames, decoded: result.decoded,
+                                                                   width: spec.input.width, height: spec.input.height)
+                                                .compactMap { $0?.psnr.avg }),
+                          streamPath: "\(final)/stream.264",
                           warnings: result.warnings)
     }
 

@@ -241,9 +241,10 @@ public enum Pipeline {
         let (verification, decoded) = try VerifyStage.run(frames: frames, resolved: r, settings: settings,
                                                           clipPath: spec.clip.path, input: input, inputFrames: index,
                                                           folder: folder)
-        if let disagreement = decoded.first(where: { !$0.matchesX264 && $0.source == "stream" }) {
-            warnings.append("stream.264: x264's PSNR of display frame \(disagreement.displayIndex) differs from FFmpeg's decode of the stream (see decoded_frames.matches_x264)")
-        }
+        // The lab's own quality per frame (what the store records); one warning when x264's report differs from it.
+        let qualities = FrameQuality.measure(frames: frames, decoded: decoded, width: input.width, height: input.height)
+        let measured = zip(frames, qualities).compactMap { f, q in q.map { (displayIndex: f.displayIndex, quality: $0) } }
+        if let w = FrameQuality.warning(measured) { warnings.append(w) }
         return RunResult(spec: spec, folder: folder, frames: frames, inputFrames: index, truncatedBytes: clip.truncatedBytes,
                          warnings: warnings, resolved: r, verification: verification, decoded: decoded,
                          duration: analysis.span, inputPTS: inputPTS, timestampAnalysis: analysis,

@@ -125,9 +125,10 @@ public enum Plots {
     }
 
     /// Per run: `frames.png/svg` (frame size per frame, coloured by type, with the 1-second DTS-window bitrate
-    /// and the target-rate line on the right axis) and `psnr.png/svg` (PSNR per frame), with `frames.dat` (one
-    /// row per frame: coded index, display index, size in kbit, type index, window kbit/s or NaN, PSNR Y and
-    /// PSNR avg or NaN) and the two `.gp` scripts, in `dir` (created when missing).
+    /// and the target-rate line on the right axis) and `psnr.png/svg` (the lab's PSNR per frame: `frames.psnr_y`
+    /// and `frames.psnr_avg`, from its own decode, not x264's report), with `frames.dat` (one row per frame: coded
+    /// index, display index, size in kbit, type index, window kbit/s or NaN, PSNR Y and PSNR avg or NaN) and the two
+    /// `.gp` scripts, in `dir` (created when missing).
     /// - Throws: `.cantCreate` naming the folder or file that cannot be made; `.ioError` when a file cannot be
     ///   written in full (a full disk, see ``checkComplete(_:)``); `.software` when gnuplot is
     ///   missing or fails.
@@ -194,7 +195,7 @@ public enum Plots {
         plot 'frames.dat' using 1:6 with linespoints pt 7 ps 0.4 title 'PSNR Y', \\
              'frames.dat' using 1:7 with linespoints pt 7 ps 0.4 title 'PSNR avg (Y,U,V)'
         """ : """
-        set label 'x264 computed no PSNR for this run (lossless --qp 0)' at graph 0.5, 0.5 center
+        set label 'no PSNR for this run: no frame has an error (lossless), or none was decoded' at graph 0.5, 0.5 center
         set yrange [0:1]
         plot 1/0 notitle
         """
@@ -221,13 +222,13 @@ public enum Plots {
         ///   - clip: the clip's file name.
         ///   - mode: the rate-control mode, then the grid's other settings ("cbr bframes=0"): the line's name.
         ///   - kbps: the run's bytes * 8 / 1000 / its duration in seconds.
-        ///   - psnr: the mean of its frames' psnr_avg (dB).
+        ///   - psnr: the mean of its frames' `psnr_avg` (dB; the lab's, from its own decode).
         public init(clip: String, mode: String, kbps: Double, psnr: Double) {
             self.clip = clip; self.mode = mode; self.kbps = kbps; self.psnr = psnr
         }
     }
 
-    /// Per experiment: `rd.png/svg`, bitrate (kbit/s) against mean PSNR (x264's mean of per-frame psnr_avg),
+    /// Per experiment: `rd.png/svg`, bitrate (kbit/s) against mean PSNR (the mean of the lab's per-frame `psnr_avg`),
     /// one line per clip and rate-control mode, points sorted by bitrate. `rd.dat` holds one block per line (a
     /// `# clip mode` comment, then `kbps psnr` rows), and the key titles reach gnuplot as ARG2, one per line.
     /// - Throws: `.cantCreate` naming the folder or file that cannot be made; `.ioError` when a file cannot be

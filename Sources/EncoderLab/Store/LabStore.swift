@@ -13,7 +13,7 @@ public final class LabStore {
     ///
     /// The file is inspected before anything is written to it (no WAL switch, no table): a database of a newer
     /// schema version, or one that is not the lab's, is refused untouched. Then it is switched to WAL; a new
-    /// database gets ``schema`` and `user_version` 2 in one transaction, an older one each migration from its
+    /// database gets ``schema`` and `user_version` 3 in one transaction, an older one each migration from its
     /// version on (``migrations``), each in one transaction.
     /// - Parameter busyTimeoutMilliseconds: how long to wait for another process's lock; nil takes
     ///   `ENCLAB_DB_TIMEOUT_MS` from the environment, else 10 s (``Database/busyTimeout(environment:)``).
@@ -21,7 +21,7 @@ public final class LabStore {
     /// SQLite never reads as one (and which its error messages then name); any other path is opened as given.
     /// - Throws: `.usage` for a path ``checkPath(_:)`` refuses, or a bad `ENCLAB_DB_TIMEOUT_MS`;
     ///   `.data` for a file that is not an SQLite database or is damaged, one written by a newer enclab
-    ///   (user_version > 2), or one that is not enclab's ("not an enclab database (tables: a, b)");
+    ///   (user_version > 3), or one that is not enclab's ("not an enclab database (tables: a, b)");
     ///   `.cantCreate` when the file or its folder cannot be created or written (a read-only mount, an immutable
     ///   file); `.tempFail` when another process holds the database locked past the busy timeout;
     ///   `.ioError` for a full disk or an I/O error.
@@ -100,6 +100,10 @@ public final class LabStore {
     /// inserted with `INSERT ... RETURNING run_id`), then for a done run its stream path, frames, parameter
     /// sets, bitstream checks and decoded frames; then calls `beforeCommit(runID)`, then commits.
     ///
+    /// A frame's `sse_*` are those of the `decoded_frames` row of source `stream` with its display index, and
+    /// its `psnr_*` derive from them (``FrameQuality``); x264's PSNRs go to `x264_psnr_*`. A frame without such a
+    /// decoded picture in the record keeps `sse_*`, `psnr_*` and `x264_psnr_differs` NULL.
+    ///
     /// A done run with a `runKey` must be the only done run with that key (the partial unique index
     /// `runs_done_by_key`): when one is stored already, `replacing` deletes it first, in the same transaction,
     /// with all its rows in frames, parameter_sets, bitstream_checks and decoded_frames (its run id is not
@@ -158,7 +162,8 @@ public final class LabStore {
             while try insert.step() {}
             if case .done(let f) = record.outcome {
                 try database.prepare("UPDATE runs SET stream_path = ? WHERE run_id = ?").run([.text(f.streamPath(runID)), .integer(runID)])
-                try insertFrames(runID, f.frames, inputPTS: f.inputPTS)
+                try insertFrames(runID, f.frames, FrameQuality.measure(frames: f.frames, decoded: f.decoded, width: start.width,
+                                                                       height: start.height), inputPTS: f.inputPTS)
                 if let a = f.timestampAnalysis { try insertTimestampAnalysis(runID, source: f.timestampSource, a) }
                 try insertVerification(runID, f.verification, f.decoded, width: start.width, height: start.height)
             }
@@ -174,38 +179,55 @@ public final class LabStore {
         }
     }
 
+    /// The frames with their quality (``FrameQuality/measure(frames:decoded:width:height:)``, one per frame): x264's
+    /// PSNRs go to `x264_psnr_*`; `sse_*`, `psnr_*` and `x264_psnr_differs` are the lab's, NULL for a frame without
+    /// a measurement.
     /// - Parameter inputPTS: the PTS handed to x264 by display index (`frames.input_pts`); a frame without one
-    ///   (a stream from elsewhere) stores NULL.
-    private func insertFrames(_ runID: Int64, _ frames: [EncodedFrame], inputPTS: [Int64]) throws {
+    ///   stores NULL.
+    private func insertFrames(_ runID: Int64, _ frames: [EncodedFrame], _ qualities: [FrameQuality?], inputPTS: [Int64]) throws {
+        precondition(frames.count == qualities.count, "one quality per frame")
         let insert = try database.prepare("""
             INSERT INTO frames (run_id, coded_index, display_index, type, keyframe, size_bytes, header_bytes,
-                                filler_bytes, pts, dts, qp, psnr_y, psnr_u, psnr_v, psnr_avg, ssim, input_pts)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                filler_bytes, pts, dts, qp, sse_y, sse_u, sse_v, psnr_y, psnr_u, psnr_v, psnr_avg, ssim,
+                                x264_psnr_y, x264_psnr_u, x264_psnr_v, x264_psnr_avg, x264_psnr_differs, input_pts)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
         func opt(_ v: Double?) -> SQLValue { v.map(SQLValue.real) ?? .null }
-        for f in frames {
+        func int(_ v: Int64?) -> SQLValue { v.map(SQLValue.integer) ?? .null }
+        for (f, q) in zip(frames, qualities) {
             try insert.run([.integer(runID), .integer(Int64(f.codedIndex)), .integer(Int64(f.displayIndex)),
                             .text(f.type.rawValue), .integer(f.keyframe ? 1 : 0), .integer(Int64(f.sizeBytes)),
                             .integer(Int64(f.headerBytes)), .integer(Int64(f.fillerBytes)), .integer(f.pts),
-                            .integer(f.dts), .real(f.qp), opt(f.psnrY), opt(f.psnrU), opt(f.psnrV),
-                            opt(f.psnrAvg), opt(f.ssim),
+                            .integer(f.dts), .real(f.qp), int(q?.errors.sseY), int(q?.errors.sseU), int(q?.errors.sseV),
+                            opt(q?.psnr.y), opt(q?.psnr.u), opt(q?.psnr.v), opt(q?.psnr.avg), opt(f.ssim),
+                            opt(f.psnrY), opt(f.psnrU), opt(f.psnrV), opt(f.psnrAvg), int(q.map { $0.x264Differs ? 1 : 0 }),
                             inputPTS.indices.contains(f.displayIndex) ? .integer(inputPTS[f.displayIndex]) : .null])
         }
     }
 
-    /// Parameter sets, bitstream checks and decoded frames; `width` × `height` is the encoded picture size
-    /// (luma samples) the decoded PSNRs are computed over.
+    /// Parameter sets (in stream order: ``StreamVerification/parameterSets``), bitstream checks and decoded frames;
+    /// `width` × `height` is the encoded picture size (luma samples) the decoded PSNRs are computed over.
     private func insertVerification(_ runID: Int64, _ verification: StreamVerification?, _ decodedFrames: [DecodedFrameRecord],
                                     width: Int, height: Int) throws {
         func int(_ v: Int?) -> SQLValue { v.map { .integer(Int64($0)) } ?? .null }
         if let v = verification {
             let sets = try database.prepare("""
-                INSERT INTO parameter_sets (run_id, kind, id, profile_idc, level_idc, width, height,
-                                            entropy_coding_mode_flag, max_num_reorder_frames, fields)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO parameter_sets (run_id, kind, occurrence, id, nal_unit_index, new_content, profile_idc, level_idc,
+                                            width, height, entropy_coding_mode_flag, max_num_reorder_frames, fields)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """)
+            // Occurrences count per kind in the order given (stream order); new content: the first set of its id, or
+            // one whose syntax elements differ from the previous set of that id.
+            var occurrences: [String: Int] = [:]
+            var last: [String: String] = [:]
             for p in v.parameterSets {
-                try sets.run([.integer(runID), .text(p.kind), .integer(Int64(p.id)), int(p.profileIdc), int(p.levelIdc),
+                let occurrence = occurrences[p.kind, default: 0]
+                occurrences[p.kind] = occurrence + 1
+                let key = "\(p.kind) \(p.id)"
+                let isNew = last[key] != p.fieldsJSON
+                last[key] = p.fieldsJSON
+                try sets.run([.integer(runID), .text(p.kind), .integer(Int64(occurrence)), .integer(Int64(p.id)),
+                              int(p.nalUnitIndex), .integer(isNew ? 1 : 0), int(p.profileIdc), int(p.levelIdc),
                               int(p.width), int(p.height), int(p.entropyCodingModeFlag), int(p.maxNumReorderFrames),
                               .text(p.fieldsJSON)])
             }

@@ -22,7 +22,9 @@ extension LabStore {
         },
         Migration(from: 1, summary: "runs.run_key, runs.clip_sha256, nullable x264_version and frames.qp, clip_hashes; running runs failed",
                   foreignKeysOff: true) { db in try migrateVersion1To2(db) },
-        Migration(from: 2, summary: "frames.input_pts (set to pts), timestamp_analysis, frame_durations",
+        Migration(from: 2, summary: "frames.sse_*, frames.psnr_* the lab's (x264's moved to x264_psnr_*), x264_psnr_differs; parameter_sets keyed by occurrence",
+                  foreignKeysOff: true) { db in try migrateVersion2To3(db) },
+        Migration(from: 3, summary: "frames.input_pts (set to pts), timestamp_analysis, frame_durations",
                   foreignKeysOff: false) { db in try migrateAddTimestamps(db) },
     ]
 
@@ -40,9 +42,7 @@ extension LabStore {
         let violationsBefore = try db.query("PRAGMA foreign_key_check").count
         let counter = try db.rows("SELECT seq FROM sqlite_sequence WHERE name = 'runs'").first?["seq"].int
         try db.prepare("UPDATE runs SET status = 'failed', error = ? WHERE status = 'running'").run([.text(interruptedRunError)])
-        let tables: [(String, (String, Bool) -> String)] = [("runs", { runsTable($0, ifNotExists: $1) }),
-                                                            ("frames", { framesTable($0, ifNotExists: $1, inputPTS: false) })]
-        for (table, create) in tables {
+        for (table, create) in [("runs", runsTable), ("frames", framesTableVersion2)] {
             let columns = shapeVersion1.columns[table]!.joined(separator: ", ")
             try db.execute(create("new_\(table)", false))
             try db.execute("INSERT INTO new_\(table) (\(columns)) SELECT \(columns) FROM \(table)")
@@ -59,6 +59,73 @@ extension LabStore {
         let violationsAfter = try db.query("PRAGMA foreign_key_check").count
         if violationsAfter > violationsBefore {
             throw LabError.software("\(db.path): migrating to schema version 2 would leave \(violationsAfter - violationsBefore) rows pointing at a missing run; nothing was changed")
+        }
+    }
+
+    /// Version 2 → 3, table rebuilds as in ``migrateVersion1To2(_:)`` (new table, copy, drop, rename):
+    ///
+    /// - `frames`: x264's `psnr_y/u/v/avg` are copied to `x264_psnr_y/u/v/avg`. A frame whose run has a
+    ///   `decoded_frames` row of source `stream` for its display index gets that row's `sse_y/u/v`, `psnr_*`
+    ///   derived from them (``PSNR/picture(_:width:height:)`` over the run's `width` × `height`; NULL where the error
+    ///   is 0) and `x264_psnr_differs` (``FrameQuality``); any other frame keeps `sse_*`, `psnr_*` and
+    ///   `x264_psnr_differs` NULL, its x264 values only in `x264_psnr_*` (a frame of a run without a picture size,
+    ///   which no done run lacks, gets `sse_*` and keeps the other two NULL).
+    /// - `parameter_sets`: version 2 kept the last set of each id; each row becomes occurrence 0, 1, ... of its
+    ///   run and kind in id order, with `new_content` 1 and `nal_unit_index` NULL (not recorded before).
+    ///
+    /// Every other table and every run id is kept as it was. Foreign keys must be off (``Migration/foreignKeysOff``).
+    /// - Throws: `.software` when the copy would leave more rows pointing at a missing run than before.
+    static func migrateVersion2To3(_ db: Database) throws {
+        // A version 2 file may lack a table or index of its version (decoded_frames): it is made first.
+        try db.execute(schemaVersion2)
+        let violationsBefore = try db.query("PRAGMA foreign_key_check").count
+        let old = shapeVersion2.columns["frames"]!.filter { !$0.hasPrefix("psnr_") }
+        try db.execute(framesTable("new_frames", ifNotExists: false, inputPTS: false))
+        let kept = old.joined(separator: ", ")
+        try db.execute("""
+            INSERT INTO new_frames (\(kept), x264_psnr_y, x264_psnr_u, x264_psnr_v, x264_psnr_avg, sse_y, sse_u, sse_v)
+            SELECT \(old.map { "f.\($0)" }.joined(separator: ", ")), f.psnr_y, f.psnr_u, f.psnr_v, f.psnr_avg, d.sse_y, d.sse_u, d.sse_v
+            FROM frames f LEFT JOIN decoded_frames d
+                ON d.run_id = f.run_id AND d.source = 'stream' AND d.display_index = f.display_index
+            """)
+        // The lab's PSNRs from the squared errors, by the lab's one formula.
+        let update = try db.prepare("""
+            UPDATE new_frames SET psnr_y = ?, psnr_u = ?, psnr_v = ?, psnr_avg = ?, x264_psnr_differs = ?
+            WHERE run_id = ? AND coded_index = ?
+            """)
+        func real(_ v: Double?) -> SQLValue { v.map(SQLValue.real) ?? .null }
+        // One run at a time, so a large database is not read into memory whole.
+        for run in try db.rows("SELECT run_id, width, height FROM runs WHERE width > 0 AND height > 0 ORDER BY run_id") {
+            let (runID, width, height) = (try run.integer("run_id"), Int(try run.integer("width")), Int(try run.integer("height")))
+            let measured = try db.rows("""
+                SELECT coded_index, sse_y, sse_u, sse_v, x264_psnr_y, x264_psnr_u, x264_psnr_v, x264_psnr_avg
+                FROM new_frames WHERE run_id = ? AND sse_y IS NOT NULL
+                """, [.integer(runID)])
+            for row in measured {
+                let errors = PlaneErrors(sseY: try row.integer("sse_y"), sseU: try row.integer("sse_u"), sseV: try row.integer("sse_v"))
+                let x264 = PSNR.Picture(y: row["x264_psnr_y"].double, u: row["x264_psnr_u"].double, v: row["x264_psnr_v"].double,
+                                        avg: row["x264_psnr_avg"].double)
+                let q = FrameQuality(errors: errors, x264: x264, width: width, height: height)
+                try update.run([real(q.psnr.y), real(q.psnr.u), real(q.psnr.v), real(q.psnr.avg), .integer(q.x264Differs ? 1 : 0),
+                                .integer(runID), .integer(try row.integer("coded_index"))])
+            }
+        }
+        try db.execute("DROP TABLE frames")
+        try db.execute("ALTER TABLE new_frames RENAME TO frames")
+
+        let setColumns = shapeVersion2.columns["parameter_sets"]!
+        try db.execute(parameterSetsTable("new_parameter_sets", ifNotExists: false))
+        try db.execute("""
+            INSERT INTO new_parameter_sets (\(setColumns.joined(separator: ", ")), occurrence, new_content)
+            SELECT \(setColumns.joined(separator: ", ")), row_number() OVER (PARTITION BY run_id, kind ORDER BY id) - 1, 1
+            FROM parameter_sets
+            """)
+        try db.execute("DROP TABLE parameter_sets")
+        try db.execute("ALTER TABLE new_parameter_sets RENAME TO parameter_sets")
+        try db.execute(schemaVersion3Rest)
+        let violationsAfter = try db.query("PRAGMA foreign_key_check").count
+        if violationsAfter > violationsBefore {
+            throw LabError.software("\(db.path): migrating to schema version 3 would leave \(violationsAfter - violationsBefore) rows pointing at a missing run; nothing was changed")
         }
     }
 

@@ -134,8 +134,11 @@ extension LabStore {
         public var dts: Int64
         /// The frame's average QP; nil for a stream that x264 did not make (`frames.qp` NULL).
         public var qp: Double?
+        /// The lab's PSNR of Y and of all three planes together (`frames.psnr_y`, `frames.psnr_avg`), in dB; nil
+        /// where the frame decodes without error or has no independent decode.
         public var psnrY: Double?
         public var psnrAvg: Double?
+        /// x264's luma SSIM (`frames.ssim`, README "Database schema"); nil when x264 computed none.
         public var ssim: Double?
 
         public init(codedIndex: Int, displayIndex: Int, type: String, sizeBytes: Int, pts: Int64, dts: Int64, qp: Double?,
@@ -262,15 +265,5 @@ extension LabStore {
             warningsJSON = r["warnings"].string
             error = r["error"].string
         }
-    }
-}
-
-extension LabStore.FrameRow {
-    /// The row the store writes for an encoded frame (`frames` columns of the same names), so a run's plots can be
-    /// drawn from exactly what it records before the record commits.
-    init(_ frame: EncodedFrame) {
-        self.init(codedIndex: frame.codedIndex, displayIndex: frame.displayIndex, type: frame.type.rawValue,
-                  sizeBytes: frame.sizeBytes, pts: frame.pts, dts: frame.dts, qp: frame.qp, psnrY: frame.psnrY,
-                  psnrAvg: frame.psnrAvg, ssim: frame.ssim)
     }
 }

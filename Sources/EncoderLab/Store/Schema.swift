@@ -3,14 +3,15 @@ import Foundation
 /// The database's schema, by version (README, "Database schema"). The version is kept in `PRAGMA user_version`;
 /// ``LabStore/migrations`` take a file of an older version to ``LabStore/schemaVersion``.
 extension LabStore {
-    /// The schema's version, kept in `PRAGMA user_version`: 2 is ``schema``. Version 1 is ``schemaVersion1``;
-    /// version 0 (no user_version, commit aef06d9 and before) has the tables of version 1.
-    public static let schemaVersion: Int32 = 3
+    /// The schema's version, kept in `PRAGMA user_version`: 4 is ``schema``. Version 3 is ``schemaVersion3``,
+    /// version 2 ``schemaVersion2``, version 1 ``schemaVersion1``; version 0 (no user_version, commit aef06d9 and
+    /// before) has the tables of version 1.
+    public static let schemaVersion: Int32 = 4
 
     /// The error a run that was `running` when an older enclab stopped is marked `failed` with, on migration.
     public static let interruptedRunError = "interrupted (found running when the database was opened)"
 
-    /// The `runs` table of version 2 named `name` (the migration builds it as `new_runs`, then renames it).
+    /// The `runs` table of versions 2 and 3 named `name` (the migration to 2 builds it as `new_runs`, then renames it).
     /// `run_key` and `clip_sha256` are lowercase hex SHA-256 digests (64 digits) or NULL; `x264_version` may be
     /// NULL (a stream that x264 did not make).
     static func runsTable(_ name: String, ifNotExists: Bool) -> String {
@@ -48,8 +49,9 @@ extension LabStore {
         """
     }
 
-    /// The `frames` table of version 2 named `name`: `qp` may be NULL (a stream that x264 did not make).
-    static func framesTable(_ name: String, ifNotExists: Bool, inputPTS: Bool = true) -> String {
+    /// The `frames` table of version 2 named `name`: `qp` may be NULL (a stream that x264 did not make); `psnr_*`
+    /// are x264's.
+    static func framesTableVersion2(_ name: String, ifNotExists: Bool) -> String {
         """
         CREATE TABLE \(ifNotExists ? "IF NOT EXISTS " : "")\(name) (
             run_id        INTEGER NOT NULL REFERENCES runs(run_id),
@@ -67,11 +69,108 @@ extension LabStore {
             psnr_u        REAL,
             psnr_v        REAL,
             psnr_avg      REAL,
-            ssim          REAL,\(inputPTS ? "\n            input_pts     INTEGER," : "")
+            ssim          REAL,
             PRIMARY KEY (run_id, coded_index)
         );
         """
     }
+
+    /// The `frames` table of version 3 named `name` (the migration builds it as `new_frames`, then renames it):
+    /// `sse_*` the lab's squared error per plane (NULL without an independent decode), `psnr_*` derived from it
+    /// (NULL where it is 0 or NULL), x264's reported PSNRs in `x264_psnr_*`, `x264_psnr_differs` whether they
+    /// stand for another error (NULL with `sse_*`). README, "Database schema".
+    /// Version 4 adds `input_pts` (``migrateAddTimestamps(_:)``): `inputPTS` false gives the table of version 3.
+    static func framesTable(_ name: String, ifNotExists: Bool, inputPTS: Bool = true) -> String {
+        """
+        CREATE TABLE \(ifNotExists ? "IF NOT EXISTS " : "")\(name) (
+            run_id            INTEGER NOT NULL REFERENCES runs(run_id),
+            coded_index       INTEGER NOT NULL,
+            display_index     INTEGER NOT NULL,
+            type              TEXT NOT NULL CHECK (type IN ('IDR', 'I', 'P', 'Bref', 'B')),
+            keyframe          INTEGER NOT NULL,
+            size_bytes        INTEGER NOT NULL,
+            header_bytes      INTEGER NOT NULL,
+            filler_bytes      INTEGER NOT NULL,
+            pts               INTEGER NOT NULL,
+            dts               INTEGER NOT NULL,
+            qp                REAL,
+            sse_y             INTEGER CHECK (sse_y >= 0),
+            sse_u             INTEGER CHECK (sse_u >= 0),
+            sse_v             INTEGER CHECK (sse_v >= 0),
+            psnr_y            REAL,
+            psnr_u            REAL,
+            psnr_v            REAL,
+            psnr_avg          REAL,
+            ssim              REAL,
+            x264_psnr_y       REAL,
+            x264_psnr_u       REAL,
+            x264_psnr_v       REAL,
+            x264_psnr_avg     REAL,
+            x264_psnr_differs INTEGER CHECK (x264_psnr_differs IN (0, 1)),\(inputPTS ? "\n            input_pts         INTEGER," : "")
+            PRIMARY KEY (run_id, coded_index)
+        );
+        """
+    }
+
+    /// The `parameter_sets` table of version 3 named `name`: one row per SPS or PPS NAL unit of the stream, keyed
+    /// by its occurrence (from 0, in stream order, per kind), so an id given new content mid-stream keeps both.
+    /// `nal_unit_index` is NULL for rows migrated from version 2 (which kept the last of each id only).
+    static func parameterSetsTable(_ name: String, ifNotExists: Bool) -> String {
+        """
+        CREATE TABLE \(ifNotExists ? "IF NOT EXISTS " : "")\(name) (
+            run_id                   INTEGER NOT NULL REFERENCES runs(run_id),
+            kind                     TEXT NOT NULL CHECK (kind IN ('sps', 'pps')),
+            occurrence               INTEGER NOT NULL CHECK (occurrence >= 0),
+            id                       INTEGER NOT NULL,
+            nal_unit_index           INTEGER CHECK (nal_unit_index >= 0),
+            new_content              INTEGER NOT NULL CHECK (new_content IN (0, 1)),
+            profile_idc              INTEGER,
+            level_idc                INTEGER,
+            width                    INTEGER,
+            height                   INTEGER,
+            entropy_coding_mode_flag INTEGER,
+            max_num_reorder_frames   INTEGER,
+            fields                   TEXT NOT NULL,
+            PRIMARY KEY (run_id, kind, occurrence)
+        );
+        """
+    }
+
+    /// Everything of version 3 but `runs`, `frames` and `parameter_sets`: the tables the lab writes beside them,
+    /// the indexes, and the clip hash cache (as in version 2). Every statement is `IF NOT EXISTS`.
+    static let schemaVersion3Rest = """
+    CREATE INDEX IF NOT EXISTS runs_by_experiment ON runs (experiment, status);
+    CREATE UNIQUE INDEX IF NOT EXISTS runs_done_by_key ON runs (run_key) WHERE status = 'done' AND run_key IS NOT NULL;
+    CREATE TABLE IF NOT EXISTS bitstream_checks (
+        run_id   INTEGER NOT NULL REFERENCES runs(run_id),
+        name     TEXT NOT NULL,
+        expected TEXT NOT NULL,
+        actual   TEXT NOT NULL,
+        passed   INTEGER NOT NULL,
+        PRIMARY KEY (run_id, name)
+    );
+    CREATE TABLE IF NOT EXISTS decoded_frames (
+        run_id        INTEGER NOT NULL REFERENCES runs(run_id),
+        source        TEXT NOT NULL CHECK (source IN ('stream', 'packets')),
+        display_index INTEGER NOT NULL,
+        sse_y         INTEGER NOT NULL,
+        sse_u         INTEGER NOT NULL,
+        sse_v         INTEGER NOT NULL,
+        psnr_y        REAL,
+        psnr_u        REAL,
+        psnr_v        REAL,
+        matches_x264  INTEGER NOT NULL,
+        PRIMARY KEY (run_id, source, display_index)
+    );
+    CREATE TABLE IF NOT EXISTS clip_hashes (
+        device   INTEGER NOT NULL,
+        inode    INTEGER NOT NULL,
+        size     INTEGER NOT NULL,
+        mtime_ns INTEGER NOT NULL,
+        sha256   TEXT NOT NULL CHECK (length(sha256) = 64 AND sha256 NOT GLOB '*[^0-9a-f]*'),
+        PRIMARY KEY (device, inode, size, mtime_ns)
+    );
+    """
 
     /// Everything of version 2 but `runs` and `frames`: the tables the lab writes beside them, the indexes, and
     /// the clip hash cache. Every statement is `IF NOT EXISTS`.
@@ -122,13 +221,17 @@ extension LabStore {
     );
     """
 
-    /// The schema of version 2 (``schemaVersion``), as a new database gets it; every statement `IF NOT EXISTS`.
+    /// The schema of version 4 (``schemaVersion``), as a new database gets it; every statement `IF NOT EXISTS`.
     static let schema = runsTable("runs", ifNotExists: true) + "\n" + framesTable("frames", ifNotExists: true) + "\n"
-        + schemaVersion2Rest + "\n" + timestampTables
+        + parameterSetsTable("parameter_sets", ifNotExists: true) + "\n" + schemaVersion3Rest + "\n" + timestampTables
 
-    /// The schema of version 2, as it was: the shape a version 2 file must have.
-    static let schemaVersion2 = runsTable("runs", ifNotExists: true) + "\n"
-        + framesTable("frames", ifNotExists: true, inputPTS: false) + "\n" + schemaVersion2Rest
+    /// The schema of version 3, kept as it was: the migration to version 4 starts from it.
+    static let schemaVersion3 = runsTable("runs", ifNotExists: true) + "\n" + framesTable("frames", ifNotExists: true, inputPTS: false) + "\n"
+        + parameterSetsTable("parameter_sets", ifNotExists: true) + "\n" + schemaVersion3Rest
+
+    /// The schema of version 2 (commit ad1e90e), kept as it was: the migration to version 3 starts from it.
+    static let schemaVersion2 = runsTable("runs", ifNotExists: true) + "\n" + framesTableVersion2("frames", ifNotExists: true) + "\n"
+        + schemaVersion2Rest
 
     /// The schema of version 1 (commit 71d620a; version 0, commit aef06d9, has the same tables), kept as it was:
     /// the migrations start from it. pts/dts are in the run's timebase.
@@ -243,13 +346,14 @@ extension LabStore {
         }
     }
 
-    /// The tables, columns and indexes of version 2 and of version 1 (which version 0 has too).
-    static let shapeVersion3 = SchemaShape(schema)
+    /// The tables, columns and indexes of version 4, 3, 2 and 1 (which version 0 has too).
+    static let shapeVersion4 = SchemaShape(schema)
+    static let shapeVersion3 = SchemaShape(schemaVersion3)
     static let shapeVersion2 = SchemaShape(schemaVersion2)
     static let shapeVersion1 = SchemaShape(schemaVersion1)
 
     /// The shape a file of `version` (0 ... ``schemaVersion``) must have.
     static func shape(ofVersion version: Int64) -> SchemaShape {
-        version >= 3 ? shapeVersion3 : version == 2 ? shapeVersion2 : shapeVersion1
+        version >= 4 ? shapeVersion4 : version == 3 ? shapeVersion3 : version == 2 ? shapeVersion2 : shapeVersion1
     }
 }

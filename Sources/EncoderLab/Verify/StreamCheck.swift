@@ -12,10 +12,13 @@ public struct BitstreamCheck: Sendable, Equatable {
     public var passed: Bool
 }
 
-/// A parameter set as parsed back from a stream, with its syntax elements as JSON (snake_case spec names).
+/// A parameter set as parsed back from a stream, with its syntax elements as JSON (snake_case spec names): one
+/// row of `parameter_sets` (its occurrence and `new_content` follow from its place in
+/// ``StreamVerification/parameterSets``).
 public struct StoredParameterSet: Sendable {
     /// `sps` or `pps`.
     public var kind: String
+    /// seq_parameter_set_id or pic_parameter_set_id.
     public var id: Int
     public var profileIdc: Int?
     public var levelIdc: Int?
@@ -24,12 +27,15 @@ public struct StoredParameterSet: Sendable {
     public var entropyCodingModeFlag: Int?
     public var maxNumReorderFrames: Int?
     public var fieldsJSON: String
+    /// The index (from 0) of its NAL unit among the stream's NAL units, as `inspect` numbers them; nil when unknown.
+    public var nalUnitIndex: Int? = nil
 }
 
 /// What the lab learned by parsing a stream back with the `H264` module.
 public struct StreamVerification: Sendable {
     public var accessUnits: [AccessUnit]
     public var checks: [BitstreamCheck]
+    /// Every SPS and PPS NAL unit of the stream, in stream order (repeats included).
     public var parameterSets: [StoredParameterSet]
     public var failures: [BitstreamCheck] { checks.filter { !$0.passed } }
 }
@@ -68,10 +74,7 @@ public enum StreamCheck {
             let types = Set(unit.sliceTypes)
             check("\(at).slice_types", expectedSlice.description, types.count == 1 ? types.first!.description : unit.sliceTypes.map(\.description).joined(separator: ","))
         }
-        // Parameter sets: the last of each id in the stream (parsed once, by the access unit split).
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        var stored: [StoredParameterSet] = []
+        // Checks: the last parameter set of each id in the stream (parsed once, by the access unit split).
         for (id, sps) in sets.sequenceParameterSets.sorted(by: { $0.key < $1.key }) {
             // --profile is a ceiling: x264 writes the lowest profile its settings need (x264.h, x264_param_apply_profile).
             if let p = profile, let idc = profileIdc[p.lowercased()], let rank = profileOrder.firstIndex(of: idc) {
@@ -79,9 +82,7 @@ public enum StreamCheck {
                 check("sps[\(id)].profile_idc", expected: "<= \(idc) (--profile \(p))", actual: sps.profileIdc, passed: within)
             }
             check("sps[\(id)].level_idc", resolved.levelIdc, sps.levelIdc)
-            let vui = sps.vuiParameters
-            let reorder = vui.flatMap { $0.bitstreamRestrictionFlag ? $0.maxNumReorderFrames : nil }
-            if let reorder {
+            if let reorder = reorderFrames(sps) {
                 check("sps[\(id)].max_num_reorder_frames", expected: resolved.bframes == 0 ? "0" : ">= 1", actual: reorder,
                       passed: resolved.bframes == 0 ? reorder == 0 : reorder >= 1)
             } else {
@@ -89,19 +90,50 @@ public enum StreamCheck {
                       actual: "0 (profile_idc \(sps.profileIdc), constraint_set3_flag \(sps.constraintSet3Flag ? 1 : 0))",
                       passed: sps.profileIdc >= 100 && sps.constraintSet3Flag)
             }
-            stored.append(StoredParameterSet(kind: "sps", id: id, profileIdc: sps.profileIdc, levelIdc: sps.levelIdc,
-                                             width: sps.width, height: sps.height, entropyCodingModeFlag: nil,
-                                             maxNumReorderFrames: reorder,
-                                             fieldsJSON: String(decoding: try encoder.encode(sps), as: UTF8.self)))
         }
         for (id, pps) in sets.pictureParameterSets.sorted(by: { $0.key < $1.key }) {
             check("pps[\(id)].entropy_coding_mode_flag", resolved.cabac ? 1 : 0, pps.entropyCodingModeFlag ? 1 : 0)
-            stored.append(StoredParameterSet(kind: "pps", id: id, profileIdc: nil, levelIdc: nil, width: nil, height: nil,
-                                             entropyCodingModeFlag: pps.entropyCodingModeFlag ? 1 : 0, maxNumReorderFrames: nil,
-                                             fieldsJSON: String(decoding: try encoder.encode(pps), as: UTF8.self)))
         }
+        let stored = try parameterSets(nals)
         if sets.sequenceParameterSets.isEmpty { check("sps present", true, false) }
         return StreamVerification(accessUnits: units, checks: checks, parameterSets: stored)
+    }
+
+    /// max_num_reorder_frames of the SPS VUI's bitstream restriction, nil when absent.
+    static func reorderFrames(_ sps: SequenceParameterSet) -> Int? {
+        sps.vuiParameters.flatMap { $0.bitstreamRestrictionFlag ? $0.maxNumReorderFrames : nil }
+    }
+
+    /// Every SPS and PPS among `nals` (a stream's NAL units in order), as the store keeps them: in stream order,
+    /// each with its NAL unit index; a PPS parsed with the SPSs seen before it.
+    /// - Throws: the `H264` module's error for a parameter set that does not parse.
+    static func parameterSets(_ nals: [NALUnit]) throws -> [StoredParameterSet] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        var seen: [Int: SequenceParameterSet] = [:]
+        var stored: [StoredParameterSet] = []
+        for (index, nal) in nals.enumerated() {
+            switch nal.nalUnitType {
+            case .sps:
+                let sps = try SequenceParameterSet(rbsp: nal.rbsp)
+                seen[sps.seqParameterSetId] = sps
+                stored.append(StoredParameterSet(kind: "sps", id: sps.seqParameterSetId, profileIdc: sps.profileIdc,
+                                                 levelIdc: sps.levelIdc, width: sps.width, height: sps.height,
+                                                 entropyCodingModeFlag: nil, maxNumReorderFrames: reorderFrames(sps),
+                                                 fieldsJSON: String(decoding: try encoder.encode(sps), as: UTF8.self),
+                                                 nalUnitIndex: index))
+            case .pps:
+                let pps = try PictureParameterSet(rbsp: nal.rbsp, sequenceParameterSets: seen)
+                stored.append(StoredParameterSet(kind: "pps", id: pps.picParameterSetId, profileIdc: nil, levelIdc: nil,
+                                                 width: nil, height: nil, entropyCodingModeFlag: pps.entropyCodingModeFlag ? 1 : 0,
+                                                 maxNumReorderFrames: nil,
+                                                 fieldsJSON: String(decoding: try encoder.encode(pps), as: UTF8.self),
+                                                 nalUnitIndex: index))
+            default:
+                continue
+            }
+        }
+        return stored
     }
 
     /// Round-trips a stream's access units through the packet format and back to Annex B.

@@ -31,16 +31,10 @@ enum VerifyStage {
             throw LabError.software("\(rebuiltPath): the stream rebuilt from packets decodes differently from \(streamPath)")
         }
         // x264's squared error per display index, recovered from its PSNR (zero when it measured none: --qp 0).
-        let luma = input.width * input.height
         var expected = [Int: PlaneErrors]()
         for f in frames {
-            if let y = f.psnrY, let u = f.psnrU, let v = f.psnrV {
-                expected[f.displayIndex] = PlaneErrors(sseY: IndependentDecode.sse(fromPSNR: y, samples: luma),
-                                                       sseU: IndependentDecode.sse(fromPSNR: u, samples: luma / 4),
-                                                       sseV: IndependentDecode.sse(fromPSNR: v, samples: luma / 4))
-            } else {
-                expected[f.displayIndex] = PlaneErrors(sseY: 0, sseU: 0, sseV: 0)
-            }
+            expected[f.displayIndex] = PlaneErrors.x264(psnrY: f.psnrY, psnrU: f.psnrU, psnrV: f.psnrV,
+                                                        width: input.width, height: input.height)
         }
         var records: [LabStore.DecodedFrameRecord] = []
         for (source, list) in [("stream", fromStream), ("packets", fromPackets)] {
