@@ -34,8 +34,8 @@ public enum RateDistortion {
     /// `resolved.rc_method`, else "?"), then the grid's other settings as `key=value` words:
     /// - with `axes` (settings version 2): each axis in key order; a scalar as `key=value` unless the key is
     ///   `qp`, `crf`, `bitrate` or `rc`; an object as its own `key=value` words in key order, without those keys
-    ///   (an object left empty adds nothing). Values are written as the grid label writes them (`true` as
-    ///   nothing after `=`, whole numbers without a decimal point).
+    ///   (an object left empty adds nothing). Words are written as the grid label writes them (a flag given
+    ///   `true` as its key alone, whole numbers without a decimal point).
     /// - without `axes` (the previous version): the words of `label` that do not start with `qp=`, `crf=`,
     ///   `bitrate=` or `rc=`.
     /// Both give the same name for the same grid point of an ordinary experiment.
@@ -45,9 +45,9 @@ public enum RateDistortion {
         if let axes = settings.axes {
             for key in axes.keys.sorted() {
                 if let group = axes[key] as? [String: Any] {
-                    for k in group.keys.sorted() where !lineKeys.contains(k) { words.append("\(k)=\(text(group[k]!))") }
+                    for k in group.keys.sorted() where !lineKeys.contains(k) { words.append(word(k, group[k]!)) }
                 } else if !lineKeys.contains(key) {
-                    words.append("\(key)=\(text(axes[key]!))")
+                    words.append(word(key, axes[key]!))
                 }
             }
         } else {
@@ -55,6 +55,13 @@ public enum RateDistortion {
                 .filter { word in !lineKeys.contains { word.hasPrefix("\($0)=") } }
         }
         return ([mode] + words).joined(separator: " ")
+    }
+
+    /// A grid point's word as the grid label writes it (``Experiment/labelWord(_:_:)``: a flag given `true` as its
+    /// key alone); a value that is not a scalar as `key=` and compact JSON.
+    static func word(_ key: String, _ value: Any) -> String {
+        if value is String || value is NSNumber { return Experiment.labelWord(key, value) }
+        return "\(key)=\(JSON.string(value))"
     }
 
     /// A grid value as the grid label writes it (``Experiment/text(_:)``: `true` as "", a whole number without a

@@ -301,7 +301,7 @@ public final class Lab {
             // the run up again, so no row claims a folder it did not write.
             keepTemporary = false
             try? store.database.transaction {
-                for table in ["frames", "parameter_sets", "bitstream_checks", "decoded_frames", "runs"] {
+                for table in LabStore.runChildTables + ["runs"] {
                     try store.database.prepare("DELETE FROM \(table) WHERE run_id = ?").run([.integer(runID)])
                 }
             }

@@ -2,7 +2,8 @@ import Foundation
 import H264
 
 /// The timestamps experiments' plots (README, "Timestamps"), drawn from the store beside an experiment's `rd.*`:
-/// - when the grid has a `pts-offset` axis: `timestamps-bitrate.*` (bitrate error in % against the offset) and
+/// - when the grid has a `pts-offset` axis: `timestamps-bitrate.*` (bitrate error in % against the offset; only
+///   when the runs have a bitrate target) and
 ///   `timestamps-pts.*` (input frames whose PTS was not after the previous one, x264's "non-strictly-monotonic
 ///   PTS", against the offset), one line per clip and the grid's other settings;
 /// - when the runs were timed by a schedule, a timecode file or the file's own times: `per-second-bitrate.*` (the
@@ -99,8 +100,11 @@ extension Plots {
         set grid
         """
         let arguments = [shown("\(experiment): bitrate error against the PTS offset"), titles.joined(separator: "\n")]
-        try both(dir: dir, name: "timestamps-bitrate", body: common + "\nset ylabel 'bitrate error against the target (%)'\nplot "
+        // Without a bitrate target (CQP, CRF) there is no error to draw.
+        if runs.contains(where: { $0.errorPercent != nil }) {
+            try both(dir: dir, name: "timestamps-bitrate", body: common + "\nset ylabel 'bitrate error against the target (%)'\nplot "
                  + bitrateSeries.joined(separator: ", \\\n     "), arguments: arguments, size: (1100, 600))
+        }
         let ptsArguments = [shown("\(experiment): non-increasing PTS handed to x264 against the PTS offset"), titles.joined(separator: "\n")]
         try both(dir: dir, name: "timestamps-pts", body: common + "\nset ylabel 'frames whose PTS is not after the previous one'\nset yrange [0:*]\nplot "
                  + ptsSeries.joined(separator: ", \\\n     "), arguments: ptsArguments, size: (1100, 600))

@@ -25,7 +25,7 @@ extension LabStore {
         Migration(from: 2, summary: "frames.sse_*, frames.psnr_* the lab's (x264's moved to x264_psnr_*), x264_psnr_differs; parameter_sets keyed by occurrence",
                   foreignKeysOff: true) { db in try migrateVersion2To3(db) },
         Migration(from: 3, summary: "frames.input_pts (set to pts), timestamp_analysis, frame_durations",
-                  foreignKeysOff: false) { db in try migrateAddTimestamps(db) },
+                  foreignKeysOff: true) { db in try migrateAddTimestamps(db) },
     ]
 
     /// Version 1 → 2, the documented way to change a table's constraints (sqlite.org/lang_altertable.html,

@@ -32,12 +32,17 @@ extension LabStore {
     );
     """
 
-    /// Adds `frames.input_pts` and the timestamps tables. Every run stored before handed x264 the PTS it got
-    /// back (libx264 returns each picture's `i_pts` unchanged), so `input_pts` is set to `pts` for them; they
-    /// get no `timestamp_analysis` rows.
+    /// Version 3 → 4: adds `frames.input_pts` and the timestamps tables. `frames` is rebuilt the documented way
+    /// (new table, copy, drop, rename; sqlite.org/lang_altertable.html), so a migrated file has the very schema
+    /// of a new one. Every run stored before handed x264 the PTS it got back (libx264 returns each picture's
+    /// `i_pts` unchanged), so `input_pts` is set to `pts` for them; they get no `timestamp_analysis` rows.
     static func migrateAddTimestamps(_ db: Database) throws {
-        try db.execute("ALTER TABLE frames ADD COLUMN input_pts INTEGER")
-        try db.execute("UPDATE frames SET input_pts = pts")
+        let columns = shapeVersion3.columns["frames"]!.joined(separator: ", ")
+        try db.execute(framesTable("new_frames", ifNotExists: false))
+        try db.execute("INSERT INTO new_frames (\(columns), input_pts) SELECT \(columns), pts FROM frames")
+        try db.execute("DROP TABLE frames")
+        try db.execute("ALTER TABLE new_frames RENAME TO frames")
+        try db.execute(schemaVersion3Rest)
         try db.execute(timestampTables)
     }
 
