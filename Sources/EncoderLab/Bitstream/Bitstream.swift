@@ -57,8 +57,8 @@ public struct OutOfBandParameterSets: Sendable {
     /// Reads `--parameter-sets VALUE`: the file VALUE names when there is one (Annex B SPS and PPS NAL units),
     /// else VALUE as SDP's sprop-parameter-sets (base64 NAL units separated by commas, RFC 6184 8.1; a leading
     /// `sprop-parameter-sets=` is allowed).
-    /// - Throws: `.noInput` when VALUE names no file and holds a character base64 does not use (so it can only be
-    ///   a path); `.data` naming the flag when the file does not split as Annex B, when VALUE is not valid
+    /// - Throws: `.noInput` when VALUE names a folder, or no file and holds a character base64 does not use (so it
+    ///   can only be a path); `.data` naming the flag when the file does not split as Annex B, when VALUE is not valid
     ///   base64 (the message says no file has that name either), or when a NAL unit is not an SPS or PPS.
     public static func parameterSets(_ value: String, strict: Bool = false) throws -> OutOfBandParameterSets {
         let policy: ParsePolicy = strict ? .strict : .lenient
@@ -66,7 +66,8 @@ public struct OutOfBandParameterSets: Sendable {
         var warnings: [ParseWarning] = []
         let nals: [NALUnit]
         let source: String
-        if FileManager.default.fileExists(atPath: value, isDirectory: &isFolder), !isFolder.boolValue {
+        if FileManager.default.fileExists(atPath: value, isDirectory: &isFolder) {
+            if isFolder.boolValue { throw LabError.noInput("--parameter-sets \(value): a folder, not a file of SPS/PPS NAL units") }
             source = "--parameter-sets \(value)"
             let bytes = try readFile(value, naming: source)
             do {
@@ -208,7 +209,7 @@ public enum Bitstream {
     ///
     /// With `strict`, the first thing the lenient policy would warn about is an error instead, in this order: the
     /// out-of-band parameter sets, an empty NAL unit, a NAL unit with forbidden_zero_bit 1, then the stream's
-    /// parameter sets, slice headers and SEI in decode order.
+    /// parameter sets and slice headers in decode order, then its SEI.
     /// - Throws: `.usage` for both out-of-band flags, `--in-avcc-config` with `--from` other than avcc, or a
     ///   `--length-size` that disagrees with the avcC record; `.noInput` for a missing stream or out-of-band file;
     ///   `.data` naming the file or flag when something does not parse (a structural error, or anything tolerated
