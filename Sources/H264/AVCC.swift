@@ -2,16 +2,23 @@
 /// preceded by its size as a big-endian unsigned integer of 1, 2 or 4 bytes.
 public enum AVCC {
     /// Splits one AVCC sample (or a whole length-prefixed stream) into NAL units.
+    ///
+    /// A length of 0 is an empty NAL unit: skipped with a warning (``ParsePolicy/lenient``, as FFmpeg
+    /// drops them) or refused (``ParsePolicy/strict``).
     /// - Parameters:
     ///   - data: the sample bytes.
     ///   - lengthSize: the size of each length prefix in bytes: 1, 2 or 4
     ///     (`lengthSizeMinusOne + 1` from the avcC record).
+    ///   - policy: what to do with a length of 0.
+    ///   - warnings: gets a ``ParseWarning`` (element `NALUnitLength`, ``ParseWarning/byteOffset`` of the
+    ///     length prefix) per empty NAL unit skipped.
     /// - Returns: the NAL units, each with the byte offset of its header (after the prefix).
     /// - Throws: ``H264Error/invalid(element:reason:byteOffset:)`` for another
     ///   `lengthSize`; ``H264Error/truncated(element:byteOffset:needed:available:)`` when a prefix
-    ///   or a NAL unit runs past the end; ``H264Error/invalid(element:reason:byteOffset:)`` for a
-    ///   length of 0.
-    public static func split(_ data: [UInt8], lengthSize: Int = 4) throws -> [LocatedNALUnit] {
+    ///   or a NAL unit runs past the end; with the strict policy, ``H264Error/invalid(element:reason:byteOffset:)``
+    ///   for a length of 0.
+    public static func split(_ data: [UInt8], lengthSize: Int = 4, policy: ParsePolicy = .lenient,
+                             warnings: inout [ParseWarning]) throws -> [LocatedNALUnit] {
         try checkLengthSize(lengthSize)
         var units = [LocatedNALUnit]()
         var p = 0
@@ -23,7 +30,11 @@ public enum AVCC {
             for k in 0..<lengthSize { length = length << 8 | Int(data[p + k]) }
             let start = p + lengthSize
             guard length > 0 else {
-                throw H264Error.invalid(element: "NALUnitLength", reason: "length 0 (a NAL unit has at least its header byte)", byteOffset: p)
+                let problem = "length 0 (a NAL unit has at least its header byte)"
+                if policy == .strict { throw H264Error.invalid(element: "NALUnitLength", reason: problem, byteOffset: p) }
+                warnings.append(ParseWarning(element: "NALUnitLength", problem: problem, reason: "skipped, as FFmpeg does", byteOffset: p))
+                p = start
+                continue
             }
             guard data.count - start >= length else {
                 throw H264Error.truncated(element: "NALUnit", byteOffset: start, needed: length, available: data.count - start)
@@ -32,6 +43,13 @@ public enum AVCC {
             p = start + length
         }
         return units
+    }
+
+    /// ``split(_:lengthSize:policy:warnings:)`` without the warnings: a length of 0 is skipped (lenient) or
+    /// refused (strict) all the same.
+    public static func split(_ data: [UInt8], lengthSize: Int = 4, policy: ParsePolicy = .lenient) throws -> [LocatedNALUnit] {
+        var ignored: [ParseWarning] = []
+        return try split(data, lengthSize: lengthSize, policy: policy, warnings: &ignored)
     }
 
     /// Writes NAL units each behind a big-endian length prefix of `lengthSize` bytes.

@@ -43,8 +43,11 @@ public struct AccessUnit: Sendable {
 
     /// ``split(_:)``, also returning the parameter sets the split parsed (the last of each id), so a stream's
     /// parameter sets are parsed once.
-    public static func splitWithParameterSets(_ nalUnits: [NALUnit]) throws -> (accessUnits: [AccessUnit], parameterSets: ParameterSets) {
-        var splitter = AccessUnitSplitter()
+    /// - Parameter parameterSets: the parameter sets known before the first NAL unit (given out of band: an avcC
+    ///   record, SDP's sprop-parameter-sets), and the ``ParsePolicy`` the split parses with; none and lenient
+    ///   unless told.
+    public static func splitWithParameterSets(_ nalUnits: [NALUnit], parameterSets: ParameterSets = ParameterSets()) throws -> (accessUnits: [AccessUnit], parameterSets: ParameterSets) {
+        var splitter = AccessUnitSplitter(parameterSets: parameterSets)
         var units = [AccessUnit]()
         for nal in nalUnits {
             if let au = try splitter.push(nal) { units.append(au) }
@@ -152,6 +155,12 @@ public struct AccessUnitSplitter: Sendable {
 
     /// A splitter at the start of a stream, with no parameter sets.
     public init() {}
+
+    /// A splitter at the start of a stream that knows `parameterSets` already (given out of band) and parses
+    /// with their ``ParameterSets/policy``.
+    public init(parameterSets: ParameterSets) {
+        self.parameterSets = parameterSets
+    }
 
     /// Adds the next NAL unit in decode order.
     /// - Returns: the access unit that `nal` completed (the one before it), if any.

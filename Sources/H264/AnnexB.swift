@@ -33,16 +33,23 @@ public enum AnnexB {
     ///   the data are `trailing_zero_8bits` / `zero_byte` and belong to no NAL unit.
     /// - Zero bytes before the first start code are `leading_zero_8bits`. Other data there is
     ///   rejected or skipped as `leadingData` says.
+    /// - A start code followed by no NAL unit byte (another start code, or the end of the data) is an
+    ///   empty NAL unit: skipped with a warning (``ParsePolicy/lenient``, as FFmpeg's splitter drops
+    ///   them) or refused (``ParsePolicy/strict``).
     /// - Empty data gives no NAL units.
     ///
     /// - Parameters:
     ///   - data: the byte stream.
     ///   - leadingData: what to do with non-zero bytes before the first start code.
+    ///   - policy: what to do with an empty NAL unit.
+    ///   - warnings: gets a ``ParseWarning`` (element `nal_unit`, ``ParseWarning/byteOffset`` just after the
+    ///     start code) per empty NAL unit skipped.
     /// - Returns: the NAL units in stream order, each with the byte offset of its header in `data`.
     /// - Throws: ``H264Error/invalid(element:reason:byteOffset:)`` when non-empty data holds no
-    ///   start code, when non-zero data precedes the first start code (with `.reject`), or when a
-    ///   start code is followed by no NAL unit byte (another start code or the end of data).
-    public static func split(_ data: [UInt8], leadingData: LeadingData = .reject) throws -> [LocatedNALUnit] {
+    ///   start code, when non-zero data precedes the first start code (with `.reject`), or, with the strict
+    ///   policy, for an empty NAL unit.
+    public static func split(_ data: [UInt8], leadingData: LeadingData = .reject, policy: ParsePolicy = .lenient,
+                             warnings: inout [ParseWarning]) throws -> [LocatedNALUnit] {
         // Positions just after each start code.
         var starts = [Int]()
         let n = data.count
@@ -75,11 +82,21 @@ public enum AnnexB {
             var end = k + 1 < starts.count ? starts[k + 1] - 3 : n
             while end > start && data[end - 1] == 0 { end -= 1 }
             guard end > start else {
-                throw H264Error.invalid(element: "nal_unit", reason: "start code followed by no NAL unit (empty NAL unit)", byteOffset: start)
+                let problem = "start code followed by no NAL unit (empty NAL unit)"
+                if policy == .strict { throw H264Error.invalid(element: "nal_unit", reason: problem, byteOffset: start) }
+                warnings.append(ParseWarning(element: "nal_unit", problem: problem, reason: "skipped, as FFmpeg's splitter does", byteOffset: start))
+                continue
             }
             units.append(LocatedNALUnit(offset: start, nal: try NALUnit(bytes: Array(data[start..<end]))))
         }
         return units
+    }
+
+    /// ``split(_:leadingData:policy:warnings:)`` without the warnings: empty NAL units are skipped (lenient) or
+    /// refused (strict) all the same.
+    public static func split(_ data: [UInt8], leadingData: LeadingData = .reject, policy: ParsePolicy = .lenient) throws -> [LocatedNALUnit] {
+        var ignored: [ParseWarning] = []
+        return try split(data, leadingData: leadingData, policy: policy, warnings: &ignored)
     }
 
     /// Writes NAL units as an Annex B byte stream, each behind a 4-byte start code `0x00000001`

@@ -5,9 +5,16 @@
 /// Every read takes the name of the syntax element being read, so that an error can say what was
 /// being read and where. Reading past the end throws ``H264Error/endOfData(element:bitOffset:)``;
 /// nothing traps on any input.
+///
+/// The reads with a `tolerated` reason apply the module's ``ParsePolicy``: a value outside the element's range
+/// is kept with a ``ParseWarning`` in ``warnings`` (lenient) or throws (strict).
 public struct BitReader: Sendable {
     /// The RBSP bytes being read.
     public let bytes: [UInt8]
+    /// What the `tolerated` reads do with a value outside its range.
+    public let policy: ParsePolicy
+    /// The warnings of the `tolerated` reads so far (lenient policy), in reading order.
+    public private(set) var warnings: [ParseWarning] = []
     /// The number of bits read so far (the position of the next bit to read), from 0 to `bitCount`.
     public private(set) var bitOffset: Int = 0
     /// The total number of bits, `bytes.count * 8`.
@@ -21,8 +28,10 @@ public struct BitReader: Sendable {
     private let lastOneBit: Int
 
     /// Creates a reader positioned at the first bit of `bytes`.
-    public init(_ bytes: [UInt8]) {
+    /// - Parameter policy: what the `tolerated` reads do with a value outside its range (lenient unless told).
+    public init(_ bytes: [UInt8], policy: ParsePolicy = .lenient) {
         self.bytes = bytes
+        self.policy = policy
         var last = -1
         var i = bytes.count - 1
         while i >= 0 {
@@ -131,6 +140,38 @@ public struct BitReader: Sendable {
             throw H264Error.outOfRange(element: element, value: Int64(v), range: Int64(range.lowerBound)...Int64(range.upperBound), bitOffset: start)
         }
         return v
+    }
+
+    /// Reads `ue(v)` for an element whose value outside `range` a decoder can live with (``ParsePolicy``).
+    /// - Parameters:
+    ///   - range: the range the current edition allows.
+    ///   - reason: why a value outside it is accepted, for the warning.
+    /// - Returns: the value read, inside `range` or (lenient) not.
+    /// - Throws: as ``ue(_:)``; with the strict policy, ``H264Error/outOfRange(element:value:range:bitOffset:)``
+    ///   as ``ue(_:_:)`` does.
+    public mutating func ue(_ element: String, _ range: ClosedRange<Int>, tolerated reason: String) throws -> Int {
+        let start = bitOffset
+        let v = try ue(element)
+        try tolerate(element, v, range, reason, start)
+        return v
+    }
+
+    /// Reads `u(n)` for an element whose value outside `range` a decoder can live with; see
+    /// ``ue(_:_:tolerated:)``.
+    public mutating func u(_ n: Int, _ element: String, _ range: ClosedRange<Int>, tolerated reason: String) throws -> Int {
+        let start = bitOffset
+        let v = try u(n, element)
+        try tolerate(element, v, range, reason, start)
+        return v
+    }
+
+    private mutating func tolerate(_ element: String, _ v: Int, _ range: ClosedRange<Int>, _ reason: String, _ start: Int) throws {
+        guard !range.contains(v) else { return }
+        let allowed = Int64(range.lowerBound)...Int64(range.upperBound)
+        if policy == .strict {
+            throw H264Error.outOfRange(element: element, value: Int64(v), range: allowed, bitOffset: start)
+        }
+        warnings.append(ParseWarning(element: element, value: Int64(v), allowedRange: allowed, reason: reason, bitOffset: start))
     }
 
     /// Skips `n` bits.

@@ -281,7 +281,8 @@ public struct Packet: Hashable, Sendable {
         let bodyStart = p
         let located: [LocatedNALUnit]
         do {
-            located = try AVCC.split(Array(bytes[p..<p + bodyLength]), lengthSize: 4)
+            // The lab's own format: a length of 0 is damage here, not a sender's habit (PACKETS.md).
+            located = try AVCC.split(Array(bytes[p..<p + bodyLength]), lengthSize: 4, policy: .strict)
         } catch let error as H264Error {
             throw H264Error.invalid(element: "body", reason: "\(error) (body starts at byte \(bodyStart))", byteOffset: bodyStart)
         }

@@ -194,28 +194,49 @@ public struct ParameterSets: Sendable {
     /// The NAL units the PPSs came from, by id.
     public private(set) var ppsNALUnits: [Int: NALUnit] = [:]
 
+    /// How ``add(_:)`` parses: what it does with a value a decoder can live with (``ParsePolicy``).
+    public let policy: ParsePolicy
+
     /// An empty store.
-    public init() {}
+    /// - Parameter policy: how ``add(_:)`` parses (lenient unless told).
+    public init(policy: ParsePolicy = .lenient) {
+        self.policy = policy
+    }
 
     /// Parses and stores `nal` when it is an SPS (type 7) or PPS (type 8); ignores other types.
+    /// With the lenient ``policy`` the warnings of a tolerated value are dropped (``ParameterSetLog`` keeps them).
     /// - Returns: true when `nal` was a parameter set.
-    /// - Throws: the ``H264Error`` of ``SequenceParameterSet/init(rbsp:)`` or
+    /// - Throws: the ``H264Error`` of ``SequenceParameterSet/init(rbsp:policy:warnings:)`` or
     ///   ``PictureParameterSet/init(rbsp:sequenceParameterSets:)``; nothing is stored then.
     @discardableResult
     public mutating func add(_ nal: NALUnit) throws -> Bool {
+        var ignored: [ParseWarning] = []
+        return try add(nal, warnings: &ignored) != nil
+    }
+
+    /// ``add(_:)``, returning what was parsed and appending the warnings of tolerated values (bit offsets in the
+    /// NAL unit's RBSP, no NAL unit index).
+    /// - Returns: the parsed SPS or PPS, nil for another type.
+    mutating func add(_ nal: NALUnit, warnings: inout [ParseWarning]) throws -> Parsed? {
         switch nal.nalUnitType {
         case .sps:
-            let sps = try SequenceParameterSet(rbsp: nal.rbsp)
+            let sps = try SequenceParameterSet(rbsp: nal.rbsp, policy: policy, warnings: &warnings)
             sequenceParameterSets[sps.seqParameterSetId] = sps
             spsNALUnits[sps.seqParameterSetId] = nal
-            return true
+            return .sps(sps)
         case .pps:
             let pps = try PictureParameterSet(rbsp: nal.rbsp, sequenceParameterSets: sequenceParameterSets)
             pictureParameterSets[pps.picParameterSetId] = pps
             ppsNALUnits[pps.picParameterSetId] = nal
-            return true
+            return .pps(pps)
         default:
-            return false
+            return nil
         }
+    }
+
+    /// A parameter set as parsed.
+    enum Parsed {
+        case sps(SequenceParameterSet)
+        case pps(PictureParameterSet)
     }
 }

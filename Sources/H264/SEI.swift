@@ -146,3 +146,31 @@ public struct UserDataUnregistered: Codable, Hashable, Sendable {
         userDataPayloadBytes = Array(payload[16...])
     }
 }
+
+extension AccessUnit {
+    /// The recovery point of this access unit: the first `recovery_point()` SEI message (payloadType 6, D.1.8) in
+    /// its SEI NAL units. With it, an access unit that is not IDR is a random access point (open GOP, periodic
+    /// intra refresh): decoding can start here, and the output is correct from `recovery_frame_cnt` frames on.
+    /// - Parameters:
+    ///   - policy: what to do with an SEI NAL unit that does not parse (SEI is not needed to decode, H.264
+    ///     Annex D): skipped with a warning (lenient) or an error (strict).
+    ///   - warnings: gets one ``ParseWarning`` (element `sei_rbsp`, the NAL unit's index in the split sequence)
+    ///     per SEI NAL unit skipped.
+    /// - Returns: the recovery point, nil when there is none.
+    /// - Throws: with the strict policy, the ``H264Error`` of an SEI NAL unit that does not parse.
+    public func recoveryPoint(policy: ParsePolicy = .lenient, warnings: inout [ParseWarning]) throws -> RecoveryPoint? {
+        var found: RecoveryPoint?
+        for (k, nal) in nalUnits.enumerated() where nal.nalUnitType == .sei {
+            do {
+                let messages = try SEIMessage.parse(rbsp: nal.rbsp)
+                if found == nil { found = messages.lazy.compactMap(\.recoveryPoint).first }
+            } catch let error as H264Error {
+                if policy == .strict { throw error }
+                warnings.append(ParseWarning(element: "sei_rbsp", problem: "\(error)",
+                                             reason: "SEI is not needed to decode (H.264 Annex D); its messages are not read",
+                                             nalUnitIndex: nalUnitIndices.lowerBound + k))
+            }
+        }
+        return found
+    }
+}

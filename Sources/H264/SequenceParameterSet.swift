@@ -139,13 +139,28 @@ public struct SequenceParameterSet: Codable, Hashable, Sendable {
     /// MaxFrameNum = 2^(log2_max_frame_num_minus4 + 4).
     public var maxFrameNum: Int { 1 << (log2MaxFrameNumMinus4 + 4) }
 
-    /// Parses an SPS from its RBSP.
+    /// Parses an SPS from its RBSP with the lenient ``ParsePolicy``, its warnings dropped (see
+    /// ``init(rbsp:policy:warnings:)`` to have them).
     /// - Parameter rbsp: the payload after the NAL unit header, emulation prevention removed
     ///   (``NALUnit/rbsp``).
     /// - Throws: ``H264Error`` naming the bit offset (from the start of `rbsp`), the syntax element
     ///   and its range when a value is out of range or the data ends early.
     public init(rbsp: [UInt8]) throws {
-        var r = BitReader(rbsp)
+        var ignored: [ParseWarning] = []
+        try self.init(rbsp: rbsp, policy: .lenient, warnings: &ignored)
+    }
+
+    /// Parses an SPS from its RBSP.
+    /// - Parameters:
+    ///   - rbsp: the payload after the NAL unit header, emulation prevention removed (``NALUnit/rbsp``).
+    ///   - policy: what to do with a VUI value outside its range that does not affect decoding
+    ///     (``VUIParameters/init(reader:)`` lists them).
+    ///   - warnings: gets one ``ParseWarning`` per such value accepted (lenient), bit offsets in `rbsp`;
+    ///     nothing is appended when the SPS does not parse.
+    /// - Throws: ``H264Error`` naming the bit offset (from the start of `rbsp`), the syntax element
+    ///   and its range when a value is out of range (with `policy` strict, a tolerated one too) or the data ends early.
+    public init(rbsp: [UInt8], policy: ParsePolicy, warnings: inout [ParseWarning]) throws {
+        var r = BitReader(rbsp, policy: policy)
         profileIdc = try r.u(8, "profile_idc")
         constraintSet0Flag = try r.flag("constraint_set0_flag")
         constraintSet1Flag = try r.flag("constraint_set1_flag")
@@ -250,6 +265,7 @@ public struct SequenceParameterSet: Codable, Hashable, Sendable {
         if vuiParametersPresentFlag {
             vuiParameters = try VUIParameters(reader: &r)
         }
+        warnings += r.warnings
     }
 }
 
@@ -351,13 +367,23 @@ public struct VUIParameters: Codable, Hashable, Sendable {
     }
 
     /// Frames per second for a frame-coded stream, `time_scale` ÷ (2 · `num_units_in_tick`)
-    /// (E.2.1: a frame lasts two ticks); nil without timing information.
+    /// (E.2.1: a frame lasts two ticks); nil without timing information or with either of them 0.
     public var frameRate: Double? {
-        guard let n = numUnitsInTick, let t = timeScale, n > 0 else { return nil }
+        guard let n = numUnitsInTick, let t = timeScale, n > 0, t > 0 else { return nil }
         return Double(t) / Double(2 * n)
     }
 
+    /// Why a VUI value outside its range is accepted (``ParsePolicy``).
+    static let notDecoding = "VUI does not affect decoding (H.264 Annex E)"
+    static let noTiming = "read as no timing (as FFmpeg does), and VUI does not affect decoding (H.264 Annex E)"
+    static let edition2003 = "the 2003 edition allowed 0-16, and VUI does not affect decoding (H.264 Annex E)"
+
     /// Parses `vui_parameters()` from the reader's position (inside an SPS RBSP).
+    ///
+    /// Values outside their range that do not affect decoding are tolerated as the reader's ``BitReader/policy``
+    /// says (``ParsePolicy``): `chroma_sample_loc_type_top_field`/`_bottom_field` (0-5), `num_units_in_tick` and
+    /// `time_scale` of 0 (``frameRate`` is then nil), `max_bytes_per_pic_denom`, `max_bits_per_mb_denom` (0-16),
+    /// `log2_max_mv_length_horizontal`/`_vertical` (0-15, 0-16 in the 2003 edition).
     /// - Throws: ``H264Error`` naming the element, its range and the bit offset.
     public init(reader r: inout BitReader) throws {
         aspectRatioInfoPresentFlag = try r.flag("aspect_ratio_info_present_flag")
@@ -387,13 +413,13 @@ public struct VUIParameters: Codable, Hashable, Sendable {
         }
         chromaLocInfoPresentFlag = try r.flag("chroma_loc_info_present_flag")
         if chromaLocInfoPresentFlag {
-            chromaSampleLocTypeTopField = try r.ue("chroma_sample_loc_type_top_field", 0...5)
-            chromaSampleLocTypeBottomField = try r.ue("chroma_sample_loc_type_bottom_field", 0...5)
+            chromaSampleLocTypeTopField = try r.ue("chroma_sample_loc_type_top_field", 0...5, tolerated: Self.notDecoding)
+            chromaSampleLocTypeBottomField = try r.ue("chroma_sample_loc_type_bottom_field", 0...5, tolerated: Self.notDecoding)
         }
         timingInfoPresentFlag = try r.flag("timing_info_present_flag")
         if timingInfoPresentFlag {
-            numUnitsInTick = try r.u(32, "num_units_in_tick", 1...0xFFFF_FFFF)
-            timeScale = try r.u(32, "time_scale", 1...0xFFFF_FFFF)
+            numUnitsInTick = try r.u(32, "num_units_in_tick", 1...0xFFFF_FFFF, tolerated: Self.noTiming)
+            timeScale = try r.u(32, "time_scale", 1...0xFFFF_FFFF, tolerated: Self.noTiming)
             fixedFrameRateFlag = try r.flag("fixed_frame_rate_flag")
         }
         nalHrdParametersPresentFlag = try r.flag("nal_hrd_parameters_present_flag")
@@ -411,10 +437,10 @@ public struct VUIParameters: Codable, Hashable, Sendable {
         bitstreamRestrictionFlag = try r.flag("bitstream_restriction_flag")
         if bitstreamRestrictionFlag {
             motionVectorsOverPicBoundariesFlag = try r.flag("motion_vectors_over_pic_boundaries_flag")
-            maxBytesPerPicDenom = try r.ue("max_bytes_per_pic_denom", 0...16)
-            maxBitsPerMbDenom = try r.ue("max_bits_per_mb_denom", 0...16)
-            log2MaxMvLengthHorizontal = try r.ue("log2_max_mv_length_horizontal", 0...15)
-            log2MaxMvLengthVertical = try r.ue("log2_max_mv_length_vertical", 0...15)
+            maxBytesPerPicDenom = try r.ue("max_bytes_per_pic_denom", 0...16, tolerated: Self.notDecoding)
+            maxBitsPerMbDenom = try r.ue("max_bits_per_mb_denom", 0...16, tolerated: Self.notDecoding)
+            log2MaxMvLengthHorizontal = try r.ue("log2_max_mv_length_horizontal", 0...15, tolerated: Self.edition2003)
+            log2MaxMvLengthVertical = try r.ue("log2_max_mv_length_vertical", 0...15, tolerated: Self.edition2003)
             let reorderStart = r.bitOffset
             let reorder = try r.ue("max_num_reorder_frames", 0...16)
             let buffering = try r.ue("max_dec_frame_buffering", 0...16)

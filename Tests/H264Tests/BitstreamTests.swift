@@ -169,10 +169,19 @@ struct SplitMix64 {
         #expect(try AnnexB.split([]) == [])
         // Trailing zeros at the end of the data: not part of the NAL unit.
         #expect(try AnnexB.split([0, 0, 1, 0x09, 0x10, 0, 0, 0]).map(\.size) == [2])
-        // A start code straight after a start code: an empty NAL unit at byte 3.
+        // A start code straight after a start code: an empty NAL unit at byte 3, skipped with a warning (lenient,
+        // the default: the AUD's header is then at byte 6), refused with the strict policy.
+        var warnings: [ParseWarning] = []
+        #expect(try AnnexB.split([0, 0, 1, 0, 0, 1, 0x09, 0x10], warnings: &warnings).map(\.offset) == [6])
+        #expect(warnings == [ParseWarning(element: "nal_unit", problem: "start code followed by no NAL unit (empty NAL unit)",
+                                          reason: "skipped, as FFmpeg's splitter does", byteOffset: 3)])
         #expect(throws: H264Error.invalid(element: "nal_unit", reason: "start code followed by no NAL unit (empty NAL unit)", byteOffset: 3)) {
-            try AnnexB.split([0, 0, 1, 0, 0, 1, 0x09, 0x10])
+            try AnnexB.split([0, 0, 1, 0, 0, 1, 0x09, 0x10], policy: .strict)
         }
+        // A start code at the very end is one too (byte 8), as is one followed only by zero bytes (byte 3).
+        warnings = []
+        #expect(try AnnexB.split([0, 0, 1, 0, 0, 0, 0, 1, 0x09, 0x10, 0, 0, 1], warnings: &warnings).map(\.offset) == [8])
+        #expect(warnings.map(\.byteOffset) == [3, 13])
         #expect(AnnexB.startsWithStartCode([0, 0, 0, 1, 0x67]))
         #expect(!AnnexB.startsWithStartCode([0, 0, 0, 0x19, 0x67]))
     }

@@ -18,6 +18,138 @@ public struct LoadedStream {
     public var nalUnits: [LocatedNALUnit]
     /// For packets input: the packets as read.
     public var packets: [Packet]?
+    /// The empty NAL units skipped while splitting (lenient policy): an Annex B start code followed by no NAL unit
+    /// (byte offset after the start code) or an AVCC length of 0 (byte offset of the length).
+    public var skipped: [ParseWarning] = []
+}
+
+/// Parameter sets given beside a stream rather than in it: an avcC record (as an MP4 sample entry holds them) or
+/// SPS/PPS NAL units (a file of them in Annex B, or SDP's sprop-parameter-sets).
+public struct OutOfBandParameterSets: Sendable {
+    /// The flag and its value as messages name them: `--in-avcc-config s.avcC`, `--parameter-sets 'Z0IA...'`.
+    public var source: String
+    /// SPS and PPS NAL units, in the order given.
+    public var nalUnits: [NALUnit]
+    /// The avcC record's length size in bytes (`lengthSizeMinusOne + 1`); nil for `--parameter-sets`.
+    public var lengthSize: Int?
+    /// What reading them warned about (a sprop-parameter-sets part without its padding).
+    public var warnings: [ParseWarning]
+
+    /// Reads an avcC record (AVCDecoderConfigurationRecord, ISO/IEC 14496-15 5.3.3.1: the `avcC` box payload,
+    /// without box size and type), as `--in-avcc-config FILE` gives it.
+    /// - Throws: `.noInput` "--in-avcc-config FILE: no such file" (or "cannot be read"); `.data` naming the flag,
+    ///   the file and the record's field when the record does not parse or holds no SPS.
+    public static func avcC(path: String) throws -> OutOfBandParameterSets {
+        let source = "--in-avcc-config \(path)"
+        let bytes = try readFile(path, naming: source)
+        do {
+            let record = try AVCDecoderConfigurationRecord(bytes: bytes)
+            guard !record.sequenceParameterSets.isEmpty else {
+                throw LabError.data("\(source): the avcC record holds no SPS (numOfSequenceParameterSets 0)")
+            }
+            return OutOfBandParameterSets(source: source, nalUnits: record.sequenceParameterSets + record.pictureParameterSets,
+                                          lengthSize: record.lengthSize, warnings: [])
+        } catch let e as H264Error {
+            throw LabError.data("\(source): not an avcC record: \(e)")
+        }
+    }
+
+    /// Reads `--parameter-sets VALUE`: the file VALUE names when there is one (Annex B SPS and PPS NAL units),
+    /// else VALUE as SDP's sprop-parameter-sets (base64 NAL units separated by commas, RFC 6184 8.1; a leading
+    /// `sprop-parameter-sets=` is allowed).
+    /// - Throws: `.noInput` when VALUE names a folder, or no file and holds a character base64 does not use (so it
+    ///   can only be a path); `.data` naming the flag when the file does not split as Annex B, when VALUE is not valid
+    ///   base64 (the message says no file has that name either), or when a NAL unit is not an SPS or PPS.
+    public static func parameterSets(_ value: String, strict: Bool = false) throws -> OutOfBandParameterSets {
+        let policy: ParsePolicy = strict ? .strict : .lenient
+        var isFolder: ObjCBool = false
+        var warnings: [ParseWarning] = []
+        let nals: [NALUnit]
+        let source: String
+        if FileManager.default.fileExists(atPath: value, isDirectory: &isFolder) {
+            if isFolder.boolValue { throw LabError.noInput("--parameter-sets \(value): a folder, not a file of SPS/PPS NAL units") }
+            source = "--parameter-sets \(value)"
+            let bytes = try readFile(value, naming: source)
+            do {
+                nals = try AnnexB.split(bytes, policy: policy, warnings: &warnings).map(\.nal)
+            } catch let e as H264Error {
+                throw LabError.data("\(source): not Annex B SPS/PPS NAL units: \(e)")
+            }
+            if nals.isEmpty { throw LabError.data("\(source): holds no NAL unit") }
+        } else {
+            source = "--parameter-sets '\(value)'"
+            let base64 = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=,")
+            let text = value.hasPrefix("sprop-parameter-sets=") ? String(value.dropFirst("sprop-parameter-sets=".count)) : value
+            guard !text.isEmpty, text.allSatisfy(base64.contains) else {
+                throw LabError.noInput("\(source): no such file (nor a sprop-parameter-sets value: base64 parts separated by commas)")
+            }
+            do {
+                nals = try SpropParameterSets.decode(value, policy: policy, warnings: &warnings)
+            } catch let e as H264Error {
+                throw LabError.data("\(source): no such file, and not a sprop-parameter-sets value: \(e)")
+            }
+        }
+        for (i, nal) in nals.enumerated() where nal.nalUnitType != .sps && nal.nalUnitType != .pps {
+            throw LabError.data("\(source): NAL unit \(i) is nal_unit_type \(nal.nalUnitType.rawValue) (\(nal.nalUnitType)), not an SPS (7) or PPS (8)")
+        }
+        return OutOfBandParameterSets(source: source, nalUnits: nals, lengthSize: nil, warnings: warnings)
+    }
+}
+
+/// What `inspect` and `convert` read: the stream file, how, and the parameter sets given beside it.
+public struct StreamInput: Sendable {
+    /// The stream file.
+    public var path: String
+    /// Its format, or nil to detect it (``Bitstream/load(_:format:lengthSize:strict:)``); AVCC with an avcC record.
+    public var format: StreamFormat?
+    /// The AVCC length size in bytes (1, 2 or 4); nil for 4, or the avcC record's with ``inAVCConfigPath``.
+    public var lengthSize: Int?
+    /// `--in-avcc-config FILE`: an avcC record giving the parameter sets and length size of an AVCC stream.
+    public var inAVCConfigPath: String?
+    /// `--parameter-sets VALUE`: a file of Annex B SPS/PPS NAL units, or SDP's sprop-parameter-sets.
+    public var parameterSets: String?
+    /// `--strict`: refuse what the lenient policy accepts with a warning (``ParsePolicy``, and a NAL unit with
+    /// forbidden_zero_bit 1).
+    public var strict = false
+
+    public init(path: String) { self.path = path }
+}
+
+/// A warning as `inspect` and `convert` report it: a warning of the `H264` module placed in the file, a NAL unit
+/// with forbidden_zero_bit 1, or the count of empty NAL units skipped.
+public struct StreamWarning: Sendable {
+    /// One line naming the file (or the flag) and what was accepted, as stderr shows it after `warning: `.
+    public var message: String
+    /// The syntax element (`log2_max_mv_length_horizontal`, `forbidden_zero_bit`, `nal_unit`, `NALUnitLength`).
+    public var element: String
+    public var value: Int64?
+    /// The range the current edition allows.
+    public var allowedRange: ClosedRange<Int64>?
+    /// Index of the NAL unit in the stream (decode order); nil for an empty NAL unit or an out-of-band one.
+    public var nalUnitIndex: Int?
+    /// Bit offset of the element in the NAL unit's RBSP (after its header).
+    public var bitOffset: Int?
+    /// Byte offsets in the file: of the NAL unit's header, or of each empty NAL unit skipped.
+    public var byteOffsets: [Int]
+    /// How many times it happened (several empty NAL units make one warning).
+    public var count: Int
+}
+
+/// A stream parsed: access units, every parameter set as it appeared, recovery points and warnings.
+public struct ParsedStream {
+    public var path: String
+    public var stream: LoadedStream
+    public var outOfBand: OutOfBandParameterSets?
+    public var accessUnits: [AccessUnit]
+    /// Every SPS and PPS occurrence, out-of-band ones first.
+    public var parameterSets: ParameterSetLog
+    /// Each access unit's recovery point SEI (payloadType 6), nil where it has none.
+    public var recoveryPoints: [RecoveryPoint?]
+    /// Every warning, in the order reported: out-of-band ones, empty NAL units, then by NAL unit.
+    public var warnings: [StreamWarning]
+
+    /// Whether access unit `k` is a random access point: an IDR picture, or one with a recovery point SEI.
+    public func isRandomAccessPoint(_ k: Int) -> Bool { accessUnits[k].isIDR || recoveryPoints[k] != nil }
 }
 
 /// Reading, inspecting and converting streams: the command line's `inspect` and `convert`.
@@ -29,35 +161,39 @@ public enum Bitstream {
     ///   - format: the format, or nil to detect it: a leading start code (00 00 01 or 00 00 00 01) means Annex B;
     ///     otherwise the file is read as packets when it parses whole as packets, else as AVCC.
     ///   - lengthSize: the AVCC length size in bytes (1, 2 or 4).
+    ///   - strict: refuse an empty NAL unit instead of skipping it (``ParsePolicy``).
     /// - Throws: `.noInput` for a missing file; `.data` naming the file and the `H264` module's message (byte
     ///   offset, syntax element) when it does not parse.
-    public static func load(_ path: String, format: StreamFormat? = nil, lengthSize: Int = 4) throws -> LoadedStream {
-        guard FileManager.default.fileExists(atPath: path) else { throw LabError.noInput("\(path): no such file") }
-        guard let data = FileManager.default.contents(atPath: path) else { throw LabError.noInput("\(path): cannot be read") }
-        let bytes = [UInt8](data)
+    public static func load(_ path: String, format: StreamFormat? = nil, lengthSize: Int = 4, strict: Bool = false) throws -> LoadedStream {
+        let bytes = try readFile(path, naming: path)
         if bytes.isEmpty { throw LabError.data("\(path): empty file") }
+        let policy: ParsePolicy = strict ? .strict : .lenient
+        var skipped: [ParseWarning] = []
         do {
+            func annexB() throws -> LoadedStream {
+                LoadedStream(format: .annexb, nalUnits: try AnnexB.split(bytes, policy: policy, warnings: &skipped), packets: nil, skipped: skipped)
+            }
+            func avcc() throws -> LoadedStream {
+                LoadedStream(format: .avcc, nalUnits: try AVCC.split(bytes, lengthSize: lengthSize, policy: policy, warnings: &skipped),
+                             packets: nil, skipped: skipped)
+            }
             // Packets offsets are reported within the Annex B stream the packets stand for.
             func fromPackets(_ packets: [Packet]) throws -> LoadedStream {
                 LoadedStream(format: .packets, nalUnits: try AnnexB.split(Packet.annexB(packets)), packets: packets)
             }
             switch format {
             case .annexb?:
-                return LoadedStream(format: .annexb, nalUnits: try AnnexB.split(bytes), packets: nil)
+                return try annexB()
             case .avcc?:
-                return LoadedStream(format: .avcc, nalUnits: try AVCC.split(bytes, lengthSize: lengthSize), packets: nil)
+                return try avcc()
             case .packets?:
                 return try fromPackets(try Packet.deserializeAll(bytes))
             case nil:
-                if AnnexB.startsWithStartCode(bytes) {
-                    return LoadedStream(format: .annexb, nalUnits: try AnnexB.split(bytes), packets: nil)
-                }
+                if AnnexB.startsWithStartCode(bytes) { return try annexB() }
                 // Neither start code nor --from: packets if the whole file reads as packets, else AVCC; if neither
                 // reads, say what each reading found.
                 do { return try fromPackets(try Packet.deserializeAll(bytes)) } catch let asPackets as H264Error {
-                    do {
-                        return LoadedStream(format: .avcc, nalUnits: try AVCC.split(bytes, lengthSize: lengthSize), packets: nil)
-                    } catch let asAVCC as H264Error {
+                    do { return try avcc() } catch let asAVCC as H264Error {
                         throw LabError.data("\(path): not Annex B (no leading start code); as packets: \(asPackets); as AVCC with \(lengthSize)-byte lengths: \(asAVCC) (another --length-size?)")
                     }
                 }
@@ -67,14 +203,100 @@ public enum Bitstream {
         }
     }
 
-    /// The stream's NAL units, access units and parameter sets (latest per id).
-    /// - Throws: `.data` naming the file when a parameter set or slice header does not parse.
-    static func structure(_ stream: LoadedStream, path: String) throws -> ([NALUnit], [AccessUnit], ParameterSets) {
+    /// Reads and parses what `input` names: the parameter sets given beside the stream (`--in-avcc-config`,
+    /// `--parameter-sets`), the stream, its access units, every parameter set occurrence and each access unit's
+    /// recovery point, with the module's ``ParsePolicy`` (strict with ``StreamInput/strict``).
+    ///
+    /// With `strict`, the first thing the lenient policy would warn about is an error instead, in this order: the
+    /// out-of-band parameter sets, an empty NAL unit, a NAL unit with forbidden_zero_bit 1, then the stream's
+    /// parameter sets and slice headers in decode order, then its SEI.
+    /// - Throws: `.usage` for both out-of-band flags, `--in-avcc-config` with `--from` other than avcc, or a
+    ///   `--length-size` that disagrees with the avcC record; `.noInput` for a missing stream or out-of-band file;
+    ///   `.data` naming the file or flag when something does not parse (a structural error, or anything tolerated
+    ///   with `strict`).
+    public static func open(_ input: StreamInput) throws -> ParsedStream {
+        let policy: ParsePolicy = input.strict ? .strict : .lenient
+        if input.inAVCConfigPath != nil && input.parameterSets != nil {
+            throw LabError.usage("--in-avcc-config and --parameter-sets both give the parameter sets: give one")
+        }
+        if input.inAVCConfigPath != nil, let format = input.format, format != .avcc {
+            throw LabError.usage("--in-avcc-config goes with AVCC input, not --from \(format.rawValue)")
+        }
+        if let path = input.inAVCConfigPath, path.isEmpty { throw LabError.usage("--in-avcc-config needs a file") }
+        if let value = input.parameterSets, value.isEmpty { throw LabError.usage("--parameter-sets needs a file or a sprop-parameter-sets value") }
+        var outOfBand: OutOfBandParameterSets?
+        if let path = input.inAVCConfigPath {
+            let sets = try OutOfBandParameterSets.avcC(path: path)
+            if let given = input.lengthSize, given != sets.lengthSize {
+                throw LabError.usage("--length-size \(given) disagrees with \(sets.source), whose lengthSizeMinusOne says \(sets.lengthSize ?? 4) bytes")
+            }
+            outOfBand = sets
+        } else if let value = input.parameterSets {
+            outOfBand = try OutOfBandParameterSets.parameterSets(value, strict: input.strict)
+        }
+        let stream = try load(input.path, format: outOfBand?.lengthSize != nil ? .avcc : input.format,
+                              lengthSize: outOfBand?.lengthSize ?? input.lengthSize ?? 4, strict: input.strict)
+        try checkHeaders(stream, path: input.path, strict: input.strict) { _ in }
+        return try parse(stream, path: input.path, outOfBand: outOfBand, policy: policy)
+    }
+
+    /// Parses a loaded stream; see ``open(_:)``.
+    static func parse(_ stream: LoadedStream, path: String, outOfBand: OutOfBandParameterSets?, policy: ParsePolicy) throws -> ParsedStream {
+        var warnings: [StreamWarning] = []
+        var log = ParameterSetLog(policy: policy)
+        if let outOfBand {
+            for w in outOfBand.warnings {
+                warnings.append(StreamWarning(message: "\(outOfBand.source): \(w)", element: w.element, value: w.value, allowedRange: w.allowedRange,
+                                              bitOffset: w.bitOffset, byteOffsets: [], count: 1))
+            }
+            for (k, nal) in outOfBand.nalUnits.enumerated() {
+                let before = log.warnings.count
+                do { try log.add(nal, nalUnitIndex: nil) } catch let e as H264Error {
+                    throw LabError.data("\(outOfBand.source): parameter set \(k) (\(nal.nalUnitType)): \(e)")
+                }
+                for w in log.warnings[before...] {
+                    warnings.append(StreamWarning(message: "\(outOfBand.source): parameter set \(k) (\(nal.nalUnitType)): \(w)", element: w.element,
+                                                  value: w.value, allowedRange: w.allowedRange, bitOffset: w.bitOffset, byteOffsets: [], count: 1))
+                }
+            }
+        }
+        let fromOutOfBand = log.warnings.count
+        if let first = stream.skipped.first {
+            let offsets = stream.skipped.compactMap(\.byteOffset)
+            let count = stream.skipped.count
+            let within = stream.format == .packets ? " of the Annex B stream the packets stand for" : ""
+            let problem = first.problem.map { ": \($0)" } ?? ""
+            warnings.append(StreamWarning(
+                message: "\(path): \(count) empty NAL unit\(count == 1 ? "" : "s") at byte\(count == 1 ? "" : "s") \(offsets.map(String.init).joined(separator: ", "))\(within) (\(first.element)\(problem)); \(first.reason)",
+                element: first.element, byteOffsets: offsets, count: count))
+        }
         let nals = stream.nalUnits.map(\.nal)
+        let units: [AccessUnit]
+        var recoveryPoints: [RecoveryPoint?] = []
+        var found: [ParseWarning] = []
         do {
-            let (units, sets) = try AccessUnit.splitWithParameterSets(nals)
-            return (nals, units, sets)
+            units = try AccessUnit.splitWithParameterSets(nals, parameterSets: log.inForce).accessUnits
+            for (i, nal) in nals.enumerated() { try log.add(nal, nalUnitIndex: i) }
+            for u in units { recoveryPoints.append(try u.recoveryPoint(policy: policy, warnings: &found)) }
         } catch let e as H264Error { throw LabError.data("\(path): \(e)") }
+        found = log.warnings[fromOutOfBand...] + found
+        var byNAL = headerProblems(stream, path: path).map { index, message -> (Int, StreamWarning) in
+            let type = stream.nalUnits[index].nal.nalUnitType
+            return (index, StreamWarning(message: "\(message); listed and read as its nal_unit_type \(type.rawValue) (\(type)) says",
+                                         element: "forbidden_zero_bit", value: 1, allowedRange: 0...0, nalUnitIndex: index,
+                                         byteOffsets: [stream.nalUnits[index].offset], count: 1))
+        }
+        let within = stream.format == .packets ? " of the Annex B stream the packets stand for" : ""
+        for w in found {
+            guard let i = w.nalUnitIndex else { continue }
+            let l = stream.nalUnits[i]
+            byNAL.append((i, StreamWarning(message: "\(path): NAL unit \(i) at byte \(l.offset)\(within) (\(l.nal.nalUnitType)): \(w)",
+                                           element: w.element, value: w.value, allowedRange: w.allowedRange, nalUnitIndex: i,
+                                           bitOffset: w.bitOffset, byteOffsets: [l.offset], count: 1)))
+        }
+        warnings += byNAL.enumerated().sorted { ($0.element.0, $0.offset) < ($1.element.0, $1.offset) }.map(\.element.1)
+        return ParsedStream(path: path, stream: stream, outOfBand: outOfBand, accessUnits: units, parameterSets: log,
+                            recoveryPoints: recoveryPoints, warnings: warnings)
     }
 
     /// The picture's type in the lab's `frames.type` vocabulary: IDR, I, P, Bref (reference B), B (non-reference B).
@@ -129,31 +351,50 @@ public enum Bitstream {
         }
     }
 
-    /// `enclab inspect --json`: `nal_units` (offset, size, nal_unit_type, nal_ref_idc, forbidden_zero_bit), `access_units` (index,
-    /// nal_units, slice_types, idr, reference, picture, field_pic_flag, bottom_field_flag, frame: the index of the
-    /// frame it belongs to, null without a picture), `frames` (index, access_units, structure: "frame",
-    /// "complementary reference field pair", "complementary non-reference field pair" or "non-paired field",
-    /// picture), `frame_counts` (frames, field_pairs, non_paired_fields, pictures: frames per picture name) and
-    /// `sps`/`pps` (every parameter set, latest per id, with the specification's syntax element names;
-    /// `width`/`height` after cropping).
-    /// - Throws: `.data` when a parameter set or slice header does not parse.
-    public static func inspectJSON(_ stream: LoadedStream, path: String) throws -> String {
-        let (_, units, sets) = try structure(stream, path: path)
+    /// Where a parameter set occurrence came from: `at NAL unit 4`, or `out of band (` the flag `)`.
+    static func place(_ o: ParameterSetOccurrence, _ parsed: ParsedStream) -> String {
+        o.nalUnitIndex.map { "at NAL unit \($0)" } ?? "out of band (\(parsed.outOfBand?.source ?? "given beside the stream"))"
+    }
+
+    /// `enclab inspect --json`: one object with
+    /// - `format`;
+    /// - `nal_units` (offset, size, nal_unit_type, nal_ref_idc, forbidden_zero_bit);
+    /// - `access_units` (index, nal_units, slice_types, idr, reference, picture; field_pic_flag,
+    ///   bottom_field_flag and frame: the index of the frame it belongs to, null without a picture; `sps` and
+    ///   `pps`, the occurrence numbers of the parameter sets its slices were parsed with; `recovery_point`, the
+    ///   recovery point SEI's fields or null; `random_access`, IDR or recovery point);
+    /// - `frames` (index, access_units, structure: "frame", "complementary reference field pair",
+    ///   "complementary non-reference field pair" or "non-paired field", picture) and `frame_counts` (frames,
+    ///   field_pairs, non_paired_fields, pictures: frames per picture name);
+    /// - `sps` and `pps`: every occurrence in order (out-of-band ones first), each with the specification's
+    ///   syntax element names (`width`/`height` after cropping) and `occurrence` (its number, from 0),
+    ///   `nal_unit` (index, null out of band), `content` (`first`, `repeated`, or `changed`: the id given new
+    ///   content); a PPS also with `sps_occurrence`;
+    /// - `warnings`: each with `message`, `element`, `value`, `allowed_range` ([low, high]), `nal_unit`,
+    ///   `bit_offset` (in the NAL unit's RBSP), `byte_offset`, `byte_offsets` and `count` (null where they do not apply).
+    /// - Throws: `.software` should JSON encoding fail.
+    public static func inspectJSON(_ parsed: ParsedStream) throws -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        func object<T: Encodable>(_ value: T) throws -> Any {
-            try JSONSerialization.jsonObject(with: try encoder.encode(value))
+        func object<T: Encodable>(_ value: T) throws -> [String: Any] {
+            try JSONSerialization.jsonObject(with: try encoder.encode(value)) as? [String: Any] ?? [:]
         }
+        func orNull(_ v: Any?) -> Any { v ?? NSNull() }
+        let stream = parsed.stream
         var root: [String: Any] = ["format": stream.format.rawValue]
         root["nal_units"] = stream.nalUnits.map { l -> [String: Any] in
             ["offset": l.offset, "size": l.nal.bytes.count, "nal_unit_type": l.nal.nalUnitType.rawValue, "nal_ref_idc": l.nal.nalRefIdc,
              "forbidden_zero_bit": l.nal.forbiddenZeroBit]
         }
-        let (frames, frameOf, names) = self.frames(units)
-        root["access_units"] = units.map { u -> [String: Any] in
-            ["index": u.index, "nal_units": Array(u.nalUnitIndices), "slice_types": u.sliceTypes.map(\.description),
-             "idr": u.isIDR, "reference": u.isReference, "picture": pictureName(u),
-             "field_pic_flag": u.fieldPicFlag, "bottom_field_flag": u.bottomFieldFlag, "frame": frameOf[u.index] ?? NSNull()]
+        let (frames, frameOf, names) = self.frames(parsed.accessUnits)
+        root["access_units"] = try parsed.accessUnits.enumerated().map { k, u -> [String: Any] in
+            let (sps, pps) = parsed.parameterSets.occurrences(for: u)
+            return ["index": u.index, "nal_units": Array(u.nalUnitIndices), "slice_types": u.sliceTypes.map(\.description),
+                    "idr": u.isIDR, "reference": u.isReference, "picture": pictureName(u),
+                    "sps": orNull(sps?.occurrence), "pps": orNull(pps?.occurrence),
+                    "recovery_point": try parsed.recoveryPoints[k].map { try object($0) } ?? NSNull(),
+                    "random_access": parsed.isRandomAccessPoint(k),
+                    "field_pic_flag": u.fieldPicFlag, "bottom_field_flag": u.bottomFieldFlag, "frame": frameOf[u.index] ?? NSNull()]
         }
         root["frames"] = frames.map { f -> [String: Any] in
             ["index": f.index, "access_units": f.accessUnits, "structure": f.structure.rawValue, "picture": names[f.index]]
@@ -161,48 +402,92 @@ public enum Bitstream {
         let counts = frameCounts(frames, names: names)
         root["frame_counts"] = ["frames": counts.frames, "field_pairs": counts.fieldPairs, "non_paired_fields": counts.nonPairedFields,
                                 "pictures": Dictionary(uniqueKeysWithValues: counts.pictures)] as [String: Any]
-        root["sps"] = try sets.sequenceParameterSets.sorted { $0.key < $1.key }.map { try object($0.value) }
-        root["pps"] = try sets.pictureParameterSets.sorted { $0.key < $1.key }.map { try object($0.value) }
+        func occurrence(_ o: ParameterSetOccurrence) throws -> [String: Any] {
+            var fields = try o.sps.map { try object($0) } ?? o.pps.map { try object($0) } ?? [:]
+            fields["occurrence"] = o.occurrence
+            fields["nal_unit"] = orNull(o.nalUnitIndex)
+            fields["content"] = o.content.rawValue
+            if o.kind == .pps { fields["sps_occurrence"] = orNull(o.spsOccurrence) }
+            return fields
+        }
+        root["sps"] = try parsed.parameterSets.sequenceParameterSets.map(occurrence)
+        root["pps"] = try parsed.parameterSets.pictureParameterSets.map(occurrence)
+        root["warnings"] = parsed.warnings.map { w -> [String: Any] in
+            ["message": w.message, "element": w.element, "value": orNull(w.value),
+             "allowed_range": orNull(w.allowedRange.map { [$0.lowerBound, $0.upperBound] }), "nal_unit": orNull(w.nalUnitIndex),
+             "bit_offset": orNull(w.bitOffset), "byte_offset": orNull(w.byteOffsets.first), "byte_offsets": w.byteOffsets, "count": w.count]
+        }
         let data = try JSONSerialization.data(withJSONObject: root, options: [.sortedKeys, .prettyPrinted])
         return String(decoding: data, as: UTF8.self)
     }
 
-    /// `enclab inspect` without `--json`: a readable listing. A NAL unit whose `forbidden_zero_bit` is 1 has
-    /// `forbidden_zero_bit 1` at the end of its line; an access unit that is a field ends with `top field` or
-    /// `bottom field` and the frame it belongs to (`of frame N`, `, non-paired` when it has no partner); the
-    /// second line counts frames (a field pair once) and frames per picture name.
-    public static func inspectText(_ stream: LoadedStream, path: String) throws -> String {
-        let (nals, units, sets) = try structure(stream, path: path)
-        let (frames, frameOf, names) = self.frames(units)
+    /// `enclab inspect` without `--json`: a readable listing. Every SPS and PPS occurrence in order (where it
+    /// appears, and `new content` when it changes its id's); the NAL units (a NAL unit whose `forbidden_zero_bit`
+    /// is 1 has `forbidden_zero_bit 1` at the end of its line); the access units, each with the occurrences of
+    /// the SPS and PPS it was parsed with, its recovery point SEI and `random access` when it is a random access
+    /// point, and for a field `top field` or `bottom field` and the frame it belongs to (`of frame N`,
+    /// `, non-paired` when it has no partner); then, when there are any, the warnings (apart from
+    /// forbidden_zero_bit, shown on its NAL unit's line). The second line counts frames (a field pair once) and
+    /// frames per picture name.
+    public static func inspectText(_ parsed: ParsedStream) -> String {
+        let stream = parsed.stream
+        var out = "\(parsed.path): \(stream.format.rawValue), \(stream.nalUnits.count) NAL units, \(parsed.accessUnits.count) access units\n"
+        let (frames, frameOf, names) = self.frames(parsed.accessUnits)
         let counts = frameCounts(frames, names: names)
-        var out = "\(path): \(stream.format.rawValue), \(nals.count) NAL units, \(units.count) access units\n"
         out += "Frames (a field pair counted once): \(counts.frames) (\(counts.fieldPairs) field pairs, \(counts.nonPairedFields) non-paired fields):"
         out += counts.pictures.map { " \($0.0) \($0.1)" }.joined(separator: ",") + "\n"
-        for (id, sps) in sets.sequenceParameterSets.sorted(by: { $0.key < $1.key }) {
+        func mark(_ o: ParameterSetOccurrence) -> String {
+            "\(o.kind == .sps ? "SPS" : "PPS") #\(o.occurrence) (id \(o.id)) \(place(o, parsed))\(o.content == .changed ? ", new content" : o.content == .repeated ? ", repeated" : ""):"
+        }
+        for o in parsed.parameterSets.sequenceParameterSets {
+            guard let sps = o.sps else { continue }
             let vui = sps.vuiParameters
-            out += "SPS \(id): profile_idc \(sps.profileIdc) level_idc \(sps.levelIdc) \(sps.width)x\(sps.height)"
+            out += "\(mark(o)) profile_idc \(sps.profileIdc) level_idc \(sps.levelIdc) \(sps.width)x\(sps.height)"
             out += " chroma_format_idc \(sps.chromaFormatIdc) bit_depth \(sps.bitDepthLumaMinus8 + 8)"
             out += " pic_order_cnt_type \(sps.picOrderCntType) max_num_ref_frames \(sps.maxNumRefFrames)"
             if let v = vui, let t = v.timeScale, let n = v.numUnitsInTick { out += " time_scale \(t) num_units_in_tick \(n)" }
             if let r = vui?.maxNumReorderFrames { out += " max_num_reorder_frames \(r)" }
             out += "\n"
         }
-        for (id, pps) in sets.pictureParameterSets.sorted(by: { $0.key < $1.key }) {
-            out += "PPS \(id): seq_parameter_set_id \(pps.seqParameterSetId) entropy_coding_mode_flag \(pps.entropyCodingModeFlag ? 1 : 0)\n"
+        for o in parsed.parameterSets.pictureParameterSets {
+            guard let pps = o.pps else { continue }
+            out += "\(mark(o)) seq_parameter_set_id \(pps.seqParameterSetId)\(o.spsOccurrence.map { " (SPS #\($0))" } ?? "")"
+            out += " entropy_coding_mode_flag \(pps.entropyCodingModeFlag ? 1 : 0)\n"
         }
         out += "NAL units (offset, size, nal_unit_type, nal_ref_idc):\n"
         for (i, l) in stream.nalUnits.enumerated() {
             out += "  [\(i)] offset \(l.offset) size \(l.nal.bytes.count) type \(l.nal.nalUnitType.rawValue) (\(l.nal.nalUnitType)) ref_idc \(l.nal.nalRefIdc)"
             out += l.nal.forbiddenZeroBit == 1 ? " forbidden_zero_bit 1\n" : "\n"
         }
-        out += "Access units (index: NAL units, slice types, picture as the lab's frames table names it):\n"
-        for u in units {
-            out += "  \(u.index): NAL \(u.nalUnitIndices.count == 1 ? "\(u.nalUnitIndices.lowerBound)" : "\(u.nalUnitIndices.lowerBound)-\(u.nalUnitIndices.upperBound - 1)") slices \(u.sliceTypes.map(\.description).joined(separator: ",")) -> \(pictureName(u))"
+        out += "Access units (index: NAL units, slice types, picture as the lab's frames table names it; SPS and PPS occurrences; recovery point; random access):\n"
+        for (k, u) in parsed.accessUnits.enumerated() {
+            let range = u.nalUnitIndices.count == 1 ? "\(u.nalUnitIndices.lowerBound)" : "\(u.nalUnitIndices.lowerBound)-\(u.nalUnitIndices.upperBound - 1)"
+            out += "  \(u.index): NAL \(range) slices \(u.sliceTypes.map(\.description).joined(separator: ",")) -> \(pictureName(u))"
+            let (sps, pps) = parsed.parameterSets.occurrences(for: u)
+            if let sps, let pps { out += ", SPS #\(sps.occurrence) PPS #\(pps.occurrence)" }
+            if let r = parsed.recoveryPoints[k] {
+                out += ", recovery point (recovery_frame_cnt \(r.recoveryFrameCnt) exact_match_flag \(r.exactMatchFlag ? 1 : 0)"
+                out += " broken_link_flag \(r.brokenLinkFlag ? 1 : 0) changing_slice_group_idc \(r.changingSliceGroupIdc))"
+            }
+            if parsed.isRandomAccessPoint(k) { out += ", random access" }
             if u.fieldPicFlag, let f = frameOf[u.index] {
                 out += ", \(u.bottomFieldFlag ? "bottom" : "top") field of frame \(f)\(frames[f].structure == .nonPairedField ? ", non-paired" : "")"
             }
             out += "\n"
         }
+        let listed = parsed.warnings.filter { $0.element != "forbidden_zero_bit" }
+        if !listed.isEmpty {
+            out += "Warnings (accepted; --strict refuses them):\n"
+            for w in listed { out += "  \(w.message)\n" }
+        }
         return out
     }
+}
+
+/// The bytes of the file at `path`.
+/// - Throws: `.noInput` "`naming`: no such file" or "`naming`: cannot be read".
+func readFile(_ path: String, naming: String) throws -> [UInt8] {
+    guard FileManager.default.fileExists(atPath: path) else { throw LabError.noInput("\(naming): no such file") }
+    guard let data = FileManager.default.contents(atPath: path) else { throw LabError.noInput("\(naming): cannot be read") }
+    return [UInt8](data)
 }

@@ -7,10 +7,20 @@ public enum Convert {
     public struct Options: Sendable {
         public var to: StreamFormat
         public var from: StreamFormat?
-        /// AVCC length size in bytes (1, 2 or 4), for AVCC output and input.
+        /// AVCC length size in bytes (1, 2 or 4), for AVCC output, and for AVCC input without an avcC record.
         public var lengthSize: Int = 4
         /// Where to write the avcC record (AVCDecoderConfigurationRecord) for AVCC output.
         public var avccConfigPath: String?
+        /// With ``avccConfigPath``: write the first set of each id even when the stream gives an id new content
+        /// (otherwise refused).
+        public var avccConfigFirst = false
+        /// An avcC record giving the parameter sets and length size of AVCC input (`--in-avcc-config`).
+        public var inAVCConfigPath: String?
+        /// Parameter sets given beside the input: a file of Annex B SPS/PPS NAL units or SDP's
+        /// sprop-parameter-sets (`--parameter-sets`).
+        public var parameterSets: String?
+        /// Refuse what the lenient policy accepts with a warning (`--strict`; `H264.ParsePolicy`).
+        public var strict = false
         /// Frame rate for packet timestamps when the SPS carries no VUI timing: num/den frames per second.
         public var fps: (num: Int, den: Int)?
         public init(to: StreamFormat) { self.to = to }
@@ -19,16 +29,21 @@ public enum Convert {
     /// What a conversion wrote.
     public struct Summary: Sendable {
         public var from: StreamFormat
+        /// NAL units and access units of the input stream (out-of-band parameter sets not counted).
         public var nalUnits: Int
         public var accessUnits: Int
         public var bytes: Int
+        /// What was accepted with a warning, one line each (``StreamWarning/message``).
+        public var warnings: [String]
     }
 
     /// Converts `input` into `output`.
     ///
     /// - AVCC output: every NAL unit in decode order, parameter sets included, each behind a big-endian length of
-    ///   `lengthSize` bytes; with `avccConfigPath`, the avcC record of the stream's SPSs and PPSs (ISO/IEC 14496-15
-    ///   5.3.3.1) is written there.
+    ///   `lengthSize` bytes; with `avccConfigPath`, the avcC record (ISO/IEC 14496-15 5.3.3.1) of the first SPS
+    ///   and PPS of each id is written there. A record holds one set per id, so a stream that gives an id new
+    ///   content (a resolution switch reusing SPS id 0) is refused, naming the NAL unit where it does, unless
+    ///   `avccConfigFirst` asks for the first sets anyway.
     /// - Annex B output: 4-byte start codes.
     /// - Packets output: one packet per access unit (a field of a field-coded stream is an access unit of its
     ///   own), parameter sets on every packet. Annex B and AVCC carry no times, so they are derived: a frame lasts
@@ -37,10 +52,15 @@ public enum Convert {
     ///   the picture order count (H.264 8.2.1, types 0 and 2; display order is decode order for type 1) within
     ///   each IDR period; DTS then shifted back by the largest DTS - PTS so that DTS <= PTS. The frame duration is
     ///   2 x num_units_in_tick / time_scale from the SPS VUI, or 1/fps with `fps`.
+    /// - Parameter sets given beside the input (`inAVCConfigPath`, `parameterSets`) are written in band before the
+    ///   first NAL unit (so the output decodes on its own), except into AVCC output with `avccConfigPath`, whose
+    ///   record holds them.
     /// - Throws: `.usage` for a bad length size, a missing frame rate, an `fps` whose frame duration puts the
     ///   stream's times beyond 64-bit microseconds, or an output or avcC path that names the input or each other
-    ///   (the same device and inode, or the same folder and name, or the same normalised absolute path);
-    ///   `.data` for input that does not parse;
+    ///   (the same device and inode, or the same folder and name, or the same normalised absolute path), or the
+    ///   out-of-band flags misused (``Bitstream/open(_:)``); `.noInput` for a missing input or out-of-band file;
+    ///   `.data` for input that does not parse (with `strict`, anything the lenient policy tolerates), or
+    ///   parameter sets that change under `avccConfigPath` without `avccConfigFirst`;
     ///   `.cantCreate` (73) when the output is a folder or cannot be created, `.ioError` (74) when a write fails.
     public static func run(input: String, output: String, options: Options) throws -> Summary {
         guard [1, 2, 4].contains(options.lengthSize) else {
@@ -63,25 +83,49 @@ public enum Convert {
                 throw LabError.usage("--avcc-config '\(configPath)' is the output '\(output)': one file cannot hold both")
             }
         }
-        let stream = try Bitstream.load(input, format: options.from, lengthSize: options.lengthSize)
-        let nals = stream.nalUnits.map(\.nal)
+        for (flag, path) in [("--in-avcc-config", options.inAVCConfigPath), ("--parameter-sets", options.parameterSets)] {
+            guard let path, !path.isEmpty else { continue }
+            if sameFile(path, output) {
+                throw LabError.usage("\(flag) '\(path)' is the output '\(output)': convert would overwrite its input")
+            }
+            if let configPath = options.avccConfigPath, sameFile(path, configPath) {
+                throw LabError.usage("\(flag) '\(path)' is the --avcc-config '\(configPath)': convert would overwrite its input")
+            }
+        }
+        var source = StreamInput(path: input)
+        source.format = options.from
+        source.lengthSize = options.inAVCConfigPath == nil ? options.lengthSize : nil
+        source.inAVCConfigPath = options.inAVCConfigPath
+        source.parameterSets = options.parameterSets
+        source.strict = options.strict
+        let parsed = try Bitstream.open(source)
+        let stream = parsed.stream
+        let streamNALs = stream.nalUnits.map(\.nal)
         var bytes: [UInt8]
-        var accessUnitCount = 0
+        // Out-of-band parameter sets go in band, before everything, unless an avcC record is written to hold them.
+        let outOfBand = parsed.outOfBand?.nalUnits ?? []
+        let inBand = options.to == .avcc && options.avccConfigPath != nil ? [] : outOfBand
+        let nals = inBand + streamNALs
         do {
-            let (units, parsedSets) = try AccessUnit.splitWithParameterSets(nals)
-            accessUnitCount = units.count
+            let units = inBand.isEmpty ? parsed.accessUnits : try AccessUnit.split(nals)
             switch options.to {
             case .annexb:
                 bytes = AnnexB.write(nals)
             case .avcc:
-                bytes = try AVCC.write(nals, lengthSize: options.lengthSize)
                 if let configPath = options.avccConfigPath {
-                    let sets = parsedSets
-                    let record = try AVCDecoderConfigurationRecord(
-                        sequenceParameterSets: sets.spsNALUnits.sorted { $0.key < $1.key }.map(\.value),
-                        pictureParameterSets: sets.ppsNALUnits.sorted { $0.key < $1.key }.map(\.value),
-                        lengthSize: options.lengthSize)
+                    let log = parsed.parameterSets
+                    if let change = log.firstChange, !options.avccConfigFirst {
+                        let at = change.nalUnitIndex.map { "at NAL unit \($0)" } ?? "in \(parsed.outOfBand?.source ?? "the out-of-band parameter sets")"
+                        throw LabError.data("\(input): the parameter sets change \(at) (\(change.kind == .sps ? "SPS" : "PPS") id \(change.id) given new content): an avcC record holds one set per id, and ISO/IEC 14496-15 needs a new sample entry there; --avcc-config-first writes the first ones")
+                    }
+                    let first = log.firstOfEachId
+                    let record = try AVCDecoderConfigurationRecord(sequenceParameterSets: first.sequenceParameterSets,
+                                                                   pictureParameterSets: first.pictureParameterSets,
+                                                                   lengthSize: options.lengthSize)
+                    bytes = try AVCC.write(nals, lengthSize: options.lengthSize)
                     try write(try record.serialize(), to: configPath)
+                } else {
+                    bytes = try AVCC.write(nals, lengthSize: options.lengthSize)
                 }
             case .packets:
                 let times: [(ptsMicroseconds: Int64, dtsMicroseconds: Int64)]
@@ -98,7 +142,8 @@ public enum Convert {
             throw LabError.data("\(input): \(e)")
         }
         try write(bytes, to: output)
-        return Summary(from: stream.format, nalUnits: nals.count, accessUnits: accessUnitCount, bytes: bytes.count)
+        return Summary(from: stream.format, nalUnits: streamNALs.count, accessUnits: parsed.accessUnits.count, bytes: bytes.count,
+                       warnings: parsed.warnings.map(\.message))
     }
 
     /// Whether paths `a` and `b` name one file: both exist and share device and inode (stat(2), so a symbolic or

@@ -117,8 +117,9 @@ public enum Matroska {
     ///   that does not parse, one with no picture, or a field picture (naming its access unit in decode order;
     ///   mkvmerge would not give each field a time of its own).
     static func frameCount(_ path: String) throws -> Int {
-        let loaded = try Bitstream.load(path, format: .annexb)
-        let (_, units, _) = try Bitstream.structure(loaded, path: path)
+        var input = StreamInput(path: path)
+        input.format = .annexb
+        let units = try Bitstream.open(input).accessUnits
         var frames = 0
         for unit in units where unit.hasPrimaryPicture {
             if unit.sliceHeaders.contains(where: \.fieldPicFlag) {

@@ -165,7 +165,17 @@ func lengthSize(_ value: String?) throws -> Int {
 enum StreamFlags {
     static let from = Flag("--from", value: "annexb|avcc|packets", about: "the input's format",
                            default: "detected: a leading start code is Annex B, a file that parses whole as packets is packets, else AVCC")
-    static let lengthSize = Flag("--length-size", value: "1|2|4", about: "bytes of each AVCC length prefix", default: "4")
+    static let lengthSize = Flag("--length-size", value: "1|2|4", about: "bytes of each AVCC length prefix",
+                                 default: "4, or for input with --in-avcc-config the record's")
+    static let strict = Flag("--strict", about: "refuse (65) what is otherwise accepted with a warning: a value outside its range "
+                             + "that does not affect decoding, an empty NAL unit, forbidden_zero_bit 1, an SEI that does not parse")
+    static let inAVCConfig = Flag("--in-avcc-config", value: "FILE",
+                                  about: "an avcC record (ISO/IEC 14496-15, as an MP4 sample entry holds it) giving the parameter "
+                                  + "sets and length size of AVCC input", default: "none: the stream carries its parameter sets")
+    static let parameterSets = Flag("--parameter-sets", value: "VALUE",
+                                    about: "parameter sets sent beside the stream: a file of Annex B SPS/PPS NAL units, or SDP's "
+                                    + "sprop-parameter-sets (base64 NAL units separated by commas)",
+                                    default: "none: the stream carries its parameter sets")
 }
 
 /// The environment section of the commands that open a database.

@@ -7,37 +7,54 @@ struct InspectCommand: Command {
     let summary = "NAL units, access units with slice types, and SPS/PPS fields of an H.264 stream"
     let operands = "STREAM"
     let flags = [
-        Flag("--json", about: "print one JSON object (nal_units, access_units, frames, frame_counts, format, sps, pps) instead of text"),
-        Flag("--strict", about: "a NAL unit with forbidden_zero_bit 1 is an error (65), not a warning"),
+        Flag("--json", about: "print one JSON object (format, nal_units, access_units, frames, frame_counts, sps, pps, warnings) instead of text"),
+        StreamFlags.strict,
         StreamFlags.from,
         StreamFlags.lengthSize,
+        StreamFlags.inAVCConfig,
+        StreamFlags.parameterSets,
     ]
     let about = """
-        Lists STREAM's NAL units (offset, size, forbidden_zero_bit, nal_unit_type, nal_ref_idc), its access units with
-        their slice types and picture type (IDR, I, P, Bref, B), and every SPS and PPS field (H.264 syntax element
-        names; width and height after cropping). Each field of a field-coded stream is an access unit, marked top or
-        bottom field of its frame; frame counts count a field pair once. Packets are listed as the Annex B stream
-        they stand for. A NAL unit with forbidden_zero_bit 1 (H.264 7.4.1: shall be 0) is listed, with a warning on
-        stderr naming it.
+        Lists STREAM's NAL units (offset, size, forbidden_zero_bit, nal_unit_type, nal_ref_idc), every SPS and PPS as it
+        appears (the NAL unit it is in, all its fields with H.264 syntax element names, width and height after
+        cropping, and whether it gives its id new content), and the access units: slice types, picture type (IDR, I,
+        P, Bref, B), the SPS and PPS occurrences they were parsed with, their recovery point SEI (recovery_frame_cnt,
+        exact_match_flag, broken_link_flag, changing_slice_group_idc), and whether each is a random access point
+        (IDR or recovery point). Each field of a field-coded stream is an access unit, marked top or bottom field of
+        its frame; frame counts count a field pair once. Packets are listed as the Annex B stream they stand for. Parameter sets sent apart
+        from the stream are given with --in-avcc-config (AVCC input) or --parameter-sets, and listed first. What a
+        decoder can live with is accepted with a warning on stderr and in the listing (a VUI value outside its range,
+        such as log2_max_mv_length_horizontal 16 as the 2003 edition allowed; an empty NAL unit, skipped; a NAL unit
+        with forbidden_zero_bit 1; an SEI that does not parse); --strict refuses it.
         """
     let exitStatuses: [(status: Int32, meaning: String)] = [
-        (0, "listed (warnings, if any, on stderr)"),
-        (64, "usage: a bad flag or value"),
-        (65, "bad data: STREAM is empty or does not parse in its format; with --strict, a forbidden_zero_bit 1"),
-        (66, "STREAM is missing or cannot be read"),
+        (0, "listed (warnings, if any, on stderr and in the listing)"),
+        (64, "usage: a bad flag or value, --in-avcc-config with --parameter-sets or with --from other than avcc, or a "
+            + "--length-size the avcC record contradicts"),
+        (65, "bad data: STREAM is empty or does not parse in its format, the --in-avcc-config record or --parameter-sets "
+            + "value does not parse; with --strict, anything otherwise accepted with a warning"),
+        (66, "STREAM or the --in-avcc-config or --parameter-sets file is missing or cannot be read"),
     ]
-    let example = "enclab inspect results/encode/run-1/stream.264 --json"
+    let example = """
+        enclab inspect results/encode/run-1/stream.264 --json
+        enclab inspect slices.avcc --in-avcc-config stream.avcC
+        enclab inspect slices.264 --parameter-sets Z2QACqzZRHsBEAAAAwAQAAADAyjxIllg,aOvg5LIs
+        """
 
     func run(arguments: [String]) throws {
         guard let parsed = try parse(arguments) else { return }
         let rest = parsed.rest
         guard rest.count == 1 else { throw LabError(.usage, "inspect takes one STREAM") }
         let json = parsed.has("--json")
-        let stream = try Bitstream.load(rest[0], format: try streamFormat(parsed.value("--from")), lengthSize: try lengthSize(parsed.value("--length-size")))
-        // A header rule broken (forbidden_zero_bit 1): a warning per NAL unit, or with --strict an error (65).
-        try Bitstream.checkHeaders(stream, path: rest[0], strict: parsed.has("--strict")) {
-            FileHandle.standardError.write(Data("warning: \(oneLine($0))\n".utf8))
-        }
-        print(json ? try Bitstream.inspectJSON(stream, path: rest[0]) : try Bitstream.inspectText(stream, path: rest[0]), terminator: json ? "\n" : "")
+        var input = StreamInput(path: rest[0])
+        input.format = try streamFormat(parsed.value("--from"))
+        input.lengthSize = try parsed.value("--length-size").map { try lengthSize($0) }
+        input.inAVCConfigPath = parsed.value("--in-avcc-config")
+        input.parameterSets = parsed.value("--parameter-sets")
+        input.strict = parsed.has("--strict")
+        let stream = try Bitstream.open(input)
+        // Each thing accepted (with --strict it was an error, 65): a warning on stderr, and in the listing.
+        for w in stream.warnings { FileHandle.standardError.write(Data("warning: \(oneLine(w.message))\n".utf8)) }
+        print(json ? try Bitstream.inspectJSON(stream) : Bitstream.inspectText(stream), terminator: json ? "\n" : "")
     }
 }
