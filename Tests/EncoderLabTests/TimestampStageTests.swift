@@ -193,6 +193,16 @@ struct TimestampStageTests {
         #expect(try Self.sqlite(scratch.file("l.sqlite"), "SELECT non_increasing_input_pts FROM timestamp_analysis") == ["0"])
     }
 
+    @Test("the README's clamp case: 0, 40, 80, 60, 100, 140 ms at 25 fps become 0, 40, 80, 120, 160, 200 ms; without --pts-clamp they stay as given")
+    func clampReadmeCase() throws {
+        let given: [Int64] = [0, 40000, 80000, 60000, 100000, 140000]
+        for (clamp, expected) in [(true, [0, 40000, 80000, 120000, 160000, 200000] as [Int64]), (false, given)] {
+            var stamper = PTSStamper(stages: PTSStages(times: .list(given, lastDuration: nil), offset: nil, rebase: false,
+                                                       precision: nil, clamp: clamp, tcfileSHA256: nil), frameRate: Rational(25))
+            #expect(try (0..<6).map { try stamper.stamp($0) } == expected)
+        }
+    }
+
     @Test("--pts-source file uses ffprobe's frame times; without it a clip that is not at a constant rate gets a warning naming its real span and largest gap")
     func sourceFile() throws {
         let scratch = Scratch()
