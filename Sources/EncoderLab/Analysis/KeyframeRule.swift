@@ -316,3 +316,22 @@ public struct KeyframeRule: Sendable, Equatable {
         }
     }
 }
+
+/// A run's keyframes under its ``KeyframeRule`` (tables `keyframe_analysis` and `keyframe_violations`).
+public struct KeyframeAnalysis: Sendable, Equatable {
+    public var rule: KeyframeRule
+    /// The display indices the rule expects: frame 0, each frame a limit makes a keyframe, and the IDRs x264 placed
+    /// itself (scene cuts), which restart both counts.
+    public var expected: [Int]
+    /// The display indices of the stream's IDR pictures.
+    public var actual: [Int]
+    /// The display indices the lab forced to IDR while encoding. x264 reports its own IDRs only after its lookahead,
+    /// so a scene-cut IDR the lab did not yet know of can make it force one earlier than ``expected`` says.
+    public var forced: [Int]
+    /// The stream's keyframes checked against the rule.
+    public var check: KeyframeRule.Check
+
+    public init(rule: KeyframeRule, expected: [Int], actual: [Int], forced: [Int], check: KeyframeRule.Check) {
+        self.rule = rule; self.expected = expected; self.actual = actual; self.forced = forced; self.check = check
+    }
+}

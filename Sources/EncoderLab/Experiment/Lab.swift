@@ -266,6 +266,7 @@ public final class Lab {
         finished.inputPTS = result.inputPTS
         finished.timestampAnalysis = result.timestampAnalysis
         finished.timestampSource = (spec.input.timestamps?.source ?? .constantRate).rawValue
+        finished.keyframes = result.keyframes
         let runID: Int64
         do {
             runID = try store.recordRun(.init(start: recordStart, createdAt: result.createdAt, warnings: result.warnings,

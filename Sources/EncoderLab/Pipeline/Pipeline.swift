@@ -40,6 +40,8 @@ public struct RunResult: Sendable {
     public var inputPTS: [Int64]
     /// What the timestamps did (``TimestampAnalysis``).
     public var timestampAnalysis: TimestampAnalysis
+    /// The keyframe rule's expected and actual keyframes and violations, when the run has the rule.
+    public var keyframes: KeyframeAnalysis?
     /// The structured settings recorded in `runs.settings`.
     public var settingsJSON: String
     /// `runs.crop` and `runs.ffmpeg_version`.
@@ -188,15 +190,38 @@ public enum Pipeline {
             frames.append(frame)
         }
         var index = 0
-        var next: Picture? = try firstPicture(clip, seek: settings.seek ?? 0)
-        while settings.frames.map({ index < $0 }) ?? true, let picture = next {
+        // The keyframe rule (VideoToolbox's limits): the last keyframe known (forced here, or an IDR x264 returned)
+        // and the frames forced. It needs the next frame's PTS, so frames are read one ahead.
+        let rule = input.keyframeRule
+        let nominalTicks = max(1, Int64(clamping: (try plan.frameTicks).roundedToNearest))
+        var lastKeyframe = 0
+        var forced: [Int] = []
+        func noteKeyframes(_ frame: EncodedFrame?) {
+            if let f = frame, f.type == .idr, f.displayIndex > lastKeyframe { lastKeyframe = f.displayIndex }
+        }
+        var current: TimedPicture? = try plan.stamp(try firstPicture(clip, seek: settings.seek ?? 0), index: 0, stamper: &stamper)
+        while var timed = current {
             try Interruption.check()
-            let timed = try plan.stamp(picture, index: index, stamper: &stamper)
             inputPTS.append(timed.pts)
-            try keep(try session.encode(timed))
-            index += 1
             // --frames N reads no frame after the Nth.
-            next = settings.frames.map({ index < $0 }) ?? true ? try clip.next() : nil
+            let following = settings.frames.map({ index + 1 < $0 }) ?? true ? try clip.next() : nil
+            let next = try following.map { try plan.stamp($0, index: index + 1, stamper: &stamper) }
+            if let rule {
+                let nextPTS = try next?.pts ?? KeyframeRule.endPTS(lastPTS: timed.pts, nominalFrameTicks: nominalTicks)
+                switch rule.keyframeReason(frame: index, afterKeyframe: lastKeyframe, keyframePTS: inputPTS[lastKeyframe], nextPTS: nextPTS) {
+                case .frameLimit?, .durationLimit?:
+                    timed.forcedType = .idr
+                    forced.append(index)
+                    lastKeyframe = index
+                case .firstFrame?, nil:
+                    break
+                }
+            }
+            let frame = try session.encode(timed)
+            noteKeyframes(frame)
+            try keep(frame)
+            index += 1
+            current = next
         }
         while session.delayedFrames > 0 {
             try Interruption.check()
@@ -217,7 +242,6 @@ public enum Pipeline {
         guard !frames.isEmpty else { throw LabError.data("\(spec.clip.path): no whole frame to encode") }
         let r = session.resolved
         // Timestamps, as handed in and as returned.
-        let nominalTicks = max(1, Int64(clamping: (try plan.frameTicks).roundedToNearest))
         let analysis = try TimestampAnalysis.analyse(
             inputPTS: inputPTS, frames: frames, timebase: r.timebase,
             lastDuration: stamper.flatMap { s in var s = s; return s.knownDuration(inputPTS.count - 1) },
@@ -245,9 +269,25 @@ public enum Pipeline {
         let qualities = FrameQuality.measure(frames: frames, decoded: decoded, width: input.width, height: input.height)
         let measured = zip(frames, qualities).compactMap { f, q in q.map { (displayIndex: f.displayIndex, quality: $0) } }
         if let w = FrameQuality.warning(measured) { warnings.append(w) }
+        // The keyframe rule: the keyframes it expects (x264's own IDRs restart its counts) against the stream's.
+        var keyframes: KeyframeAnalysis?
+        if let rule {
+            let actual = frames.filter { $0.type == .idr }.map(\.displayIndex).sorted()
+            let placedByX264 = actual.filter { !forced.contains($0) }
+            do {
+                let expected = try rule.expectedKeyframes(pts: inputPTS, nominalFrameTicks: nominalTicks, encoderKeyframes: placedByX264)
+                let end = try KeyframeRule.endPTS(lastPTS: inputPTS.max() ?? 0, nominalFrameTicks: nominalTicks)
+                keyframes = KeyframeAnalysis(rule: rule, expected: expected, actual: actual, forced: forced,
+                                             check: try rule.violations(keyframes: actual, pts: inputPTS, endPTS: end))
+            } catch let e as LabError where e.kind == .data {
+                let w = "keyframe rule not checked: \(e.message)"
+                warn(w)
+                warnings.append(w)
+            }
+        }
         return RunResult(spec: spec, folder: folder, frames: frames, inputFrames: index, truncatedBytes: clip.truncatedBytes,
                          warnings: warnings, resolved: r, verification: verification, decoded: decoded,
-                         duration: analysis.span, inputPTS: inputPTS, timestampAnalysis: analysis,
+                         duration: analysis.span, inputPTS: inputPTS, timestampAnalysis: analysis, keyframes: keyframes,
                          settingsJSON: settingsJSON(spec, resolved: r, plan: plan),
                          crop: clip.info.cropDescription, ffmpegVersion: clip.info.ffmpegVersion, createdAt: createdAt)
     }

@@ -94,7 +94,8 @@ public final class LabStore {
     }
 
     /// The tables that hold a run's rows beside `runs`, each keyed by `run_id`.
-    static let runChildTables = ["frames", "parameter_sets", "bitstream_checks", "decoded_frames", "timestamp_analysis", "frame_durations"]
+    static let runChildTables = ["frames", "parameter_sets", "bitstream_checks", "decoded_frames", "timestamp_analysis", "frame_durations",
+                                 "keyframe_analysis", "keyframe_violations"]
 
     /// Writes a whole run in ONE transaction and returns its run_id: the `runs` row (`done` or `failed`,
     /// inserted with `INSERT ... RETURNING run_id`), then for a done run its stream path, frames, parameter
@@ -165,6 +166,7 @@ public final class LabStore {
                 try insertFrames(runID, f.frames, FrameQuality.measure(frames: f.frames, decoded: f.decoded, width: start.width,
                                                                        height: start.height), inputPTS: f.inputPTS)
                 if let a = f.timestampAnalysis { try insertTimestampAnalysis(runID, source: f.timestampSource, a) }
+                if let k = f.keyframes { try insertKeyframeAnalysis(runID, k) }
                 try insertVerification(runID, f.verification, f.decoded, width: start.width, height: start.height)
             }
             try beforeCommit(runID)

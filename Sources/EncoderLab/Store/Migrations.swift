@@ -26,6 +26,8 @@ extension LabStore {
                   foreignKeysOff: true) { db in try migrateVersion2To3(db) },
         Migration(from: 3, summary: "frames.input_pts (set to pts), timestamp_analysis, frame_durations",
                   foreignKeysOff: true) { db in try migrateAddTimestamps(db) },
+        Migration(from: 4, summary: "keyframe_analysis, keyframe_violations (VideoToolbox's keyframe limits)",
+                  foreignKeysOff: false) { db in try migrateAddKeyframes(db) },
     ]
 
     /// Version 1 → 2, the documented way to change a table's constraints (sqlite.org/lang_altertable.html,

@@ -95,6 +95,8 @@ extension LabStore {
             /// The timestamps analysis and its source (`timestamp_analysis`, `frame_durations`), if made.
             public var timestampAnalysis: TimestampAnalysis?
             public var timestampSource = TimestampSource.constantRate.rawValue
+            /// The keyframe rule's analysis (`keyframe_analysis`, `keyframe_violations`), when the run has the rule.
+            public var keyframes: KeyframeAnalysis?
 
             public init(frames: [EncodedFrame], timebaseNum: Int, timebaseDen: Int, durationSeconds: Double,
                         streamPath: @escaping @Sendable (Int64) -> String, inputFrames: Int, truncatedBytes: Int?,

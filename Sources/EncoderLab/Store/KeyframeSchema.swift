@@ -1,0 +1,72 @@
+import Foundation
+
+/// The keyframe-rule part of the schema (README, "Database schema"): `keyframe_analysis` and
+/// `keyframe_violations`, added by the migration from version 4 to 5.
+extension LabStore {
+    /// One row per run that has VideoToolbox's keyframe limits, and one per broken limit. Frames are display
+    /// indices; durations in seconds. Every statement is `IF NOT EXISTS`.
+    static let keyframeTables = """
+    CREATE TABLE IF NOT EXISTS keyframe_analysis (
+        run_id              INTEGER PRIMARY KEY REFERENCES runs(run_id),
+        max_frames          INTEGER NOT NULL,
+        max_duration        TEXT NOT NULL,
+        vt_compat           INTEGER NOT NULL CHECK (vt_compat IN (0, 1)),
+        frame_limit         INTEGER,
+        duration_limit      TEXT,
+        expected            TEXT NOT NULL,
+        actual              TEXT NOT NULL,
+        forced              TEXT NOT NULL,
+        largest_gop_frames  INTEGER NOT NULL,
+        largest_gop_s       REAL NOT NULL,
+        largest_gop_exact   TEXT NOT NULL,
+        violations          INTEGER NOT NULL
+    );
+    CREATE TABLE IF NOT EXISTS keyframe_violations (
+        run_id       INTEGER NOT NULL REFERENCES runs(run_id),
+        ordinal      INTEGER NOT NULL,
+        kind         TEXT NOT NULL CHECK (kind IN ('frame-limit', 'duration-limit', 'stall')),
+        start_frame  INTEGER NOT NULL,
+        end_frame    INTEGER NOT NULL,
+        frames       INTEGER NOT NULL,
+        duration_s   REAL NOT NULL,
+        duration     TEXT NOT NULL,
+        PRIMARY KEY (run_id, ordinal)
+    );
+    """
+
+    /// Version 4 → 5: the keyframe tables, empty.
+    static func migrateAddKeyframes(_ db: Database) throws {
+        try db.execute(keyframeTables)
+    }
+
+    /// Writes a run's keyframe analysis rows.
+    func insertKeyframeAnalysis(_ runID: Int64, _ k: KeyframeAnalysis) throws {
+        let r = k.rule
+        try database.prepare("""
+            INSERT INTO keyframe_analysis (run_id, max_frames, max_duration, vt_compat, frame_limit, duration_limit, expected,
+                actual, forced, largest_gop_frames, largest_gop_s, largest_gop_exact, violations)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """).run([
+                .integer(runID), .integer(Int64(r.maxKeyFrameInterval)), .text(r.maxKeyFrameIntervalDuration.description),
+                .integer(r.vtCompat ? 1 : 0), r.frameLimit.map { .integer(Int64($0)) } ?? .null,
+                r.durationLimit.map { .text($0.description) } ?? .null,
+                .text(JSON.string(k.expected)), .text(JSON.string(k.actual)), .text(JSON.string(k.forced)),
+                .integer(Int64(k.check.largestGOPFrames)), .real(k.check.largestGOPSeconds.approximateValue),
+                .text(k.check.largestGOPSeconds.description), .integer(Int64(k.check.violations.count)),
+            ])
+        let insert = try database.prepare("""
+            INSERT INTO keyframe_violations (run_id, ordinal, kind, start_frame, end_frame, frames, duration_s, duration)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            """)
+        for (i, v) in k.check.violations.enumerated() {
+            let kind: String
+            switch v.kind {
+            case .frameLimit: kind = "frame-limit"
+            case .durationLimit: kind = "duration-limit"
+            case .stall: kind = "stall"
+            }
+            try insert.run([.integer(runID), .integer(Int64(i)), .text(kind), .integer(Int64(v.startFrame)), .integer(Int64(v.endFrame)),
+                            .integer(Int64(v.frames)), .real(v.durationSeconds.approximateValue), .text(v.durationSeconds.description)])
+        }
+    }
+}
