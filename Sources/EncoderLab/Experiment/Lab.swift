@@ -267,6 +267,8 @@ public final class Lab {
         finished.timestampAnalysis = result.timestampAnalysis
         finished.timestampSource = (spec.input.timestamps?.source ?? .constantRate).rawValue
         finished.keyframes = result.keyframes
+        finished.dataRateWindows = result.dataRateWindows
+        finished.dataRateLimitsVTCompat = result.dataRateLimitsVTCompat
         let runID: Int64
         do {
             runID = try store.recordRun(.init(start: recordStart, createdAt: result.createdAt, warnings: result.warnings,

@@ -42,6 +42,10 @@ public struct RunResult: Sendable {
     public var timestampAnalysis: TimestampAnalysis
     /// The keyframe rule's expected and actual keyframes and violations, when the run has the rule.
     public var keyframes: KeyframeAnalysis?
+    /// The DataRateLimits windows checked, one per pair, when the run has limits; and whether only the first pair
+    /// was honoured (vt-compat).
+    public var dataRateWindows: [DataRateLimits.WindowCheck]?
+    public var dataRateLimitsVTCompat: Bool
     /// The structured settings recorded in `runs.settings`.
     public var settingsJSON: String
     /// `runs.crop` and `runs.ffmpeg_version`.
@@ -183,8 +187,11 @@ public enum Pipeline {
         let streamPath = "\(folder)/stream.264"
         let out = try OutputFile(streamPath)
         var frames: [EncodedFrame] = []
+        // Each frame's bytes without start codes (DataRateLimits counts NAL units alone, so raw and MP4 count alike).
+        var payloadBytes: [Int] = []
         func keep(_ frame: EncodedFrame?) throws {
             guard var frame else { return }
+            payloadBytes.append(frame.nals.reduce(0) { $0 + $1.bytes.count - Self.startCodeLength($1.bytes) })
             for nal in frame.nals { try out.write(nal.bytes) }
             frame.nals = []
             frames.append(frame)
@@ -285,11 +292,24 @@ public enum Pipeline {
                 warnings.append(w)
             }
         }
+        // DataRateLimits: every window of each pair's length over decode time.
+        let windows = try input.dataRateLimits.map {
+            try $0.check(dtsTicks: frames.map(\.dts), sizesBytes: payloadBytes, timebase: r.timebase)
+        }
         return RunResult(spec: spec, folder: folder, frames: frames, inputFrames: index, truncatedBytes: clip.truncatedBytes,
                          warnings: warnings, resolved: r, verification: verification, decoded: decoded,
                          duration: analysis.span, inputPTS: inputPTS, timestampAnalysis: analysis, keyframes: keyframes,
+                         dataRateWindows: windows, dataRateLimitsVTCompat: input.dataRateLimitsVTCompat,
                          settingsJSON: settingsJSON(spec, resolved: r, plan: plan),
                          crop: clip.info.cropDescription, ffmpegVersion: clip.info.ffmpegVersion, createdAt: createdAt)
+    }
+
+    /// The length of the Annex B start code a NAL unit's bytes begin with (x264 writes 4-byte ones before parameter
+    /// sets and a picture's first NAL unit, 3-byte ones elsewhere), 0 without one.
+    static func startCodeLength(_ bytes: [UInt8]) -> Int {
+        if bytes.count >= 4, bytes[0] == 0, bytes[1] == 0, bytes[2] == 0, bytes[3] == 1 { return 4 }
+        if bytes.count >= 3, bytes[0] == 0, bytes[1] == 0, bytes[2] == 1 { return 3 }
+        return 0
     }
 
     /// Repeated lines as one, with their count: x264 warns once per frame about a non-increasing PTS.

@@ -1,7 +1,7 @@
 import Foundation
 
-/// The keyframe-rule part of the schema (README, "Database schema"): `keyframe_analysis` and
-/// `keyframe_violations`, added by the migration from version 4 to 5.
+/// The VideoToolbox part of the schema (README, "Database schema"): `keyframe_analysis`, `keyframe_violations`
+/// and `data_rate_windows`, added by the migration from version 4 to 5.
 extension LabStore {
     /// One row per run that has VideoToolbox's keyframe limits, and one per broken limit. Frames are display
     /// indices; durations in seconds. Every statement is `IF NOT EXISTS`.
@@ -32,9 +32,23 @@ extension LabStore {
         duration     TEXT NOT NULL,
         PRIMARY KEY (run_id, ordinal)
     );
+    CREATE TABLE IF NOT EXISTS data_rate_windows (
+        run_id            INTEGER NOT NULL REFERENCES runs(run_id),
+        pair              INTEGER NOT NULL,
+        bytes             INTEGER NOT NULL,
+        seconds           TEXT NOT NULL,
+        honoured          INTEGER NOT NULL CHECK (honoured IN (0, 1)),
+        windows           INTEGER NOT NULL,
+        windows_over      INTEGER NOT NULL,
+        worst_start_frame INTEGER,
+        worst_end_frame   INTEGER,
+        worst_bytes       INTEGER,
+        worst_ratio       REAL,
+        PRIMARY KEY (run_id, pair)
+    );
     """
 
-    /// Version 4 → 5: the keyframe tables, empty.
+    /// Version 4 → 5: the keyframe and data-rate tables, empty.
     static func migrateAddKeyframes(_ db: Database) throws {
         try db.execute(keyframeTables)
     }
@@ -67,6 +81,23 @@ extension LabStore {
             }
             try insert.run([.integer(runID), .integer(Int64(i)), .text(kind), .integer(Int64(v.startFrame)), .integer(Int64(v.endFrame)),
                             .integer(Int64(v.frames)), .real(v.durationSeconds.approximateValue), .text(v.durationSeconds.description)])
+        }
+    }
+
+    /// Writes a run's DataRateLimits windows: one row per pair; `honoured` 0 for a pair vt-compat left out of the
+    /// mapping (the window count is still made). Frames are coded indices.
+    func insertDataRateWindows(_ runID: Int64, _ checks: [DataRateLimits.WindowCheck], vtCompat: Bool) throws {
+        let insert = try database.prepare("""
+            INSERT INTO data_rate_windows (run_id, pair, bytes, seconds, honoured, windows, windows_over, worst_start_frame,
+                worst_end_frame, worst_bytes, worst_ratio)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """)
+        for (i, c) in checks.enumerated() {
+            let w = c.worst
+            try insert.run([.integer(runID), .integer(Int64(i)), .integer(c.pair.bytes), .text(c.pair.seconds.description),
+                            .integer(vtCompat && i > 0 ? 0 : 1), .integer(Int64(c.windowCount)), .integer(Int64(c.windowsOverLimit)),
+                            w.map { .integer(Int64($0.startIndex)) } ?? .null, w.map { .integer(Int64($0.endIndex)) } ?? .null,
+                            w.map { .integer($0.bytes) } ?? .null, w.map { .real($0.ratio.approximateValue) } ?? .null])
         }
     }
 }

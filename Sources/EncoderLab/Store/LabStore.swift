@@ -95,7 +95,7 @@ public final class LabStore {
 
     /// The tables that hold a run's rows beside `runs`, each keyed by `run_id`.
     static let runChildTables = ["frames", "parameter_sets", "bitstream_checks", "decoded_frames", "timestamp_analysis", "frame_durations",
-                                 "keyframe_analysis", "keyframe_violations"]
+                                 "keyframe_analysis", "keyframe_violations", "data_rate_windows"]
 
     /// Writes a whole run in ONE transaction and returns its run_id: the `runs` row (`done` or `failed`,
     /// inserted with `INSERT ... RETURNING run_id`), then for a done run its stream path, frames, parameter
@@ -167,6 +167,7 @@ public final class LabStore {
                                                                        height: start.height), inputPTS: f.inputPTS)
                 if let a = f.timestampAnalysis { try insertTimestampAnalysis(runID, source: f.timestampSource, a) }
                 if let k = f.keyframes { try insertKeyframeAnalysis(runID, k) }
+                if let w = f.dataRateWindows { try insertDataRateWindows(runID, w, vtCompat: f.dataRateLimitsVTCompat) }
                 try insertVerification(runID, f.verification, f.decoded, width: start.width, height: start.height)
             }
             try beforeCommit(runID)

@@ -97,6 +97,9 @@ extension LabStore {
             public var timestampSource = TimestampSource.constantRate.rawValue
             /// The keyframe rule's analysis (`keyframe_analysis`, `keyframe_violations`), when the run has the rule.
             public var keyframes: KeyframeAnalysis?
+            /// The DataRateLimits windows (`data_rate_windows`), when the run has limits.
+            public var dataRateWindows: [DataRateLimits.WindowCheck]?
+            public var dataRateLimitsVTCompat = false
 
             public init(frames: [EncodedFrame], timebaseNum: Int, timebaseDen: Int, durationSeconds: Double,
                         streamPath: @escaping @Sendable (Int64) -> String, inputFrames: Int, truncatedBytes: Int?,
