@@ -224,6 +224,15 @@ public enum Bitstream {
         }
         if let path = input.inAVCConfigPath, path.isEmpty { throw LabError.usage("--in-avcc-config needs a file") }
         if let value = input.parameterSets, value.isEmpty { throw LabError.usage("--parameter-sets needs a file or a sprop-parameter-sets value") }
+        // An avcC record goes with AVCC: a file that starts with an Annex B start code is refused before it is
+        // read as length-prefixed NAL units (which would fail on a nonsense length).
+        if input.inAVCConfigPath != nil, input.format == nil, let handle = FileHandle(forReadingAtPath: input.path) {
+            let head = [UInt8](handle.readData(ofLength: 4))
+            try? handle.close()
+            if AnnexB.startsWithStartCode(head) {
+                throw LabError.usage("--in-avcc-config goes with AVCC input, but \(input.path) starts with an Annex B start code (give --from avcc if it really is AVCC)")
+            }
+        }
         var outOfBand: OutOfBandParameterSets?
         if let path = input.inAVCConfigPath {
             let sets = try OutOfBandParameterSets.avcC(path: path)
@@ -278,7 +287,14 @@ public enum Bitstream {
             units = try AccessUnit.splitWithParameterSets(nals, parameterSets: log.inForce).accessUnits
             for (i, nal) in nals.enumerated() { try log.add(nal, nalUnitIndex: i) }
             for u in units { recoveryPoints.append(try u.recoveryPoint(policy: policy, warnings: &found)) }
-        } catch let e as H264Error { throw LabError.data("\(path): \(e)") }
+        } catch let e as H264Error {
+            // A stream whose parameter sets travel apart (an MP4 sample entry, SDP) is refused without them: say how
+            // to give them.
+            if case .missingParameterSet = e, outOfBand == nil {
+                throw LabError.data("\(path): \(e); if its parameter sets travel apart, give them with --in-avcc-config FILE (AVCC) or --parameter-sets VALUE")
+            }
+            throw LabError.data("\(path): \(e)")
+        }
         found = log.warnings[fromOutOfBand...] + found
         var byNAL = headerProblems(stream, path: path).map { index, message -> (Int, StreamWarning) in
             let type = stream.nalUnits[index].nal.nalUnitType

@@ -224,7 +224,14 @@ public final class Lab {
         let streamThere = existing.map { row in
             FileManager.default.fileExists(atPath: "\(final)/stream.264") || row.streamPath.map { FileManager.default.fileExists(atPath: $0) } ?? false
         } ?? false
-        if let existing, !force, streamThere { return try outcome(of: existing, alreadyDone: true) }
+        if let existing, !force, streamThere {
+            // `--mkv` on a run done before without it: its stream.mkv is written from the stored PTS.
+            if matroska && !FileManager.default.fileExists(atPath: "\(final)/stream.mkv")
+                && FileManager.default.fileExists(atPath: "\(final)/stream.264") {
+                try writeMatroska(of: existing, folder: final)
+            }
+            return try outcome(of: existing, alreadyDone: true)
+        }
         let replacing = force || existing != nil
         if existing == nil && FileManager.default.fileExists(atPath: final) {
             throw LabError.usage("\(final) already exists (from another database?): give this database its own --out")
@@ -338,6 +345,21 @@ public final class Lab {
             OutputFiles.removeTree(temporary)
         } else if try !OutputFiles.renameNoReplace(temporary, final) {
             throw LabError.usage("\(final) already exists (from another database?): give this database its own --out")
+        }
+    }
+
+    /// Writes `folder/stream.mkv` for a stored run from its frames' PTS (display order, in µs); times a container
+    /// cannot hold leave it out with a warning, as for a new run.
+    /// - Throws: ``Matroska/write(stream:ptsMicroseconds:to:)``'s errors other than `.data`.
+    func writeMatroska(of row: LabStore.RunRow, folder: String) throws {
+        guard let n = row.timebaseNum, let d = row.timebaseDen, let timebase = try? Rational(Int64(n), Int64(d)) else { return }
+        let frames = try store.frames(run: row.runID).sorted { $0.displayIndex < $1.displayIndex }
+        do {
+            try Matroska.write(stream: "\(folder)/stream.264", ptsMicroseconds: try frames.map { try timebase.microseconds(ticks: $0.pts) },
+                               to: "\(folder)/stream.mkv")
+        } catch let e as LabError where e.kind == .data {
+            let reason = e.message.range(of: "stream.264: ").map { String(e.message[$0.upperBound...]) } ?? e.message
+            warn("run \(row.runID): stream.mkv not written: stream.264: \(reason)")
         }
     }
 

@@ -245,7 +245,10 @@ public enum Pipeline {
             warnings.append(w)
         }
         let x264Warnings = session.takeWarnings()
-        warnings += collapsed(x264Warnings).map { "x264: \($0)" }
+        for w in collapsed(x264Warnings).map({ "x264: \($0)" }) {
+            warn(w)
+            warnings.append(w)
+        }
         guard !frames.isEmpty else { throw LabError.data("\(spec.clip.path): no whole frame to encode") }
         let r = session.resolved
         // Timestamps, as handed in and as returned.
@@ -275,7 +278,10 @@ public enum Pipeline {
         // The lab's own quality per frame (what the store records); one warning when x264's report differs from it.
         let qualities = FrameQuality.measure(frames: frames, decoded: decoded, width: input.width, height: input.height)
         let measured = zip(frames, qualities).compactMap { f, q in q.map { (displayIndex: f.displayIndex, quality: $0) } }
-        if let w = FrameQuality.warning(measured) { warnings.append(w) }
+        if let w = FrameQuality.warning(measured) {
+            warn(w)
+            warnings.append(w)
+        }
         // The keyframe rule: the keyframes it expects (x264's own IDRs restart its counts) against the stream's.
         var keyframes: KeyframeAnalysis?
         if let rule {

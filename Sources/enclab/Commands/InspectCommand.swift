@@ -36,7 +36,7 @@ struct InspectCommand: Command {
         (66, "STREAM or the --in-avcc-config or --parameter-sets file is missing or cannot be read"),
     ]
     let example = """
-        enclab inspect results/encode/run-1/stream.264 --json
+        enclab inspect results/encode/KEY16/stream.264 --json
         enclab inspect slices.avcc --in-avcc-config stream.avcC
         enclab inspect slices.264 --parameter-sets Z2QACqzZRHsBEAAAAwAQAAADAyjxIllg,aOvg5LIs
         """
