@@ -1,6 +1,7 @@
 import Foundation
 
-/// An experiment file: JSON with `name`, `clips` (paths, relative to the file's folder unless absolute),
+/// An experiment file: JSON with `name`, `clips` (paths, relative to the file's folder unless absolute; so is a
+/// `tcfile-in` setting's),
 /// `base` (settings by x264 CLI name without dashes, plus the lab's `rc`) and `grid` (setting name to a list
 /// of values; the runs are the cartesian product of the lists, clips outermost). A grid value may itself be
 /// an object of settings, applied together (so one list can pair `rc` with the rate key each mode needs).
@@ -170,7 +171,12 @@ public struct Experiment: Sendable {
         runs.reserveCapacity(self.clips.count * points.count)
         for clip in self.clips {
             for point in points {
-                runs.append(Run(clip: clip, settings: point.settings, label: point.label, axesJSON: point.axesJSON))
+                var settings = point.settings
+                // A timecode file, like a clip, is named relative to the experiment file's folder.
+                if let t = settings.timestamps.tcfile, !t.hasPrefix("/"), !baseDirectory.isEmpty {
+                    settings.timestamps.tcfile = Self.normalized("\(baseDirectory)/\(t)")
+                }
+                runs.append(Run(clip: clip, settings: settings, label: point.label, axesJSON: point.axesJSON))
             }
         }
         self.runs = runs
@@ -211,7 +217,11 @@ public struct Experiment: Sendable {
     /// A JSON scalar as an option argument; nil for `true` (a flag).
     static func text(_ value: Any) -> String? {
         if let n = value as? NSNumber {
-            if String(cString: n.objCType) == "c" { return n.boolValue ? nil : "false" }
+            let type = String(cString: n.objCType)
+            if type == "c" { return n.boolValue ? nil : "false" }
+            // A JSON integer is kept exactly (JSONSerialization reads one that fits 64 bits as an integer).
+            if type == "q" || type == "l" || type == "i" || type == "s" { return String(n.int64Value) }
+            if type == "Q" || type == "L" || type == "I" || type == "S" { return String(n.uint64Value) }
             let d = n.doubleValue
             return d == d.rounded() && abs(d) < 1e15 ? String(Int64(d)) : String(d)
         }

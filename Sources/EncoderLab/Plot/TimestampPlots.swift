@@ -89,7 +89,7 @@ extension Plots {
             titles.append(shown(key, limit: keyLimit))
         }
         try write(data, to: "\(dir)/timestamps.dat")
-        let tics = offsets.enumerated().map { "'\($0.element == 0 ? "0" : "10^\(Int(log10(Double($0.element)).rounded()))" + (Self.isPowerOfTen($0.element) ? "" : " (\($0.element))"))' \($0.offset)" }.joined(separator: ", ")
+        let tics = offsets.enumerated().map { "'\(Self.offsetLabel($0.element))' \($0.offset)" }.joined(separator: ", ")
         let common = """
         \(keyTitlePrologue(count: titles.count))
         set title ARG1
@@ -110,10 +110,13 @@ extension Plots {
                  + ptsSeries.joined(separator: ", \\\n     "), arguments: ptsArguments, size: (1100, 600))
     }
 
-    static func isPowerOfTen(_ n: Int64) -> Bool {
-        var v = n
-        while v >= 10 && v % 10 == 0 { v /= 10 }
-        return v == 1
+    /// An offset as the x axis shows it: `10^k` for a positive power of ten, the number itself otherwise (0,
+    /// negative offsets, others).
+    static func offsetLabel(_ n: Int64) -> String {
+        guard n >= 10 else { return String(n) }
+        var v = n, k = 0
+        while v % 10 == 0 { v /= 10; k += 1 }
+        return v == 1 ? "10^\(k)" : String(n)
     }
 
     static func writePerSecondPlots(_ runs: [TimestampRun], store: LabStore, experiment: String, dir: String) throws {

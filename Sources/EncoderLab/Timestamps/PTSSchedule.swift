@@ -306,9 +306,10 @@ public struct PTSSchedule: Sendable, Equatable {
     /// `DECIMAL us|ms|s` as whole microseconds, fitting in Int64.
     static func parseDuration(_ text: String, part: String) throws -> Int64 {
         let units: [(String, Int128)] = [("us", 1), ("ms", 1_000), ("s", 1_000_000)]
-        let bad = partError(part, "a duration must be a number with unit us, ms or s (e.g. 2ms, 1.2s), got \(quoted(text))")
+        // Built only when needed: `part` may be long (a switch list of many entries).
+        func bad() -> LabError { partError(part, "a duration must be a number with unit us, ms or s (e.g. 2ms, 1.2s), got \(quoted(text))") }
         guard let (unit, scale) = units.first(where: { text.hasSuffix($0.0) }),
-              let (whole, rawFraction) = splitDecimal(text.dropLast(unit.count)) else { throw bad }
+              let (whole, rawFraction) = splitDecimal(text.dropLast(unit.count)) else { throw bad() }
         var fraction = rawFraction
         while fraction.hasSuffix("0") { fraction = fraction.dropLast() }
         guard fraction.count <= 6 else {
