@@ -143,7 +143,11 @@ public struct ResolvedParameters: Sendable {
 /// fps_den/fps_num with `b_vfr_input=0`, sample aspect ratio, `i_frame_total`, interlacing), then the lab's
 /// measurement switches: `i_log_level` DEBUG (x264 fills `f_psnr`/`f_ssim` only at INFO or above, and logs
 /// each frame's average QP at DEBUG), `b_psnr`, `b_ssim`, and `b_full_recon` (so non-reference B-frames are
-/// measured after deblocking). None of these change the bytes written.
+/// measured after deblocking). None of these change the bytes written. Last, x264's AVX-512 code is turned
+/// off (`cpu &= ~X264_CPU_AVX512`): its macroblock-tree propagation reads memory x264 never initialised, so
+/// with it an encode's bytes depend on the encoders that ran before it in the process. Without it the bytes
+/// are x264's SSE/AVX2 bytes, which are also an AVX-512 process's bytes while that memory is still zero (a
+/// fresh process, x264's CLI).
 public final class X264Session {
     private var handle: OpaquePointer
     private let log: X264Log
@@ -254,6 +258,12 @@ public final class X264Session {
                 i += 1
             }
         }
+        // libx264's AVX-512 mbtree_propagate_list (common/x86/mc-a2.asm, x264 0.164 and later) handles 8
+        // macroblocks a step and scatters all 8, also those past the row's end, so on the last row it reads
+        // past lowres_mvs, lowres_costs and its propagate buffer into memory x264 never set: the bytes then
+        // depend on what an earlier encoder in the process left in the heap. The SSE/AVX2 versions stop at
+        // the row's end; without AVX-512 x264 writes the bytes a fresh process writes, in every process.
+        p.cpu &= ~UInt32(X264_CPU_AVX512)
         // The lab's measurement switches (see the type's documentation).
         p.i_log_level = X264_LOG_DEBUG
         p.analyse.b_psnr = 1

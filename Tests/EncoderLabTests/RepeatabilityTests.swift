@@ -1,0 +1,42 @@
+import Foundation
+import Testing
+@testable import EncoderLab
+
+/// The lab's bytes must not depend on what the process's heap held before x264 allocated its buffers.
+///
+/// libx264's AVX-512 `mbtree_propagate_list` (common/x86/mc-a2.asm) scatters 8 macroblocks a step, also those past
+/// the row's end; on the last row it reads lowres_mvs, lowres_costs and its propagate buffer past their ends, into
+/// alignment padding x264 never writes. A fresh heap has zeros there (harmless: such lanes are masked out), but a
+/// heap that held an earlier encoder's data does not, so encodes after other encodes in one process gave other
+/// bytes. glibc's `MALLOC_PERTURB_=1` fills every new allocation with 0xfe, which makes that padding hold motion
+/// vectors of -258 (pointing 9 macroblocks left, inside the picture): the same garbage every time, so the test is
+/// deterministic. It can fail only on a CPU with AVX-512 (x264 uses it only there); 176x144 is 11 macroblocks wide,
+/// not a multiple of 8, so the last row has lanes past its end.
+@Suite struct RepeatabilityTests {
+    @Test("an encode over a heap full of garbage (MALLOC_PERTURB_=1) writes the x264 CLI's bytes of a fresh process")
+    func garbageHeap() throws {
+        let scratch = Scratch()
+        let source = scratch.file("carphone.y4m")
+        let cut = try Witness.run("ffmpeg", ["-hide_banner", "-nostats", "-loglevel", "error", "-i",
+                                             Witness.file(repositoryRoot + "/fixtures/carphone_pristine.mp4"),
+                                             "-frames:v", "60", "-pix_fmt", "yuv420p", "-f", "yuv4mpegpipe", Witness.file(source)])
+        try #require(cut.status == 0, "\(cut.stderr)")
+        let flags = ["--preset", "veryfast", "--threads", "1", "--bitrate", "400"]
+        // The independent reference: x264's CLI in a process of its own, its heap untouched.
+        let reference = scratch.file("cli.264")
+        let cli = try Witness.run("x264", ["--quiet"] + flags + ["-o", reference, source])
+        try #require(cli.status == 0, "\(cli.stderr)")
+        // The lab as a user runs it, through env(1) so that only this child gets the variable.
+        let lab = try Witness.run("env", ["MALLOC_PERTURB_=1", repositoryRoot + "/.build/debug/enclab", "encode", source,
+                                          "--rc", "abr", "--db", scratch.file("lab.sqlite"), "--out", scratch.file("out")] + flags)
+        try #require(lab.status == 0, "\(lab.stderr)")
+        let store = try Lab(databasePath: scratch.file("lab.sqlite"), outDirectory: scratch.file("out"))
+        let row = try #require(try store.store.runs().last)
+        let ours = try Data(contentsOf: URL(fileURLWithPath: try store.outcome(of: row, alreadyDone: false).streamPath))
+        let theirs = try Data(contentsOf: URL(fileURLWithPath: reference))
+        // Compared as one Bool: Swift Testing would otherwise diff the two streams element by element.
+        let firstDifference = zip(ours, theirs).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+        let same = ours == theirs
+        #expect(same, "lab \(ours.count) bytes, CLI \(theirs.count); first differing byte at \(firstDifference.map(String.init) ?? "the end of the shorter stream")")
+    }
+}
