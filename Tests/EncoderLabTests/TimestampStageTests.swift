@@ -258,6 +258,8 @@ struct TimestampStageTests {
             (["--pts-precision", "float16"], nil, 64, "enclab: --pts-precision: 'float16' is not one of int64, float32, int32, timescale:N (see 'enclab encode --help')\n"),
             (["--pts-source", "file"], nil, 64, "enclab: --pts-source file: c.y4m is y4m, which holds no timestamps (give --tcfile-in or --pts-schedule) (see 'enclab encode --help')\n"),
             (["--tcfile-in", "x.txt", "--pts-schedule", "rate=30"], nil, 64, "enclab: contradictory settings: --tcfile-in and --pts-schedule are both timestamp sources; give one (see 'enclab encode --help')\n"),
+            (["--pts-source", "constant-rate", "--tcfile-in", "x.txt"], nil, 64, "enclab: contradictory settings: --pts-source constant-rate and --tcfile-in are both timestamp sources; give one (see 'enclab encode --help')\n"),
+            (["--pts-offset", "576460752303423489"], nil, 64, "enclab: timestamps: frame 0's PTS 576460752303423489 µs (the constant-rate time with --pts-offset 576460752303423489) is beyond ±2^59 µs, the range the lab's analysis and plots keep times in (x264's DTS, and spans, must stay within 64 bits) (see 'enclab encode --help')\n"),
           ] as [([String], String?, Int32, String)])
     func badInput(flags: [String], file: String?, status: Int32, message: String) throws {
         let scratch = Scratch()
@@ -267,6 +269,29 @@ struct TimestampStageTests {
         #expect(r.status == status)
         #expect(r.stderr == message)
         #expect(!FileManager.default.fileExists(atPath: scratch.file("l.sqlite")))
+    }
+
+    @Test("hostile grids: negative offsets are plotted; a JSON integer beyond 2^53 is kept exact; a timecode file is found beside the experiment file; a schedule whose PTS all repeat is done with no span")
+    func hostileGrids() throws {
+        let scratch = Scratch()
+        try FileManager.default.createDirectory(atPath: scratch.file("exp"), withIntermediateDirectories: true)
+        try Self.clip.write(to: scratch.file("exp/c.y4m"))
+        try Self.timecodeFile.write(toFile: scratch.file("exp/tc.txt"), atomically: true, encoding: .utf8)
+        let json = #"{"name": "h", "clips": ["c.y4m"], "base": {"threads": 1, "crf": 30, "frames": 6}, "grid": {"case": [{"pts-offset": -1000000}, {"pts-offset": 9007199254740993}, {"tcfile-in": "tc.txt"}, {"pts-schedule": "dup=1"}]}}"#
+        try json.write(toFile: scratch.file("exp/h.json"), atomically: true, encoding: .utf8)
+        // Run from the scratch folder, not the experiment's: tc.txt is named relative to the experiment file.
+        let r = try Witness.enclab(["run", "exp/h.json", "--db", "h.sqlite", "--out", "h"], in: scratch.path)
+        #expect(r.status == 0, "\(r.stderr)")
+        let db = scratch.file("h.sqlite")
+        #expect(try Self.sqlite(db, "SELECT (SELECT min(input_pts) FROM frames f WHERE f.run_id = runs.run_id) FROM runs ORDER BY run_id")
+                == ["-1000000", "9007199254740993", "0", "0"])
+        #expect(try Self.sqlite(db, "SELECT json_extract(settings, '$.timestamps.tcfile_in') FROM runs WHERE run_id = 3").first?.hasSuffix("exp/tc.txt") == true)
+        // Every PTS equal and the last step 0: no span, no bitrate over it; the run is done all the same.
+        #expect(try Self.sqlite(db, "SELECT status, coalesce(span_ticks, 'NULL'), coalesce(achieved_kbps, 'NULL') FROM runs JOIN timestamp_analysis USING (run_id) WHERE run_id = 4")
+                == ["done|NULL|NULL"])
+        #expect(FileManager.default.fileExists(atPath: scratch.file("h/timestamps-pts.png")))
+        let plotted = try String(contentsOfFile: scratch.file("h/timestamps.dat"), encoding: .utf8)
+        #expect(plotted.contains(" -1000000 ") && plotted.contains(" 9007199254740993 "), "\(plotted)")
     }
 
     @Test("an experiment's grid takes the timestamp settings: offsets crossed with precisions, one run each, keys differ")

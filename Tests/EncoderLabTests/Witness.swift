@@ -118,10 +118,9 @@ final class Scratch {
 /// Encodes a clip through the lab as a user does (`enclab encode`, the built binary, in a process of its own) and
 /// returns the run's outcome as stored and the store.
 ///
-/// A process of its own, because libx264 is not repeatable inside one process that has run other encoders: measured
-/// here, an encode with the same clip and settings gave other bytes after encodes with other settings had run in the
-/// same process (3 to 27 in 30 tries under load, even one after another on one thread), while every fresh process,
-/// like x264's CLI, gives the same bytes. Comparisons with the CLI need the lab as users run it.
+/// A process of its own, as users run it. (libx264's AVX-512 mbtree code once made encodes after other encodes in
+/// one process give other bytes; the lab now turns AVX-512 off, see README "How the numbers are checked" and
+/// `RepeatabilityTests`.)
 func labEncode(_ clip: String, _ flags: [String], in scratch: Scratch) throws -> (RunOutcome, LabStore) {
     let r = try Witness.enclab(["encode", clip, "--db", scratch.file("lab.sqlite"), "--out", scratch.file("out")] + flags, in: scratch.path)
     guard r.status == 0 else {

@@ -24,15 +24,16 @@ public struct TimestampAnalysis: Sendable, Equatable {
     public var minCompositionOffset: Int64
     public var maxCompositionOffset: Int64
     /// The span in ticks: largest PTS − smallest PTS + the last input frame's duration (its timecode or
-    /// schedule step where the source knows it, else the nominal frame duration).
-    public var spanTicks: Int64
-    /// The span in seconds, exact.
-    public var span: Rational
-    /// Coded bytes over the span, kbit/s (1000 bit/s).
-    public var achievedKbps: Double
+    /// schedule step where the source knows it, else the nominal frame duration); nil when that is not a positive
+    /// 64-bit count (every PTS equal and the last duration not positive, a step back at the end).
+    public var spanTicks: Int64?
+    /// The span in seconds, exact; nil with ``spanTicks``.
+    public var span: Rational?
+    /// Coded bytes over the span, kbit/s (1000 bit/s); nil without a span.
+    public var achievedKbps: Double?
     /// x264's `bitrate` target in kbit/s (ABR, CBR, capped VBR), nil without one.
     public var targetKbps: Double?
-    /// (achieved − target) / target · 100, nil without a target.
+    /// (achieved − target) / target · 100, nil without a target or a span.
     public var bitrateErrorPercent: Double?
     /// x264's warnings about timestamps (those naming PTS, DTS or timestamps), one entry per distinct text.
     public var x264Warnings: [(text: String, count: Int)]
@@ -60,7 +61,7 @@ public struct TimestampAnalysis: Sendable, Equatable {
     ///   - nominalFrameTicks: one frame at the clip's nominal rate, in ticks, rounded to nearest (≥ 1).
     ///   - targetKbps: x264's `bitrate`, if any.
     ///   - warnings: x264's warnings of the run (texts without the `x264: ` prefix).
-    /// - Throws: `.software` when a span does not fit the exact arithmetic (times near Int64's limits).
+    /// - Throws: nothing today (kept throwing for exact arithmetic that may need to refuse a value).
     public static func analyse(inputPTS: [Int64], frames: [EncodedFrame], timebase: Rational, lastDuration: Int64?,
                                nominalFrameTicks: Int64, targetKbps: Double?, warnings: [String]) throws -> TimestampAnalysis {
         var nonIncreasing = 0
@@ -85,13 +86,11 @@ public struct TimestampAnalysis: Sendable, Equatable {
         let last = lastDuration ?? nominalFrameTicks
         let pts = frames.map(\.pts)
         let spanWide = Int128(pts.max() ?? 0) - Int128(pts.min() ?? 0) + Int128(last)
-        guard let spanTicks = Int64(exactly: spanWide), spanTicks > 0 else {
-            throw LabError.software("timestamp span of \(spanWide) ticks is not a positive 64-bit count")
-        }
-        let span = try timebase.times(spanTicks)
+        let spanTicks = Int64(exactly: spanWide).flatMap { $0 > 0 ? $0 : nil }
+        let span = spanTicks.flatMap { try? timebase.times($0) }
         let bytes = frames.reduce(0) { $0 + $1.sizeBytes }
-        let achieved = Double(bytes) * 8 / 1000 / span.approximateValue
-        let error = targetKbps.map { (achieved - $0) / $0 * 100 }
+        let achieved = span.map { Double(bytes) * 8 / 1000 / $0.approximateValue }
+        let error = achieved.flatMap { a in targetKbps.map { (a - $0) / $0 * 100 } }
         var counts: [String: Int] = [:], order: [String] = []
         for w in warnings where w.range(of: "pts", options: .caseInsensitive) != nil
             || w.range(of: "dts", options: .caseInsensitive) != nil || w.range(of: "timestamp", options: .caseInsensitive) != nil {
@@ -105,7 +104,7 @@ public struct TimestampAnalysis: Sendable, Equatable {
         }
         return TimestampAnalysis(
             frames: inputPTS.count, nonIncreasingInputPTS: nonIncreasing, duplicateDTS: duplicate, decreasingDTS: decreasing,
-            ptsBeforeDTS: before, minCompositionOffset: minOffset, maxCompositionOffset: maxOffset, spanTicks: spanTicks,
+            ptsBeforeDTS: before, minCompositionOffset: minOffset, maxCompositionOffset: maxOffset, spanTicks: span == nil ? nil : spanTicks,
             span: span, achievedKbps: achieved, targetKbps: targetKbps, bitrateErrorPercent: error,
             x264Warnings: order.map { ($0, counts[$0]!) },
             durationHistogram: histogram.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })

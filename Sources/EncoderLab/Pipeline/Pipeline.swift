@@ -304,7 +304,7 @@ public enum Pipeline {
         }
         return RunResult(spec: spec, folder: folder, frames: frames, inputFrames: index, truncatedBytes: clip.truncatedBytes,
                          warnings: warnings, resolved: r, verification: verification, decoded: decoded,
-                         duration: analysis.span, inputPTS: inputPTS, timestampAnalysis: analysis, keyframes: keyframes,
+                         duration: try analysis.span ?? plan.duration(frames: index), inputPTS: inputPTS, timestampAnalysis: analysis, keyframes: keyframes,
                          dataRateWindows: windows, dataRateLimitsVTCompat: input.dataRateLimitsVTCompat,
                          settingsJSON: settingsJSON(spec, resolved: r, plan: plan),
                          crop: clip.info.cropDescription, ffmpegVersion: clip.info.ffmpegVersion, createdAt: createdAt)

@@ -148,7 +148,9 @@ public enum Plots {
         let windows = WindowedBitrate.compute(sizes: frames.map(\.sizeBytes), dts: arrival,
                                               timebase: timebase, frameTicks: frameTicks)
         let ptsSpan = Int64((frames.map(\.pts).max() ?? 0) - (frames.map(\.pts).min() ?? 0))
-        let seconds = try (timebase.times(ptsSpan) + input.fps.reciprocal).approximateValue
+        // Exact where the fraction fits 64 bits; a damaged timebase falls back to floating point (display only).
+        let seconds = (try? (timebase.times(ptsSpan) + input.fps.reciprocal).approximateValue)
+            ?? Double(ptsSpan) * timebase.approximateValue + 1 / input.fps.approximateValue
         let meanKbps = Double(frames.reduce(Int128(0)) { $0 + Int128($1.sizeBytes) }) * 8 / 1000 / max(seconds, 1e-9)
         // Data: coded index, display index, size in kbit, type column index, window kbps (or NaN), psnr_y, psnr_avg.
         let types = ["IDR", "I", "P", "Bref", "B"]

@@ -36,13 +36,35 @@ extension Plots {
                   let tbNum = run.timebaseNum, let tbDen = run.timebaseDen, let timebase = try? Rational(Int64(tbNum), Int64(tbDen)) else { continue }
             let settings = (try? JSONSerialization.jsonObject(with: Data(run.settingsJSON.utf8))) as? [String: Any] ?? [:]
             let axes = settings["axes"] as? [String: Any] ?? [:]
+            // The offset: a grid axis of its own, or a key of an axis whose values are objects.
             var offset: Int64?
-            if let n = axes["pts-offset"] as? NSNumber { offset = n.int64Value }
-            if let t = axes["pts-offset"] as? String { offset = Int64(t) }
-            let variant = axes.keys.filter { $0 != "pts-offset" }.sorted().map { k in "\(k)=\(Self.axisText(axes[k]!))" }.joined(separator: " ")
+            var offsetAxis: String?
+            for (key, value) in axes {
+                let found: Any? = key == "pts-offset" ? value : (value as? [String: Any])?["pts-offset"]
+                guard let found else { continue }
+                if let n = found as? NSNumber { offset = n.int64Value } else if let t = found as? String { offset = Int64(t) }
+                offsetAxis = key
+            }
+            let variant = axes.keys.filter { $0 != offsetAxis }.sorted().map { k in "\(k)=\(Self.axisText(axes[k]!))" }.joined(separator: " ")
+            // Stored values are checked before they reach a plot (a damaged database is 65, not a gnuplot failure).
+            let at = "run \(run.runID): timestamp_analysis"
+            guard case .text(let source) = row["source"], TimestampSource(rawValue: source) != nil else {
+                throw LabError.data("\(at).source is not one of constant-rate, file, tcfile, schedule")
+            }
+            guard case .integer(let nonIncreasing) = row["non_increasing_input_pts"], nonIncreasing >= 0, nonIncreasing <= Int64(Int32.max) else {
+                throw LabError.data("\(at).non_increasing_input_pts is not a count from 0 to \(Int32.max)")
+            }
+            var error: Double?
+            switch row["bitrate_error_pct"] {
+            case .real(let e): error = e
+            case .integer(let e): error = Double(e)
+            case .null: error = nil
+            default: throw LabError.data("\(at).bitrate_error_pct is not a number")
+            }
+            if let e = error, !e.isFinite || abs(e) > 1e9 { throw LabError.data("\(at).bitrate_error_pct \(e) is not a finite percentage") }
             found.append(TimestampRun(clip: Paths.fileName(run.clip), variant: variant, label: settings["label"] as? String ?? "",
-                                      offset: offset, source: try row.text("source"), errorPercent: row["bitrate_error_pct"].double,
-                                      nonIncreasing: Int(row["non_increasing_input_pts"].int ?? 0), runID: run.runID, timebase: timebase))
+                                      offset: offset, source: source, errorPercent: error,
+                                      nonIncreasing: Int(nonIncreasing), runID: run.runID, timebase: timebase))
         }
         let withOffset = found.filter { $0.offset != nil }
         if !withOffset.isEmpty { try writeOffsetPlots(withOffset, experiment: experiment, dir: dir) }
@@ -131,7 +153,10 @@ extension Plots {
             for f in frames {
                 // The second from the run's first PTS, exactly: floor((pts - first) * timebase).
                 let ticks = Int128(f.pts) - Int128(first)
-                let second = Int64(ticks * Int128(run.timebase.numerator) / Int128(run.timebase.denominator))
+                let (product, overflow) = ticks.multipliedReportingOverflow(by: Int128(run.timebase.numerator))
+                guard !overflow, let second = Int64(exactly: product / Int128(run.timebase.denominator)), second < 1_000_000_000 else {
+                    throw LabError.data("run \(run.runID): frame coded_index \(f.codedIndex): pts \(f.pts) lies too far from the first pts \(first) to plot per second")
+                }
                 bytes[second, default: 0] += f.sizeBytes
                 if let p = f.psnrAvg { psnr[second, default: (0, 0)].sum += p; psnr[second, default: (0, 0)].count += 1 }
             }

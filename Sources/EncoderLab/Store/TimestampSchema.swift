@@ -16,9 +16,9 @@ extension LabStore {
         pts_before_dts           INTEGER NOT NULL,
         min_composition_offset   INTEGER NOT NULL,
         max_composition_offset   INTEGER NOT NULL,
-        span_ticks               INTEGER NOT NULL,
-        span_s                   REAL NOT NULL,
-        achieved_kbps            REAL NOT NULL,
+        span_ticks               INTEGER,
+        span_s                   REAL,
+        achieved_kbps            REAL,
         target_kbps              REAL,
         bitrate_error_pct        REAL,
         x264_timestamp_warnings  INTEGER NOT NULL,
@@ -58,8 +58,8 @@ extension LabStore {
             """).run([
                 .integer(runID), .text(source), .integer(Int64(a.frames)), .integer(Int64(a.nonIncreasingInputPTS)),
                 .integer(Int64(a.duplicateDTS)), .integer(Int64(a.decreasingDTS)), .integer(Int64(a.ptsBeforeDTS)),
-                .integer(a.minCompositionOffset), .integer(a.maxCompositionOffset), .integer(a.spanTicks),
-                .real(a.span.approximateValue), real(a.achievedKbps), real(a.targetKbps), real(a.bitrateErrorPercent),
+                .integer(a.minCompositionOffset), .integer(a.maxCompositionOffset), a.spanTicks.map(SQLValue.integer) ?? .null,
+                real(a.span?.approximateValue), real(a.achievedKbps), real(a.targetKbps), real(a.bitrateErrorPercent),
                 .integer(Int64(a.x264Warnings.reduce(0) { $0 + $1.count })),
                 warnings.isEmpty ? .null : .text(JSON.string(warnings)),
             ])

@@ -21,6 +21,8 @@ public struct TimestampSettings: Equatable, Sendable {
     /// `--pts-source file`: the clip's own timestamps (ffprobe's `best_effort_timestamp` of each decoded frame);
     /// only for clips decoded by ffmpeg.
     public var fromFile = false
+    /// `--pts-source constant-rate` given explicitly (the default anyway; kept to refuse it beside another source).
+    public var constantRateGiven = false
     /// `--tcfile-in FILE`: a timecode v2 file (``TimecodeV2``), entry k for source frame k.
     public var tcfile: String?
     /// `--pts-schedule SPEC`: a generated schedule, as given (``PTSSchedule``'s grammar).
@@ -47,7 +49,11 @@ public struct TimestampSettings: Equatable, Sendable {
     public static let switches: Set<String> = ["pts-rebase", "pts-clamp"]
 
     /// Whether nothing is set: the constant-rate plan of x264's CLI.
-    public var isDefault: Bool { self == TimestampSettings() }
+    public var isDefault: Bool {
+        var plain = self
+        plain.constantRateGiven = false
+        return plain == TimestampSettings()
+    }
 
     /// Takes one setting of ``names``.
     /// - Throws: `.usage` naming the flag and the value or part that is wrong.
@@ -67,8 +73,8 @@ public struct TimestampSettings: Equatable, Sendable {
         case "pts-source":
             let v = try text()
             switch v {
-            case "file": fromFile = true
-            case "constant-rate": fromFile = false
+            case "file": fromFile = true; constantRateGiven = false
+            case "constant-rate": fromFile = false; constantRateGiven = true
             default: throw LabError.usage("--pts-source must be constant-rate or file, got \(TimecodeV2.quoted(v))")
             }
         case "tcfile-in": tcfile = try text()
@@ -91,11 +97,12 @@ public struct TimestampSettings: Equatable, Sendable {
         }
     }
 
-    /// Refuses settings that contradict each other: more than one source (`--pts-source file`, `--tcfile-in`,
-    /// `--pts-schedule`), or `--pts-clock` without a schedule.
+    /// Refuses settings that contradict each other: more than one source (`--pts-source file` or `constant-rate`,
+    /// `--tcfile-in`, `--pts-schedule`), or `--pts-clock` without a schedule.
     /// - Throws: `.usage` naming the flags.
     public func check() throws {
-        let sources = [fromFile ? "--pts-source file" : nil, tcfile.map { _ in "--tcfile-in" }, schedule.map { _ in "--pts-schedule" }].compactMap { $0 }
+        let sources = [fromFile ? "--pts-source file" : constantRateGiven ? "--pts-source constant-rate" : nil,
+                       tcfile.map { _ in "--tcfile-in" }, schedule.map { _ in "--pts-schedule" }].compactMap { $0 }
         if sources.count > 1 {
             throw LabError.usage("contradictory settings: \(sources.joined(separator: " and ")) are both timestamp sources; give one")
         }

@@ -95,7 +95,8 @@ public struct PTSStamper {
     }
 
     /// Frame k's time as handed to x264, in µs; frames must be stamped in order from 0.
-    /// - Throws: `.data` from ``sourceTime(_:)``; `.usage` naming `--pts-offset` when the sum overflows.
+    /// - Throws: `.data` from ``sourceTime(_:)``; `.usage` naming `--pts-offset` when the sum overflows; a time
+    ///   beyond ±``limit`` is `.usage` (`.data` when it is the clip's own, without an offset).
     public mutating func stamp(_ k: Int) throws -> Int64 {
         var t = try sourceTime(k)
         if let offset = stages.offset { t = try offset.apply(t) }
@@ -105,9 +106,27 @@ public struct PTSStamper {
         }
         if let precision = stages.precision { t = precision.apply(t) }
         if stages.clamp, let l = largest, t <= l { t = Int64(clamping: Int128(l) + Int128(clampStep)) }
+        guard t.magnitude <= Self.limit.magnitude else {
+            let cause: String
+            switch stages.times {
+            case .list: cause = "the clip's own time"
+            case .tcfile: cause = "the timecode file's time"
+            case .schedule: cause = "--pts-schedule's time"
+            case .constantRate: cause = "the constant-rate time"
+            }
+            let message = "timestamps: frame \(k)'s PTS \(t) µs (\(cause)\(stages.offset.map { " with --pts-offset \($0)" } ?? "")) is beyond ±2^59 µs, "
+                + "the range the lab's analysis and plots keep times in (x264's DTS, and spans, must stay within 64 bits)"
+            if case .list = stages.times, stages.offset == nil { throw LabError.data(message) }
+            throw LabError.usage(message)
+        }
         largest = max(largest ?? t, t)
         return t
     }
+
+    /// The largest magnitude of a PTS handed to x264: 2^59 µs (18,000 years), half of what the plots accept
+    /// (``RunPlotInput/maximumTimestampTicks``), so x264's DTS (a PTS minus its reorder delay) and every span
+    /// stay in range.
+    public static let limit: Int64 = 1 << 59
 
     /// The duration of source frame k in µs where the source knows it (the next timecode entry, the next
     /// scheduled time, the next listed time minus this one), else nil.
