@@ -122,13 +122,6 @@ public struct VideoToolboxSettings: Equatable, Sendable {
     /// Whether no property is given and vt-compat is off.
     public var isEmpty: Bool { self == VideoToolboxSettings() }
 
-    /// Whether any property is given (vt-compat aside).
-    public var hasProperties: Bool {
-        var plain = self
-        plain.compat = false
-        return plain != VideoToolboxSettings()
-    }
-
     /// Whether an experiment setting key names a VideoToolbox property rather than an x264 option: it starts with an
     /// upper-case letter or `kVT` (x264's names are lower case), or it is a property's name in another case.
     public static func isPropertyKey(_ key: String) -> Bool {

@@ -1,7 +1,9 @@
 import EncoderLab
 import Foundation
 
-/// `enclab encode INPUT [x264 flags]`: one encode of one clip, verified, plotted and recorded.
+/// `enclab encode INPUT [x264 flags] [--vt NAME=VALUE ...] [--vt-compat]`: one encode of one clip, verified, plotted and
+/// recorded. `--vt` and `--vt-compat` are handed to the same parser as `--vt=NAME=VALUE` and `--vt-compat`
+/// (``EncodeSettings/set(_:_:)``), which maps VideoToolbox's properties onto x264's options.
 ///
 /// The lab's own flags are in ``flags`` and are taken out wherever they stand; every other word goes, in order, to
 /// x264's flag parser (`EncodeSettings.parse`), which tells INPUT from flags and values and refuses what it does
@@ -63,7 +65,7 @@ struct EncodeCommand: Command {
     }
     let exitStatuses: [(status: Int32, meaning: String)] = [
         (0, "the run is done"),
-        (64, "usage: a bad flag or value, an unknown or contradictory setting, --db :memory:, a run folder that another database made under the same --out"),
+        (64, "usage: a bad flag or value, an unknown or contradictory setting (x264's or VideoToolbox's), --db :memory:, a run folder that another database made under the same --out"),
         (65, "bad data: a malformed y4m, a file ffmpeg cannot decode, a frame damaged midway (the run is recorded failed), a database that is not the lab's, a timecode file with a bad line, too few entries or times that do not increase"),
         (66, "INPUT or the --tcfile-in file is missing, or INPUT is not a regular file"),
         (70, "ffmpeg or gnuplot is missing, or the lab failed"),
