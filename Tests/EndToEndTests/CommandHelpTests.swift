@@ -58,7 +58,8 @@ struct CommandHelpTests {
 
     /// A value each placeholder accepts, so that giving the flag alone changes no outcome's kind.
     static func sample(_ placeholder: String) -> String {
-        ["N": "5", "1|2|4": "2", "NUM[/DEN]": "25", "KEY|ID": "1", "FILE": "f.out", "DIR": "d.out"][placeholder]
+        ["N": "5", "1|2|4": "2", "NUM[/DEN]": "25", "KEY|ID": "1", "FILE": "f.out", "DIR": "d.out",
+         "NAME=VALUE": "AverageBitRate=500000"][placeholder]
             ?? String(placeholder.split(separator: "|")[0])
     }
 
@@ -105,12 +106,12 @@ struct CommandHelpTests {
             for f in Self.flags(in: try help(other, in: dir)) { everyFlag[f.name] = f.value }
         }
         // 13, encode's and run's --mkv, inspect's and convert's --in-avcc-config and --parameter-sets, convert's
-        // --avcc-config-first.
-        #expect(everyFlag.count == 17, "\(everyFlag.keys.sorted())")
+        // --avcc-config-first, encode's --vt and --vt-compat.
+        #expect(everyFlag.count == 19, "\(everyFlag.keys.sorted())")
         // The parser's own table, as its unknown-flag message lists it (encode hands unknown flags on to x264, so
-        // its own five come from the issues).
+        // its own seven come from the issues).
         if command == "encode" {
-            #expect(own.map(\.name).sorted() == ["--db", "--force", "--mkv", "--out", "--rc"])
+            #expect(own.map(\.name).sorted() == ["--db", "--force", "--mkv", "--out", "--rc", "--vt", "--vt-compat"])
         } else {
             let r = try cli.enclab([command, "--no-such-flag"], in: dir)
             let prefix = "enclab: unknown flag '--no-such-flag' (\(command) takes "

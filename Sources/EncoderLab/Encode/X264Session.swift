@@ -91,6 +91,10 @@ public struct ResolvedParameters: Sendable {
     public var vbvMaxrateKbps: Int
     /// VBV buffer size in kbit, 0 without VBV.
     public var vbvBufsizeKbit: Int
+    /// Initial VBV buffer fullness (x264's `rc.f_vbv_buffer_init`): a fraction of the buffer up to 1, or kbit above
+    /// 1; x264 raises it to at least one frame's worth when the encoder opens. Its float, written in the fewest
+    /// decimal digits that give it back (0.9, not 0.8999999761581421).
+    public var vbvInit: Double
     /// 0 none, 1 vbr, 2 cbr (x264.h `X264_NAL_HRD_*`).
     public var nalHrd: Int
     public var filler: Bool
@@ -114,9 +118,10 @@ public struct ResolvedParameters: Sendable {
     /// The options string x264 writes in its version SEI (`options: cabac=1 ref=3 ...`, x264_param2string): the
     /// settings as x264 resolved them, effective thread count included.
     public var optionsString: String
-    /// Where each of ``jsonObject``'s values came from: `given` (the user's options), `rc` (added by the lab's
-    /// `--rc`), `preset` (the preset's or x264's default) or `x264` (changed after the options were applied: by the
-    /// profile, the input (the CLI's level rule for `ref`) or x264's own checks when the encoder opened).
+    /// Where each of ``jsonObject``'s values came from: `given` (the user's options), `vt` (a VideoToolbox property:
+    /// its options, or the tune it added), `rc` (added by the lab's `--rc`), `preset` (the preset's or x264's
+    /// default) or `x264` (changed after the options were applied: by the profile, the input (the CLI's level rule
+    /// for `ref`) or x264's own checks when the encoder opened).
     public var provenance: [String: String]
 
     public var timebaseNum: Int { Int(timebase.numerator) }
@@ -129,7 +134,7 @@ public struct ResolvedParameters: Sendable {
     /// The values recorded in `runs.settings.resolved`, by name.
     static func fields(of r: ResolvedParameters) -> [String: Any] {
         ["rc_method": r.rcMethod, "qp": r.qp, "crf": r.crf, "bitrate_kbps": r.bitrateKbps, "vbv_maxrate_kbps": r.vbvMaxrateKbps,
-         "vbv_bufsize_kbit": r.vbvBufsizeKbit, "nal_hrd": ["none", "vbr", "cbr"][max(0, min(2, r.nalHrd))], "filler": r.filler,
+         "vbv_bufsize_kbit": r.vbvBufsizeKbit, "vbv_init": r.vbvInit, "nal_hrd": ["none", "vbr", "cbr"][max(0, min(2, r.nalHrd))], "filler": r.filler,
          "keyint": r.keyint, "min_keyint": r.minKeyint, "scenecut": r.scenecut, "bframes": r.bframes, "b_pyramid": r.bPyramid,
          "open_gop": r.openGop, "cabac": r.cabac, "ref": r.ref, "threads": r.threads, "level_idc": r.levelIdc]
     }
@@ -164,10 +169,12 @@ public final class X264Session {
     /// - Throws: `.usage` naming the setting: "unknown setting 'foo'" (x264_param_parse's
     ///   `X264_PARAM_BAD_NAME`), "bad value for setting 'keyint': 'abc'" (`X264_PARAM_BAD_VALUE`), an unknown
     ///   preset or tune, a profile x264 cannot apply.
-    /// The parameters at the three steps that provenance compares: after the preset and tune, after the user's
-    /// options, after the options the lab's `--rc` added.
+    /// The parameters at the four steps that provenance compares: after the preset and the user's tune, after the
+    /// VideoToolbox properties (their tune and options), after the user's options, after the options the lab's `--rc`
+    /// added.
     struct Snapshots {
         var preset: x264_param_t
+        var vt: x264_param_t
         var given: x264_param_t
         var rc: x264_param_t
     }
@@ -183,16 +190,27 @@ public final class X264Session {
         // Preset, tune and profile are checked here, as x264 parses them, so that x264 itself never prints an
         // error to the process's standard error (it has no encoder to log through yet).
         let preset = try X264Names.preset(settings.preset)
-        let tune = try X264Names.tune(settings.tune)
+        let tune = try X264Names.tune(settings.effectiveTune)
         warnings += tune.warnings
         guard x264_param_default_preset(&p, preset, tune.value) == 0 else {
             throw LabError.software("x264_param_default_preset refused preset '\(preset ?? "")' tune '\(tune.value ?? "")'")
         }
-        let afterPreset = p
+        // The preset with the user's tune alone, when the VideoToolbox properties added one (RealTime: zerolatency).
+        var afterPreset = p
+        if settings.vtTune != nil {
+            let userTune = try X264Names.tune(settings.tune)
+            guard x264_param_default_preset(&afterPreset, preset, userTune.value) == 0 else {
+                throw LabError.software("x264_param_default_preset refused preset '\(preset ?? "")' tune '\(userTune.value ?? "")'")
+            }
+        }
+        var afterVT = p
         var afterGiven = p
-        let givenCount = settings.givenOptionCount ?? settings.options.count
+        // options: the VideoToolbox ones, the given ones, the ones --rc added.
+        let vtEnd = settings.vtOptionCount ?? 0
+        let givenEnd = vtEnd + (settings.givenOptionCount ?? (settings.options.count - vtEnd))
         for (k, option) in settings.options.enumerated() {
-            if k == givenCount { afterGiven = p }
+            if k == vtEnd { afterVT = p }
+            if k == givenEnd { afterGiven = p }
             let status = x264_param_parse(&p, option.name, option.value)
             if status == X264_PARAM_BAD_NAME {
                 throw LabError.usage("unknown setting '\(option.name)'")
@@ -200,16 +218,19 @@ public final class X264Session {
                 throw LabError.usage("bad value for setting '\(option.name)': '\(option.value ?? "")'")
             }
         }
-        if givenCount >= settings.options.count { afterGiven = p }
-        snapshots = Snapshots(preset: afterPreset, given: afterGiven, rc: p)
+        if vtEnd >= settings.options.count { afterVT = p }
+        if givenEnd >= settings.options.count { afterGiven = p }
+        snapshots = Snapshots(preset: afterPreset, vt: afterVT, given: afterGiven, rc: p)
         x264_param_apply_fastfirstpass(&p)
         if let profile = settings.profile {
             try X264Names.checkProfile(profile, lossless: (p.rc.i_rc_method == X264_RC_CQP && p.rc.i_qp_constant <= 0)
                                         || (p.rc.i_rc_method == X264_RC_CRF && Int(p.rc.f_rf_constant) <= 0),
                                        interlaced: p.b_interlaced != 0, fakeInterlaced: p.b_fake_interlaced != 0)
+            let before = p
             guard x264_param_apply_profile(&p, profile) == 0 else {
                 throw LabError.software("x264_param_apply_profile refused profile '\(profile)' after the lab's checks passed")
             }
+            if let w = Self.profileWarning(profile, before: before, after: p) { warnings.append(w) }
         }
         // What x264's CLI takes from its y4m demuxer (x264.c parse()).
         // Each value is checked before it narrows to x264's C field (the y4m reader already bounds them).
@@ -272,6 +293,26 @@ public final class X264Session {
         return p
     }
 
+    /// What `x264_param_apply_profile` turned off without a word (x264's common/base.c: Baseline drops CABAC,
+    /// B-frames, the 8x8 transform, weighted P prediction and custom quantisation matrices; Main the 8x8
+    /// transform and the matrices), as one warning naming each setting with its value before and after; nil when it changed none.
+    static func profileWarning(_ profile: String, before: x264_param_t, after: x264_param_t) -> String? {
+        var changes: [String] = []
+        if before.b_cabac != after.b_cabac { changes.append("CABAC (cabac \(before.b_cabac) -> \(after.b_cabac))") }
+        if before.i_bframe != after.i_bframe { changes.append("B-frames (bframes \(before.i_bframe) -> \(after.i_bframe))") }
+        if before.analyse.b_transform_8x8 != after.analyse.b_transform_8x8 {
+            changes.append("the 8x8 transform (8x8dct \(before.analyse.b_transform_8x8) -> \(after.analyse.b_transform_8x8))")
+        }
+        if before.analyse.i_weighted_pred != after.analyse.i_weighted_pred {
+            changes.append("weighted P prediction (weightp \(before.analyse.i_weighted_pred) -> \(after.analyse.i_weighted_pred))")
+        }
+        if before.i_cqm_preset != after.i_cqm_preset || (before.psz_cqm_file != nil) != (after.psz_cqm_file != nil) {
+            changes.append("the custom quantisation matrices (cqm flat)")
+        }
+        guard !changes.isEmpty else { return nil }
+        return "profile \(profile.lowercased()): x264_param_apply_profile turned off \(changes.joined(separator: ", "))"
+    }
+
     private static func reduce(_ a: Int, _ b: Int) -> (Int, Int) {
         guard a > 0, b > 0 else { return (a, b) }
         var (x, y) = (a, b)
@@ -320,7 +361,7 @@ public final class X264Session {
         r.optionsString = Self.optionsString(h)
         if let snapshots {
             let final = ResolvedParameters.fields(of: r)
-            let steps = [("x264", snapshots.rc), ("rc", snapshots.given), ("given", snapshots.preset)]
+            let steps = [("x264", snapshots.rc), ("rc", snapshots.given), ("given", snapshots.vt), ("vt", snapshots.preset)]
                 .map { ($0.0, ResolvedParameters.fields(of: Self.parameters($0.1))) }
             for (name, value) in final {
                 var later = value
@@ -347,7 +388,7 @@ public final class X264Session {
         return ResolvedParameters(
             rcMethod: method, qp: Int(q.rc.i_qp_constant), crf: Double(q.rc.f_rf_constant),
             bitrateKbps: Int(q.rc.i_bitrate), vbvMaxrateKbps: Int(q.rc.i_vbv_max_bitrate),
-            vbvBufsizeKbit: Int(q.rc.i_vbv_buffer_size), nalHrd: Int(q.i_nal_hrd), filler: q.rc.b_filler != 0,
+            vbvBufsizeKbit: Int(q.rc.i_vbv_buffer_size), vbvInit: Double("\(q.rc.f_vbv_buffer_init)") ?? Double(q.rc.f_vbv_buffer_init), nalHrd: Int(q.i_nal_hrd), filler: q.rc.b_filler != 0,
             keyint: Int(q.i_keyint_max), minKeyint: Int(q.i_keyint_min), scenecut: Int(q.i_scenecut_threshold),
             bframes: Int(q.i_bframe), bPyramid: Int(q.i_bframe_pyramid), openGop: q.b_open_gop != 0,
             cabac: q.b_cabac != 0, ref: Int(q.i_frame_reference), threads: Int(q.i_threads),

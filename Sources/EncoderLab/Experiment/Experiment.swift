@@ -7,7 +7,10 @@ import Foundation
 /// an object of settings, applied together (so one list can pair `rc` with the rate key each mode needs).
 ///
 /// Values: strings and numbers are an option's argument; `true` is a flag without argument (`"no-cabac": true`)
-/// or the value "true"; `false` is passed to x264 as "false".
+/// or the value "true"; `false` is passed to x264 as "false". VideoToolbox's properties are keys too, in Apple's
+/// names (`"MaxKeyFrameIntervalDuration": 3.5`, `"kVTCompressionPropertyKey_AllowFrameReordering": false`), with
+/// `"vt-compat": true`; a DataRateLimits value is a list of `[bytes, seconds]` pairs (`[[250000, 1], [50000, 0.1]]`;
+/// in a grid, a list of such lists).
 public struct Experiment: Sendable {
     public var name: String
     public var clips: [String]
@@ -211,7 +214,8 @@ public struct Experiment: Sendable {
     /// A grid point's word in a run's label: `key=value`, or the key alone for a flag given `true`
     /// (`pts-clamp`, `no-cabac`).
     static func labelWord(_ key: String, _ value: Any) -> String {
-        text(value).map { "\(key)=\($0)" } ?? key
+        if value is [Any], let flat = try? VideoToolboxSettings.dataRateLimitsText(value) { return "\(key)=\(flat)" }
+        return text(value).map { "\(key)=\($0)" } ?? key
     }
 
     /// A JSON scalar as an option argument; nil for `true` (a flag).
@@ -247,6 +251,15 @@ public struct Experiment: Sendable {
     ///   other than `true` for a flag without argument (`false` too for the lab's switches `pts-rebase`,
     ///   `pts-clamp`).
     private static func step(_ key: String, _ value: Any, file: String, context: String) throws -> Step {
+        // DataRateLimits as a list of [bytes, seconds] pairs: the command line's flat text.
+        if value is [Any], VideoToolboxSettings.isPropertyKey(key),
+           (try? VideoToolboxSettings.property(named: key)) == .dataRateLimits {
+            do {
+                return Step(name: key, argument: try VideoToolboxSettings.dataRateLimitsText(value), context: context)
+            } catch let e as LabError {
+                throw LabError(e.kind, "\(file): \(context) setting '\(key)': \(e.message)")
+            }
+        }
         guard value is String || value is NSNumber else {
             throw LabError.usage("\(file): \(context) setting '\(key)' must be a string, number or boolean")
         }
@@ -254,8 +267,8 @@ public struct Experiment: Sendable {
         let name = key.replacingOccurrences(of: "_", with: "-")
         let flag = EncodeSettings.takesNoArgument(name)
         if v == nil && !flag { v = "true" }
-        // The lab's own switches (`pts-rebase`, `pts-clamp`) take false too, so a grid can turn them off.
-        if flag && v != nil && !(v == "false" && TimestampSettings.switches.contains(name)) {
+        // The lab's own switches (`pts-rebase`, `pts-clamp`, `vt-compat`) take false too, so a grid can turn them off.
+        if flag && v != nil && !(v == "false" && (TimestampSettings.switches.contains(name) || name == "vt-compat")) {
             throw LabError.usage("\(file): \(context) setting '\(key)' is a flag without argument: give true, or leave it out")
         }
         return Step(name: key, argument: v, context: context)

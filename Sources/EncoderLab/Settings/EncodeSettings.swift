@@ -49,11 +49,29 @@ public struct EncodeSettings: Equatable, Sendable {
     /// The timestamps stage (`--pts-source`, `--tcfile-in`, `--pts-schedule`, `--pts-clock`, `--pts-offset`,
     /// `--pts-rebase`, `--pts-precision`, `--pts-clamp`).
     public var timestamps = TimestampSettings()
-    /// The x264 options in the order the x264 CLI would apply them (`x264_param_parse` names).
+    /// VideoToolbox's properties in Apple's names and units (`--vt NAME=VALUE`, `--vt-compat`; README, "Settings:
+    /// VideoToolbox's properties"), mapped onto x264's options by ``resolved(dataRateLimitsVBV:)``.
+    public var videoToolbox = VideoToolboxSettings()
+    /// The x264 options in the order the x264 CLI would apply them (`x264_param_parse` names). After ``resolved()``:
+    /// first the ``vtOptionCount`` options the VideoToolbox properties became, then the ``givenOptionCount`` given
+    /// ones, then those the lab's `--rc` added.
     public var options: [X264Option] = []
-    /// After ``resolved()``: how many of ``options`` were given (the rest were added by the lab's `--rc`); nil before.
-    /// Resolving is done once per run: resolving resolved settings returns them unchanged.
+    /// After ``resolved()``: how many of ``options`` were given (after the VideoToolbox ones; the rest were added by
+    /// the lab's `--rc`); nil before. Resolving is done once per run: resolving resolved settings returns them unchanged.
     public private(set) var givenOptionCount: Int?
+    /// After ``resolved()``: how many of ``options``, at the start, the VideoToolbox properties became (0 without
+    /// any); nil before.
+    public private(set) var vtOptionCount: Int?
+    /// After ``resolved()``: the tune the VideoToolbox properties add to ``tune`` (`zerolatency` for RealTime=true);
+    /// x264 gets both (``effectiveTune``).
+    public private(set) var vtTune: String?
+    /// After ``resolved()``: every adjustment of a setting the mapping made, one line each, for the run's warnings:
+    /// an x264 option overriding a VideoToolbox property, a rate rounded to whole kbit/s, a lab's choice (RealTime), a
+    /// vt-compat resolution with its source, a property ignored (AllowOpenGOP). Empty without VideoToolbox properties.
+    public private(set) var adjustments: [String] = []
+    /// After ``resolved()``: the keyframe limits to build the run's keyframe rule from (MaxKeyFrameInterval and
+    /// MaxKeyFrameIntervalDuration as given, and vt-compat), nil when neither property is given.
+    public private(set) var resolvedKeyframeRule: VTKeyframeLimits?
 
     public init() {}
 
@@ -63,7 +81,7 @@ public struct EncodeSettings: Equatable, Sendable {
         "weightb", "psy", "mixed-refs", "8x8dct", "fast-pskip", "mbtree", "sliced-threads", "thread-input",
         "non-deterministic", "cpu-independent", "psnr", "ssim", "quiet", "verbose", "no-progress", "aud", "force-cfr",
         "pic-struct", "fake-interlaced", "filler", "bluray-compat", "stitchable", "nf", "opencl", "dts-compress",
-        "pts-rebase", "pts-clamp",
+        "pts-rebase", "pts-clamp", "vt-compat",
     ]
 
     /// Short options of x264's CLI and the long names they stand for (x264.c `short_options`).
@@ -94,6 +112,14 @@ public struct EncodeSettings: Equatable, Sendable {
     public mutating func set(_ rawName: String, _ value: String?) throws {
         if rawName.utf8.contains(0) {
             throw LabError.usage("setting name '\(Self.visible(rawName))' holds a NUL character")
+        }
+        // VideoToolbox's names (Apple's case, underscores kept: kVTCompressionPropertyKey_AverageBitRate).
+        if VideoToolboxSettings.isPropertyKey(rawName) {
+            if let v = value, v.utf8.contains(0) {
+                throw LabError.usage("bad value for VideoToolbox property '\(rawName)': '\(Self.visible(v))' (holds a NUL character)")
+            }
+            try videoToolbox.set(rawName, value)
+            return
         }
         let name = rawName.utf8.contains(UInt8(ascii: "_")) ? rawName.replacingOccurrences(of: "_", with: "-") : rawName
         if let v = value, v.utf8.contains(0) {
@@ -126,6 +152,18 @@ public struct EncodeSettings: Equatable, Sendable {
         case "preset": preset = try text()
         case "tune": tune = try text()
         case "profile": profile = try text()
+        case "vt":
+            // `--vt NAME=VALUE`: one VideoToolbox property.
+            guard let v = value, let eq = v.firstIndex(of: "="), eq != v.startIndex else {
+                throw LabError.usage("--vt needs NAME=VALUE (a VideoToolbox property, e.g. AverageBitRate=1000000), got '\(value ?? "")'")
+            }
+            try videoToolbox.set(String(v[..<eq]), String(v[v.index(after: eq)...]))
+        case "vt-compat":
+            switch value {
+            case nil, "true": videoToolbox.compat = true
+            case "false": videoToolbox.compat = false
+            default: throw LabError.usage("--vt-compat is a switch without a value, got '\(value ?? "")'")
+            }
         case "frames":
             // As in x264's CLI, 0 means every frame.
             let n = try frameCount()
@@ -262,18 +300,59 @@ public struct EncodeSettings: Equatable, Sendable {
         kbps == kbps.rounded() ? String(Int(kbps)) : String(kbps)
     }
 
-    /// Checks the rate-control settings and expands the lab's `--rc` mode into x264 options.
-    ///
-    /// - Returns: settings whose `options` carry everything x264 needs (the `rc` field is kept for the record).
-    /// - Throws: `.usage` for a contradiction, naming the settings: a mode without its rate (`cbr` without
-    ///   `bitrate`), a rate key of another mode (`cqp` with `crf`), a `cbr` whose `vbv-maxrate` differs from its
-    ///   `bitrate`, a `vbr` whose `vbv-maxrate` is not above its `bitrate`, or `nal-hrd` other than `cbr` for `cbr`.
+    /// Checks the rate-control settings and expands the lab's `--rc` mode into x264 options: ``resolved(dataRateLimitsVBV:)``
+    /// without a DataRateLimits mapping.
     public func resolved() throws -> EncodeSettings {
+        try resolved(dataRateLimitsVBV: nil)
+    }
+
+    /// Maps the VideoToolbox properties onto x264's options (docs/videotoolbox.md), then checks the rate-control
+    /// settings and expands the lab's `--rc` mode into x264 options.
+    ///
+    /// The properties become options placed before the given ones (``vtOptionCount`` of them), so that an x264 option
+    /// the user gave for the same parameter is not overridden: it wins, and ``adjustments`` says so naming both. They
+    /// may also set ``rc`` (ConstantBitRate: cbr, VariableBitRate: vbr), ``profile`` (ProfileLevel, unless `--profile`
+    /// is given) and ``vtTune`` (RealTime: zerolatency). ``adjustments`` and ``resolvedKeyframeRule`` are filled in.
+    ///
+    /// - Parameter dataRateLimitsVBV: maps DataRateLimits' canonical flat text and vt-compat onto x264's VBV and the
+    ///   lab's target bitrate (the caller knows the frame rate: `DataRateLimits.vbv(frameRate:vtCompat:)`); nil
+    ///   returned means no limit. Without it DataRateLimits is recorded, not mapped (an adjustment says so).
+    /// - Returns: settings whose `options` carry everything x264 needs (the `rc` field is kept for the record).
+    /// - Throws: `.usage` for a contradiction, naming the settings: Apple's documented incompatibilities (ConstantBitRate
+    ///   with AverageBitRate or DataRateLimits; VariableBitRate, VBVMaxBitRate, VBVBufferDuration and
+    ///   VBVInitialDelayPercentage with AverageBitRate or DataRateLimits; VariableBitRate or VBVMaxBitRate with
+    ///   ConstantBitRate), H264EntropyMode CABAC with a Baseline profile (unless vt-compat), a property needing another
+    ///   rc than the one given, a VBV key without a VBV rate, a buffer that is not 1 to 2147483 kbit; a mode without its
+    ///   rate (`cbr` without `bitrate`), a rate key of another mode (`cqp` with `crf`), a `cbr` whose `vbv-maxrate`
+    ///   differs from its `bitrate`, a `vbr` whose `vbv-maxrate` is not above its `bitrate`, or `nal-hrd` other than
+    ///   `cbr` for `cbr`; and the errors of `dataRateLimitsVBV`.
+    public func resolved(dataRateLimitsVBV: ((_ limits: String, _ vtCompat: Bool) throws -> VTDataRateVBV?)?) throws -> EncodeSettings {
         if givenOptionCount != nil { return self }
         try timestamps.check()
         var out = self
         out.givenOptionCount = options.count
-        guard let mode = rc else { return out }
+        out.vtOptionCount = 0
+        if !videoToolbox.isEmpty {
+            let m = try videoToolboxMapping(dataRateLimitsVBV: dataRateLimitsVBV)
+            out.options = m.options + options
+            out.vtOptionCount = m.options.count
+            out.vtTune = m.tune
+            if let p = m.profile { out.profile = p }
+            if let mode = m.rc { out.rc = mode }
+            out.adjustments = m.adjustments
+            out.resolvedKeyframeRule = m.keyframeLimits
+        }
+        try out.expandRateControl()
+        return out
+    }
+
+    /// Expands ``rc`` into x264 options appended after the others (see ``resolved(dataRateLimitsVBV:)``).
+    private mutating func expandRateControl() throws {
+        guard let mode = rc else { return }
+        // The settings before this expansion: checks read them, additions go to self.
+        let base = self
+        func value(of name: String) -> String?? { base.value(of: name) }
+        func number(_ name: String) throws -> Double? { try base.number(name) }
         let present = ["qp", "crf", "bitrate"].filter { value(of: $0) != nil }
         func forbid(_ keys: [String]) throws {
             if let bad = keys.first(where: { present.contains($0) }) {
@@ -292,7 +371,7 @@ public struct EncodeSettings: Equatable, Sendable {
             _ = try require("qp")
         case .crf:
             try forbid(["qp", "bitrate"])
-            if value(of: "crf") == nil { out.options.append(X264Option("crf", "23")) }
+            if value(of: "crf") == nil { options.append(X264Option("crf", "23")) }
         case .abr:
             try forbid(["qp", "crf"])
             _ = try require("bitrate")
@@ -304,21 +383,21 @@ public struct EncodeSettings: Equatable, Sendable {
                     throw LabError.usage("contradictory settings: rc cbr with vbv-maxrate \(Self.format(maxrate)) different from bitrate \(Self.format(bitrate))")
                 }
             } else {
-                out.options.append(X264Option("vbv-maxrate", Self.format(bitrate)))
+                options.append(X264Option("vbv-maxrate", Self.format(bitrate)))
             }
             if let bufsize = try number("vbv-bufsize") {
                 if bufsize <= 0 {
                     throw LabError.usage("contradictory settings: rc cbr needs a vbv-bufsize above 0, got \(Self.format(bufsize))")
                 }
             } else {
-                out.options.append(X264Option("vbv-bufsize", Self.format(bitrate)))
+                options.append(X264Option("vbv-bufsize", Self.format(bitrate)))
             }
             if let hrd = value(of: "nal-hrd") {
                 if hrd != "cbr" {
                     throw LabError.usage("contradictory settings: rc cbr with nal-hrd '\(hrd ?? "")' (cbr implies nal-hrd cbr)")
                 }
             } else {
-                out.options.append(X264Option("nal-hrd", "cbr"))
+                options.append(X264Option("nal-hrd", "cbr"))
             }
         case .vbr:
             try forbid(["qp"])
@@ -344,22 +423,21 @@ public struct EncodeSettings: Equatable, Sendable {
                     }
                 } else {
                     let m = (bitrate * vbrDefaultMaxrateFactor).rounded()
-                    out.options.append(X264Option("vbv-maxrate", Self.format(m)))
+                    options.append(X264Option("vbv-maxrate", Self.format(m)))
                     maxrate = m
                 }
             }
             if value(of: "vbv-bufsize") == nil, let m = maxrate {
-                out.options.append(X264Option("vbv-bufsize", Self.format(m)))
+                options.append(X264Option("vbv-bufsize", Self.format(m)))
             }
         }
-        return out
     }
 
     /// The x264 CLI flags equivalent to these settings (after ``resolved()``), e.g. `--preset fast --crf 23`.
     public var x264Arguments: [String] {
         var args: [String] = []
         if let p = preset { args += ["--preset", p] }
-        if let t = tune { args += ["--tune", t] }
+        if let t = effectiveTune { args += ["--tune", t] }
         if let f = frames { args += ["--frames", String(f)] }
         if let s = seek { args += ["--seek", String(s)] }
         for o in options {
@@ -370,8 +448,35 @@ public struct EncodeSettings: Equatable, Sendable {
         return args + timestamps.arguments
     }
 
+    /// The tune x264 gets: ``tune`` and ``vtTune``, comma-separated (nil without either).
+    public var effectiveTune: String? {
+        let tunes = [tune, vtTune].compactMap { $0 }
+        return tunes.isEmpty ? nil : tunes.joined(separator: ",")
+    }
+
+    /// What the run key hashes of the VideoToolbox properties: `{"properties": {NAME: canonical value}, "vt_compat":
+    /// Bool}`; nil without properties and vt-compat, so that keys of runs without them do not change.
+    public var videoToolboxKeyObject: [String: Any]? {
+        videoToolbox.isEmpty ? nil : ["properties": videoToolbox.canonicalProperties, "vt_compat": videoToolbox.compat]
+    }
+
+    /// `runs.settings.videotoolbox`: the properties as given (canonical, ``VideoToolboxSettings/canonicalProperties``),
+    /// `vt_compat`, `adjustments` (after ``resolved()``), `tune` (the tune the properties added, or null) and
+    /// `keyframe_rule` (`max_frames`, `max_duration_s` as text, `vt_compat`; null without keyframe properties); nil
+    /// without properties and vt-compat.
+    public var videoToolboxJSON: [String: Any]? {
+        guard var o = videoToolboxKeyObject else { return nil }
+        o["adjustments"] = adjustments
+        o["tune"] = vtTune ?? NSNull()
+        o["keyframe_rule"] = resolvedKeyframeRule.map {
+            ["max_frames": $0.maxFrames, "max_duration_s": VideoToolboxSettings.text($0.maxDuration), "vt_compat": $0.vtCompat] as [String: Any]
+        } ?? NSNull()
+        return o
+    }
+
     /// A JSON-ready description: `rc`, `preset`, `tune`, `profile`, `frames`, `seek`, `options` (an array of
-    /// `[name, value]` pairs in application order, value null for a flag) and `x264_args` (the CLI equivalent).
+    /// `[name, value]` pairs in application order, value null for a flag), `x264_args` (the CLI equivalent) and, with
+    /// VideoToolbox properties or vt-compat, `videotoolbox` (``videoToolboxJSON``).
     public var jsonObject: [String: Any] {
         var o: [String: Any] = [:]
         o["rc"] = rc?.rawValue ?? NSNull()
@@ -382,6 +487,7 @@ public struct EncodeSettings: Equatable, Sendable {
         o["seek"] = seek ?? NSNull()
         o["options"] = options.map { [$0.name, $0.value ?? NSNull()] as [Any] }
         o["x264_args"] = x264Arguments.joined(separator: " ")
+        if let vt = videoToolboxJSON { o["videotoolbox"] = vt }
         return o
     }
 }

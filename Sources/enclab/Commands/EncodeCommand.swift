@@ -1,7 +1,9 @@
 import EncoderLab
 import Foundation
 
-/// `enclab encode INPUT [x264 flags]`: one encode of one clip, verified, plotted and recorded.
+/// `enclab encode INPUT [x264 flags] [--vt NAME=VALUE ...] [--vt-compat]`: one encode of one clip, verified, plotted and
+/// recorded. `--vt` and `--vt-compat` are handed to the same parser as `--vt=NAME=VALUE` and `--vt-compat`
+/// (``EncodeSettings/set(_:_:)``), which maps VideoToolbox's properties onto x264's options.
 ///
 /// The lab's own flags are in ``flags`` and are taken out wherever they stand; every other word goes, in order, to
 /// x264's flag parser (`EncodeSettings.parse`), which tells INPUT from flags and values and refuses what it does
@@ -13,6 +15,9 @@ struct EncodeCommand: Command {
     let flags = [
         Flag("--rc", value: "cqp|crf|abr|cbr|vbr", about: "the lab's rate-control mode on top of x264's options",
              default: "x264's own method, the last of --qp, --crf, --bitrate (CRF 23 with none)"),
+        Flag("--vt", value: "NAME=VALUE", about: "a VideoToolbox property in Apple's name and unit, mapped onto x264 (docs/videotoolbox.md)",
+             default: "none", repeatable: true),
+        Flag("--vt-compat", about: "resolve VideoToolbox combinations as VideoToolbox is reported to (docs/videotoolbox.md)"),
         Flag("--db", value: "FILE", about: "the SQLite database the run is recorded in", default: "results/encode.sqlite"),
         Flag("--out", value: "DIR", about: "the folder for the run's stream and plots", default: "results/encode"),
         Flag("--force", about: "encode even when the database holds a done run with the same run key"),
@@ -35,6 +40,15 @@ struct EncodeCommand: Command {
               --pulldown --vf --input-* --output-* --demuxer --muxer --index --output --dump-yuv --pass --stats --fps
               --range. Accepted and ignored: --quiet --verbose --log-level --no-progress --thread-input --psnr --ssim.
             """),
+         ("VideoToolbox properties (--vt NAME=VALUE; docs/videotoolbox.md has the mapping and its sources)", """
+              Apple's names, with or without kVTCompressionPropertyKey_, in Apple's units; booleans true/false/1/0:
+              AverageBitRate (bit/s)   DataRateLimits=BYTES,SECONDS[,BYTES,SECONDS]   MaxKeyFrameInterval (frames)
+              MaxKeyFrameIntervalDuration (s)   AllowFrameReordering   H264EntropyMode=CAVLC|CABAC
+              ProfileLevel=H264_Main_4_1 (Apple's H.264 list; Extended and ConstrainedHigh are refused)   RealTime
+              ExpectedFrameRate (frames/s)   AllowOpenGOP   ConstantBitRate, VariableBitRate, VBVMaxBitRate (bit/s)
+              VBVBufferDuration (s, default 2.5)   VBVInitialDelayPercentage (0-100, default 90)
+              An x264 flag that sets the same parameter wins over the property, with a warning naming both.
+            """),
          ("timestamps (README, \"Timestamps\"; any of them hands x264 PTS in microseconds, b_vfr_input=1)", """
               --pts-source constant-rate|file   the clip's nominal rate (default), or its own timestamps (ffprobe;
                                                 a clip decoded by ffmpeg)
@@ -51,7 +65,7 @@ struct EncodeCommand: Command {
     }
     let exitStatuses: [(status: Int32, meaning: String)] = [
         (0, "the run is done"),
-        (64, "usage: a bad flag or value, an unknown or contradictory setting, --db :memory:, a run folder that another database made under the same --out"),
+        (64, "usage: a bad flag or value, an unknown or contradictory setting (x264's or VideoToolbox's), --db :memory:, a run folder that another database made under the same --out"),
         (65, "bad data: a malformed y4m, a file ffmpeg cannot decode, a frame damaged midway (the run is recorded failed), a database that is not the lab's, a timecode file with a bad line, too few entries or times that do not increase"),
         (66, "INPUT or the --tcfile-in file is missing, or INPUT is not a regular file"),
         (70, "ffmpeg or gnuplot is missing, or the lab failed"),
@@ -69,6 +83,8 @@ struct EncodeCommand: Command {
         let force = parsed.has("--force")
         var x264Words = parsed.rest
         if let rc = parsed.value("--rc") { x264Words.append("--rc=\(rc)") }
+        for property in parsed.all("--vt") { x264Words.append("--vt=\(property)") }
+        if parsed.has("--vt-compat") { x264Words.append("--vt-compat") }
         let (settings, positional) = try EncodeSettings.parse(arguments: x264Words)
         guard positional.count == 1 else {
             throw LabError(.usage, positional.isEmpty ? "encode needs an INPUT clip" : "encode takes one INPUT, got \(positional.joined(separator: " "))")
