@@ -119,7 +119,26 @@ public final class Lab {
                     throw LabError(e.kind, "run '\(run.label)': \(e.message)")
                 }
             }
-            let settings = try run.settings.resolved()
+            // DataRateLimits become one x264 VBV for the clip's frame rate (``DataRateLimits/vbv(frameRate:vtCompat:)``).
+            let rate = try Rational(Int64(input.fpsNum), Int64(input.fpsDen))
+            let settings: EncodeSettings
+            do {
+                settings = try run.settings.resolved { text, compat in
+                    guard let v = try DataRateLimits(parsing: text).vbv(frameRate: rate, vtCompat: compat) else { return nil }
+                    return VTDataRateVBV(maxrateKbps: v.maxrateKbps, bufsizeKbit: v.bufsizeKbit, targetKbps: DataRateLimits.abrTargetKbps(for: v))
+                }
+            } catch let e as LabError where !run.label.isEmpty {
+                throw LabError(e.kind, "run '\(run.label)': \(e.message)")
+            }
+            // VideoToolbox's keyframe limits, in the plan's timebase; its DataRateLimits, checked after the encode.
+            if let k = settings.resolvedKeyframeRule {
+                let timebase = try input.timestamps?.timebase ?? rate.reciprocal
+                input.keyframeRule = try KeyframeRule(maxFrames: k.maxFrames, maxDuration: k.maxDuration, timebase: timebase, vtCompat: k.vtCompat)
+            }
+            if let text = settings.videoToolbox.dataRateLimits, !text.isEmpty {
+                input.dataRateLimits = try DataRateLimits(parsing: text)
+                input.dataRateLimitsVTCompat = settings.videoToolbox.compat
+            }
             let session: X264Session
             do { session = try X264Session(settings: settings, input: input) } catch let e as LabError where !run.label.isEmpty {
                 throw LabError(e.kind, "run '\(run.label)': \(e.message)")

@@ -180,7 +180,8 @@ public enum Pipeline {
         var inputPTS: [Int64] = []
         // Encode.
         let session = try X264Session(settings: settings, input: input)
-        var warnings = session.takeWarnings().map { "x264: \($0)" }
+        // The adjustments the settings made (VideoToolbox's properties resolved onto x264), said once per run.
+        var warnings = settings.adjustments + session.takeWarnings().map { "x264: \($0)" }
         if let w = input.timingWarning { warnings.append(w) }
         warnings.forEach(warn)
         // Output.
