@@ -10,13 +10,13 @@ struct CommandHelpTests {
     let cli = CommandLineTests()
 
     /// Every command, as the issue names them.
-    static let commands = ["encode", "run", "plot", "inspect", "convert", "version", "help"]
+    static let commands = ["encode", "run", "plot", "inspect", "convert", "check", "version", "help"]
 
     /// Arguments that make each command do some work or refuse something, to put before `-h`.
     static let someArguments: [String: [String]] = [
         "encode": ["c.y4m", "--crf", "30", "--db", "x.sqlite"], "run": ["x.json", "--max-runs", "3"],
         "plot": ["--db", "x.sqlite", "--run", "1"], "inspect": ["s.264", "--json"], "convert": ["--to", "avcc", "a", "b"],
-        "version": ["extra"], "help": ["encode"],
+        "check": ["s.264", "--expect", "MaxKeyFrameInterval=30", "--db", "x.sqlite"], "version": ["extra"], "help": ["encode"],
     ]
 
     /// One flag row of a help's flags section.
@@ -59,14 +59,21 @@ struct CommandHelpTests {
     /// A value each placeholder accepts, so that giving the flag alone changes no outcome's kind.
     static func sample(_ placeholder: String) -> String {
         ["N": "5", "1|2|4": "2", "NUM[/DEN]": "25", "KEY|ID": "1", "FILE": "f.out", "DIR": "d.out",
-         "NAME=VALUE": "AverageBitRate=500000"][placeholder]
+         "NAME=VALUE": "MaxKeyFrameInterval=30"][placeholder]
             ?? String(placeholder.split(separator: "|")[0])
     }
 
     /// Arguments with which each command fails early, without creating anything, and not with a usage error.
     static let failing: [String: [String]] = [
         "encode": ["missing.y4m"], "run": ["missing.json"], "plot": ["--db", "missing.sqlite"], "inspect": ["missing.264"],
-        "convert": ["--to", "avcc", "missing.264", "o.avcc"], "version": [], "help": [],
+        "convert": ["--to", "avcc", "missing.264", "o.avcc"], "check": ["missing.264", "--expect", "MaxKeyFrameInterval=30"],
+        "version": [], "help": [],
+    ]
+
+    /// For a flag that cannot go with a command's ``failing`` arguments (check's --run checks a stored run, not a
+    /// STREAM): arguments with which the command fails early, not with a usage error, once the flag is added.
+    static let failingWith: [String: [String]] = [
+        "check --run": ["--db", "missing.sqlite", "--expect", "MaxKeyFrameInterval=30"],
     ]
 
     @Test("--help, -h (anywhere, even after a bad flag), 'help X' and '--help X' print the same help, exit 0", arguments: commands)
@@ -106,8 +113,8 @@ struct CommandHelpTests {
             for f in Self.flags(in: try help(other, in: dir)) { everyFlag[f.name] = f.value }
         }
         // 13, encode's and run's --mkv, inspect's and convert's --in-avcc-config and --parameter-sets, convert's
-        // --avcc-config-first, encode's --vt and --vt-compat.
-        #expect(everyFlag.count == 19, "\(everyFlag.keys.sorted())")
+        // --avcc-config-first, encode's --vt and --vt-compat, check's --expect and --tcfile-in.
+        #expect(everyFlag.count == 21, "\(everyFlag.keys.sorted())")
         // The parser's own table, as its unknown-flag message lists it (encode hands unknown flags on to x264, so
         // its own seven come from the issues).
         if command == "encode" {
@@ -130,8 +137,14 @@ struct CommandHelpTests {
         for (name, value) in everyFlag.sorted(by: { $0.key < $1.key }) {
             let word = value.map { "\(name)=\(Self.sample($0))" } ?? name
             if own.contains(where: { $0.name == name }) {
-                let r = try cli.enclab([command] + Self.failing[command]! + [word], in: dir)
+                let r = try cli.enclab([command] + (Self.failingWith["\(command) \(name)"] ?? Self.failing[command]!) + [word], in: dir)
                 #expect(r.status != 64 && !r.stderr.contains("unknown flag"), "\(command) \(word): \(r.status) \(r.stderr)")
+            } else if command == "encode" && name == "--tcfile-in" {
+                // check's --tcfile-in is encode's too, among its timestamps options (a section of its help, not its
+                // flag table): handed on and read as a timecode file.
+                let r = try cli.enclab(["encode", "c.y4m", "--db", "lab.sqlite", "--out", "out", word], in: dir)
+                #expect(r.status == 66 && r.stderr == "enclab: f.out: no such timecode file\n", "\(word): \(r.stderr)")
+                #expect(!FileManager.default.fileExists(atPath: "\(dir)/lab.sqlite") && !FileManager.default.fileExists(atPath: "\(dir)/out"))
             } else if command == "encode" {
                 // Handed on to x264's flag parser, which knows none of these.
                 let r = try cli.enclab(["encode", "c.y4m", "--db", "lab.sqlite", "--out", "out", word], in: dir)
@@ -197,7 +210,7 @@ struct CommandHelpTests {
         #expect(bare.status == 64 && bare.stdout.isEmpty && bare.stderr == list.stdout)
         let unknown = try cli.enclab(["help", "frobnicate"], in: dir)
         #expect(unknown.status == 64)
-        #expect(unknown.stderr == "enclab: unknown command 'frobnicate' (encode, run, plot, inspect, convert, version, help) (see 'enclab help')\n")
+        #expect(unknown.stderr == "enclab: unknown command 'frobnicate' (encode, run, plot, inspect, convert, check, version, help) (see 'enclab help')\n")
     }
 
     @Test("encode refused before it starts leaves the folder as it was: no database, no results folder")

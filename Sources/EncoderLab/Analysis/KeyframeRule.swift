@@ -40,7 +40,8 @@ public struct KeyframeRule: Sendable, Equatable {
     /// Whether the vt-compat resolution applies (both limits set: the time limit alone).
     public let vtCompat: Bool
     /// The frame limit applied, in frames: MaxKeyFrameInterval, or ``x264DefaultKeyint`` for 0; nil under
-    /// `vtCompat` when both limits are set. This is the keyint x264 should be given (nil: no keyint limit).
+    /// `vtCompat` when both limits are set, or for 0 with `zeroFramesIsNoLimit`. This is the keyint x264 should be
+    /// given (nil: no keyint limit).
     public let frameLimit: Int?
     /// True when ``frameLimit`` is x264's default because MaxKeyFrameInterval was 0.
     public let frameLimitIsEncoderDefault: Bool
@@ -66,9 +67,12 @@ public struct KeyframeRule: Sendable, Equatable {
     ///   - maxDuration: MaxKeyFrameIntervalDuration in seconds, ≥ 0 (0 = no time limit).
     ///   - timebase: seconds per tick of the PTS values, > 0.
     ///   - vtCompat: apply the time limit alone when both limits are set.
+    ///   - zeroFramesIsNoLimit: read MaxKeyFrameInterval 0 as no frame limit (``frameLimit`` nil) rather than
+    ///     x264's default keyint: what `enclab check` does with a stream from an encoder that chose for itself.
     /// - Throws: `LabError` `.usage` for a negative limit or a timebase ≤ 0, naming the value, e.g.
     ///   "MaxKeyFrameInterval -1: must be 0 (the encoder chooses) or a positive number of frames".
-    public init(maxFrames: Int, maxDuration: Rational, timebase: Rational, vtCompat: Bool = false) throws {
+    public init(maxFrames: Int, maxDuration: Rational, timebase: Rational, vtCompat: Bool = false,
+                zeroFramesIsNoLimit: Bool = false) throws {
         guard maxFrames >= 0 else {
             throw LabError.usage("MaxKeyFrameInterval \(maxFrames): must be 0 (the encoder chooses) or a positive number of frames")
         }
@@ -91,7 +95,7 @@ public struct KeyframeRule: Sendable, Equatable {
             durationLimit = nil
             durationLimitTicks = nil
         }
-        if vtCompat && maxFrames > 0 && maxDuration > .zero {
+        if (vtCompat && maxFrames > 0 && maxDuration > .zero) || (zeroFramesIsNoLimit && maxFrames == 0) {
             frameLimit = nil
         } else {
             frameLimit = maxFrames == 0 ? Self.x264DefaultKeyint : maxFrames

@@ -184,6 +184,29 @@ public enum Convert {
     /// the largest DTS − PTS when positive. A progressive stream's times are the frame-based ones (display index x
     /// frame duration), to the microsecond.
     static func derivedTimes(_ units: [AccessUnit], fps: (num: Int, den: Int)?, path: String) throws -> [(ptsMicroseconds: Int64, dtsMicroseconds: Int64)] {
+        let derived = try derivedTicks(units, fps: fps, path: path)
+        let (pts, dts, tick) = (derived.pts, derived.dts, derived.tick)
+        let overflow = derived.overflow
+        func time(_ ticks: Int) throws -> Int64 { try tick.microseconds(ticks: Int64(ticks)) }
+        // The extreme ticks (the last PTS, the first DTS) bound every time: a rate given with --fps whose times do
+        // not fit is the caller's mistake, not the stream's.
+        if fps != nil, !units.isEmpty {
+            do { _ = (try time(pts.max() ?? 0), try time(dts.min() ?? 0)) } catch is H264Error { throw overflow }
+        }
+        return try units.indices.map { k in (try time(pts[k]), try time(dts[k])) }
+    }
+
+    /// The times of ``derivedTimes(_:fps:path:)`` in whole ticks of half a frame, before they become microseconds:
+    /// per access unit its PTS and DTS in ticks (DTS already shifted back so that DTS <= PTS), and one tick in
+    /// seconds (half the frame duration: num_units_in_tick / time_scale from the SPS VUI, or 1 / (2 x fps)).
+    /// The order of the PTS is the display order the picture order counts give (earlier IDR periods first, then
+    /// by picture order count, then decode order), whatever the duration.
+    /// - Returns: also `overflow`, the error ``derivedTimes(_:fps:path:)`` throws when an `fps` puts the times
+    ///   beyond 64-bit microseconds.
+    /// - Throws: as ``derivedTimes(_:fps:path:)``: `.usage` without a frame duration or with one under a
+    ///   microsecond; the `H264` module's error for a parameter set that does not parse.
+    static func derivedTicks(_ units: [AccessUnit], fps: (num: Int, den: Int)?, path: String) throws
+        -> (pts: [Int], dts: [Int], tick: Rational, overflow: LabError) {
         var sets = ParameterSets()
         var durationNum = 0, durationDen = 0   // frame duration = durationNum / durationDen seconds
         if let fps {
@@ -254,12 +277,6 @@ public enum Convert {
         let overflow = LabError.usage("--fps \(fps?.num ?? 0)/\(fps?.den ?? 0): a frame duration of \(durationNum)/\(durationDen) s puts the times of \(path)'s \(units.count) access units beyond 64-bit microseconds")
         let tick: Rational
         do { tick = try Rational(Int64(durationNum), Int64(durationDen)) / Rational(2) } catch is H264Error where fps != nil { throw overflow }
-        func time(_ ticks: Int) throws -> Int64 { try tick.microseconds(ticks: Int64(ticks)) }
-        // The extreme ticks (the last PTS, the first DTS) bound every time: a rate given with --fps whose times do
-        // not fit is the caller's mistake, not the stream's.
-        if fps != nil, !units.isEmpty {
-            do { _ = (try time(pts.max() ?? 0), try time(-delay)) } catch is H264Error { throw overflow }
-        }
-        return try units.indices.map { k in (try time(pts[k]), try time(dts[k] - delay)) }
+        return (pts, dts.map { $0 - delay }, tick, overflow)
     }
 }

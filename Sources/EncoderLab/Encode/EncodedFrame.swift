@@ -63,4 +63,13 @@ public struct EncodedFrame: Sendable {
         headerBytes = nals.filter { [6, 7, 8, 9].contains($0.type) }.reduce(0) { $0 + $1.bytes.count }
         fillerBytes = nals.filter { $0.type == 12 }.reduce(0) { $0 + $1.bytes.count }
     }
+
+    /// A frame of a stream the lab did not make (`enclab check --db`), its byte counts as read from the stream (no
+    /// NAL units kept), no PSNR or SSIM, and `qp` 0, which the store writes as NULL
+    /// (``LabStore/RunRecord/Finished/qpFromX264``).
+    init(codedIndex: Int, displayIndex: Int, type: FrameType, pts: Int64, dts: Int64, sizeBytes: Int, headerBytes: Int, fillerBytes: Int) {
+        self.codedIndex = codedIndex; self.displayIndex = displayIndex; self.type = type; self.keyframe = type == .idr
+        self.pts = pts; self.dts = dts; self.qp = 0; self.nals = []
+        self.sizeBytes = sizeBytes; self.headerBytes = headerBytes; self.fillerBytes = fillerBytes
+    }
 }

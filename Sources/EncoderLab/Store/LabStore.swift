@@ -164,7 +164,8 @@ public final class LabStore {
             if case .done(let f) = record.outcome {
                 try database.prepare("UPDATE runs SET stream_path = ? WHERE run_id = ?").run([.text(f.streamPath(runID)), .integer(runID)])
                 try insertFrames(runID, f.frames, FrameQuality.measure(frames: f.frames, decoded: f.decoded, width: start.width,
-                                                                       height: start.height), inputPTS: f.inputPTS)
+                                                                       height: start.height), inputPTS: f.inputPTS,
+                                 qpFromX264: f.qpFromX264)
                 if let a = f.timestampAnalysis { try insertTimestampAnalysis(runID, source: f.timestampSource, a) }
                 if let k = f.keyframes { try insertKeyframeAnalysis(runID, k) }
                 if let w = f.dataRateWindows { try insertDataRateWindows(runID, w, vtCompat: f.dataRateLimitsVTCompat) }
@@ -187,7 +188,9 @@ public final class LabStore {
     /// a measurement.
     /// - Parameter inputPTS: the PTS handed to x264 by display index (`frames.input_pts`); a frame without one
     ///   stores NULL.
-    private func insertFrames(_ runID: Int64, _ frames: [EncodedFrame], _ qualities: [FrameQuality?], inputPTS: [Int64]) throws {
+    /// - Parameter qpFromX264: false for a stream x264 did not make: `qp` is stored NULL.
+    private func insertFrames(_ runID: Int64, _ frames: [EncodedFrame], _ qualities: [FrameQuality?], inputPTS: [Int64],
+                              qpFromX264: Bool) throws {
         precondition(frames.count == qualities.count, "one quality per frame")
         let insert = try database.prepare("""
             INSERT INTO frames (run_id, coded_index, display_index, type, keyframe, size_bytes, header_bytes,
@@ -201,7 +204,7 @@ public final class LabStore {
             try insert.run([.integer(runID), .integer(Int64(f.codedIndex)), .integer(Int64(f.displayIndex)),
                             .text(f.type.rawValue), .integer(f.keyframe ? 1 : 0), .integer(Int64(f.sizeBytes)),
                             .integer(Int64(f.headerBytes)), .integer(Int64(f.fillerBytes)), .integer(f.pts),
-                            .integer(f.dts), .real(f.qp), int(q?.errors.sseY), int(q?.errors.sseU), int(q?.errors.sseV),
+                            .integer(f.dts), qpFromX264 ? .real(f.qp) : .null, int(q?.errors.sseY), int(q?.errors.sseU), int(q?.errors.sseV),
                             opt(q?.psnr.y), opt(q?.psnr.u), opt(q?.psnr.v), opt(q?.psnr.avg), opt(f.ssim),
                             opt(f.psnrY), opt(f.psnrU), opt(f.psnrV), opt(f.psnrAvg), int(q.map { $0.x264Differs ? 1 : 0 }),
                             inputPTS.indices.contains(f.displayIndex) ? .integer(inputPTS[f.displayIndex]) : .null])

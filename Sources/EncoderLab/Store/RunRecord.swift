@@ -100,6 +100,9 @@ extension LabStore {
             /// The DataRateLimits windows (`data_rate_windows`), when the run has limits.
             public var dataRateWindows: [DataRateLimits.WindowCheck]?
             public var dataRateLimitsVTCompat = false
+            /// Whether the frames' `qp` are x264's; false for a stream the lab did not make (`enclab check --db`),
+            /// whose `frames.qp` are stored NULL.
+            public var qpFromX264 = true
 
             public init(frames: [EncodedFrame], timebaseNum: Int, timebaseDen: Int, durationSeconds: Double,
                         streamPath: @escaping @Sendable (Int64) -> String, inputFrames: Int, truncatedBytes: Int?,
