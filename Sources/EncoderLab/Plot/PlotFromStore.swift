@@ -20,11 +20,14 @@ extension Plots {
 /// - a run's plots in `OUT/<first 16 hex digits of run_key>/`, or `OUT/run-ID/` for a run without a key (rows
 ///   of the previous version);
 /// - an experiment's `rd.*` in `OUT/` when the database holds done runs of one experiment, in
-///   `OUT/<experiment>/` when it holds done runs of several. Runs of `enclab encode` (experiment `encode`) get
+///   `OUT/<experiment>/` when it holds done runs of several. Runs of `enclab encode` (experiment `encode`) and streams
+///   stored by `enclab check` (experiment `check`) get
 ///   no rd plot and do not count.
 public enum PlotFromStore {
     /// The experiment name of `enclab encode`'s runs: they get no rate-distortion plot.
     static let encodeExperiment = "encode"
+    /// The experiment name of streams stored by `enclab check --db`: no rate-distortion plot either (no PSNR).
+    static let checkExperiment = "check"
 
     /// Where plots go when no `--out` is given: the database's path without its extension
     /// (`results/quickstart.sqlite` → `results/quickstart`, the folder `enclab run` writes by default), or the
@@ -104,7 +107,7 @@ public enum PlotFromStore {
             lines.append("run \(run.runID): frames and psnr plots in \(Plots.shown(dir, limit: .max))")
         }
 
-        let plotted = Set(rows.filter { $0.status == "done" && $0.experiment != encodeExperiment }.map(\.experiment))
+        let plotted = Set(rows.filter { $0.status == "done" && $0.experiment != encodeExperiment && $0.experiment != checkExperiment }.map(\.experiment))
         let wanted = selectors.isEmpty ? plotted : Set(selected.filter { $0.status == "done" }.map(\.experiment)).intersection(plotted)
         for experiment in wanted.sorted() {
             try Interruption.check()
