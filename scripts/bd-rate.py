@@ -11,8 +11,10 @@ frames.psnr_avg. Each curve is fitted as log10(kbit/s), a cubic in PSNR, and the
 PSNR range both curves cover; the result is how many percent more bits the curve needs than the reference for the
 same PSNR (negative: fewer). Needs python3-numpy (scripts/setup.sh installs it) and four points or more per curve.
 """
+import os
 import sqlite3
 import sys
+import urllib.parse
 
 import numpy as np
 
@@ -23,7 +25,9 @@ query = """SELECT CAST(json_extract(settings, ?) AS TEXT), bytes * 8 / duration_
                   (SELECT avg(psnr_avg) FROM frames f WHERE f.run_id = runs.run_id)
            FROM runs WHERE status = 'done' AND json_extract(settings, '$.rc') = ?"""
 curves = {}
-for name, kbps, psnr in sqlite3.connect(f"file:{database}?mode=ro", uri=True).execute(query, (path, rc)):
+# The path is quoted into the URI: a '?' or '#' in a file name stays part of the name.
+uri = "file:" + urllib.parse.quote(os.path.abspath(database)) + "?mode=ro"
+for name, kbps, psnr in sqlite3.connect(uri, uri=True).execute(query, (path, rc)):
     if psnr is not None:
         curves.setdefault(name, []).append((kbps, psnr))
 if reference not in curves:
