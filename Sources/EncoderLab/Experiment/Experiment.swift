@@ -90,6 +90,13 @@ public struct Experiment: Sendable {
         self.clips = clips.map { Self.normalized($0.hasPrefix("/") || baseDirectory.isEmpty ? $0 : "\(baseDirectory)/\($0)") }
 
         var baseSettings = EncodeSettings()
+        try Self.checkDistinctProperties(Array(baseObject.keys), file: file, context: "base")
+        try Self.checkDistinctProperties(Array(gridObject.keys), file: file, context: "grid")
+        for value in gridObject.values {
+            for entry in value as? [Any] ?? [] {
+                if let group = entry as? [String: Any] { try Self.checkDistinctProperties(Array(group.keys), file: file, context: "grid") }
+            }
+        }
         for key in baseObject.keys.sorted() {
             try Self.apply(key, baseObject[key]!, to: &baseSettings, file: file, context: "base")
         }
@@ -209,6 +216,20 @@ public struct Experiment: Sendable {
             parts.append(part)
         }
         return joined()
+    }
+
+    /// Refuses two keys of one object that name the same VideoToolbox property in different spellings
+    /// (`AverageBitRate` and `kVTCompressionPropertyKey_AverageBitRate`): one would silently win.
+    /// - Throws: `.usage` naming the file, the place and both keys.
+    static func checkDistinctProperties(_ keys: [String], file: String, context: String) throws {
+        var seen: [String: String] = [:]
+        for key in keys.sorted() where VideoToolboxSettings.isPropertyKey(key) {
+            guard let property = try? VideoToolboxSettings.property(named: key).rawValue else { continue }
+            if let other = seen[property] {
+                throw LabError.usage("\(file): \(context): '\(other)' and '\(key)' both give the VideoToolbox property \(property); give it once")
+            }
+            seen[property] = key
+        }
     }
 
     /// A grid point's word in a run's label: `key=value`, or the key alone for a flag given `true`

@@ -130,11 +130,6 @@ public final class Lab {
             } catch let e as LabError where !run.label.isEmpty {
                 throw LabError(e.kind, "run '\(run.label)': \(e.message)")
             }
-            // VideoToolbox's keyframe limits, in the plan's timebase; its DataRateLimits, checked after the encode.
-            if let k = settings.resolvedKeyframeRule {
-                let timebase = try input.timestamps?.timebase ?? rate.reciprocal
-                input.keyframeRule = try KeyframeRule(maxFrames: k.maxFrames, maxDuration: k.maxDuration, timebase: timebase, vtCompat: k.vtCompat)
-            }
             if let text = settings.videoToolbox.dataRateLimits, !text.isEmpty {
                 input.dataRateLimits = try DataRateLimits(parsing: text)
                 input.dataRateLimitsVTCompat = settings.videoToolbox.compat
@@ -142,6 +137,14 @@ public final class Lab {
             let session: X264Session
             do { session = try X264Session(settings: settings, input: input) } catch let e as LabError where !run.label.isEmpty {
                 throw LabError(e.kind, "run '\(run.label)': \(e.message)")
+            }
+            // VideoToolbox's keyframe limits, in the plan's timebase. The frame limit is the keyint x264 settled on
+            // when an x264 option overrides MaxKeyFrameInterval (the option wins, as the adjustment says).
+            if let k = settings.resolvedKeyframeRule {
+                let timebase = try input.timestamps?.timebase ?? rate.reciprocal
+                let userKeyint = settings.options.indices.contains { $0 >= (settings.vtOptionCount ?? 0) && settings.options[$0].name == "keyint" }
+                let maxFrames = userKeyint && !(k.vtCompat && k.maxDuration > .zero) ? session.resolved.keyint : k.maxFrames
+                input.keyframeRule = try KeyframeRule(maxFrames: maxFrames, maxDuration: k.maxDuration, timebase: timebase, vtCompat: k.vtCompat)
             }
             // The lab's mode must be the method x264 settled on (a value x264 reads differently, e.g. a crf it
             // took as 0, would otherwise record a cqp run under 'crf').

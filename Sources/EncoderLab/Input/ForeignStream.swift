@@ -126,6 +126,8 @@ public struct ForeignStream: Sendable {
             throw LabError.noInput("\(path): no such file")
         }
         if isFolder.boolValue { throw LabError.noInput("\(path): a folder, not a stream") }
+        // A named pipe or a device is refused before any open (opening a FIFO without a writer would block).
+        _ = try Clip.regularFileSize(path)
         guard let handle = FileHandle(forReadingAtPath: path) else { throw LabError.noInput("\(path): cannot be read") }
         let head = [UInt8](handle.readData(ofLength: 4))
         try? handle.close()

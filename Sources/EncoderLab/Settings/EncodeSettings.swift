@@ -242,6 +242,7 @@ public struct EncodeSettings: Equatable, Sendable {
     public static func parse(arguments: [String]) throws -> (EncodeSettings, [String]) {
         var settings = EncodeSettings()
         var positional: [String] = []
+        var vtGiven: Set<String> = []
         var i = 0
         while i < arguments.count {
             let arg = arguments[i]
@@ -276,6 +277,13 @@ public struct EncodeSettings: Equatable, Sendable {
                 guard i < arguments.count else { throw LabError.usage("flag '--\(name)' needs an argument") }
                 value = arguments[i]
                 i += 1
+            }
+            // A VideoToolbox property given twice (in any spelling) is refused, not silently the last.
+            if name == "vt", let eq = value.firstIndex(of: "="), eq != value.startIndex {
+                let property = try VideoToolboxSettings.property(named: String(value[..<eq])).rawValue
+                if !vtGiven.insert(property).inserted {
+                    throw LabError.usage("--vt \(property) is given twice; give each VideoToolbox property once")
+                }
             }
             try settings.set(name, value)
         }

@@ -137,8 +137,10 @@ public struct VideoToolboxSettings: Equatable, Sendable {
     public static func property(named name: String) throws -> Property {
         let bare = name.hasPrefix(propertyPrefix) ? String(name.dropFirst(propertyPrefix.count)) : name
         if let p = Property(rawValue: bare) { return p }
+        // The suggestion compares the name without the prefix in any letter case.
+        let plain = (name.lowercased().hasPrefix(propertyPrefix.lowercased()) ? String(name.dropFirst(propertyPrefix.count)) : name).lowercased()
         let nearest = Property.allCases.min { a, b in
-            editDistance(a.rawValue.lowercased(), bare.lowercased()) < editDistance(b.rawValue.lowercased(), bare.lowercased())
+            editDistance(a.rawValue.lowercased(), plain) < editDistance(b.rawValue.lowercased(), plain)
         }!
         throw LabError.usage("unknown VideoToolbox property '\(EncodeSettings.visible(name))' (did you mean '\(nearest.rawValue)'?)")
     }

@@ -63,6 +63,9 @@ struct CheckCommand: Command {
         let timecode = try parsed.path("--tcfile-in", what: "a timecode file")
         let report: RuleCheckReport
         var stored: Int64?
+        if parsed.all("--run").count > 1 {
+            throw LabError(.usage, "check takes one --run, got \(parsed.all("--run").count)")
+        }
         if let run = parsed.value("--run") {
             guard parsed.rest.isEmpty else {
                 throw LabError(.usage, "check --run checks a stored run: give no STREAM (got \(parsed.rest.joined(separator: " ")))")
