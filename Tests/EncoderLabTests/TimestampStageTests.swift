@@ -271,6 +271,21 @@ struct TimestampStageTests {
         #expect(!FileManager.default.fileExists(atPath: scratch.file("l.sqlite")))
     }
 
+    @Test("a timecode file over 64 MiB is refused (65) before it is read")
+    func hugeTimecodeFile() throws {
+        let scratch = Scratch()
+        try Self.clip.write(to: scratch.file("c.y4m"))
+        // A sparse file: its size is what counts, nothing is written.
+        #expect(FileManager.default.createFile(atPath: scratch.file("big.txt"), contents: Data("# timecode format v2\n".utf8)))
+        let handle = try #require(FileHandle(forWritingAtPath: scratch.file("big.txt")))
+        try handle.truncate(atOffset: UInt64(TimecodeV2.maximumBytes) + 1)
+        try handle.close()
+        let r = try encode(scratch, ["--tcfile-in", "big.txt"])
+        #expect(r.status == 65)
+        #expect(r.stderr == "enclab: big.txt: a timecode file of \(TimecodeV2.maximumBytes + 1) bytes, over the 64 MiB the lab reads (some 5 million frames)\n")
+        #expect(!FileManager.default.fileExists(atPath: scratch.file("l.sqlite")))
+    }
+
     @Test("hostile grids: negative offsets are plotted; a JSON integer beyond 2^53 is kept exact; a timecode file is found beside the experiment file; a schedule whose PTS all repeat is done with no span")
     func hostileGrids() throws {
         let scratch = Scratch()

@@ -75,13 +75,19 @@ public struct TimecodeV2: Sendable, Equatable {
         return TimecodeV2(path: path, times: times, lines: lines, lineCount: rawLines.count)
     }
 
+    /// The largest timecode file read: 64 MiB, some 5 million frames of `123456.789` (a day at 60 fps).
+    public static let maximumBytes = 64 << 20
+
     /// Reads and parses a timecode v2 file.
-    /// - Throws: `.noInput` when the file does not exist or cannot be read; `.data` when it is not UTF-8 text or
-    ///   does not parse (``parse(_:path:)``).
+    /// - Throws: `.noInput` when the file does not exist or cannot be read; `.data` when it is larger than
+    ///   ``maximumBytes``, is not UTF-8 text or does not parse (``parse(_:path:)``).
     public static func read(path: String) throws -> TimecodeV2 {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
             throw LabError.noInput("\(path): no such timecode file")
+        }
+        if !isDirectory.boolValue, let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int, size > maximumBytes {
+            throw LabError.data("\(path): a timecode file of \(size) bytes, over the \(maximumBytes >> 20) MiB the lab reads (some 5 million frames)")
         }
         guard !isDirectory.boolValue, let data = FileManager.default.contents(atPath: path) else {
             throw LabError.noInput("\(path): cannot be read as a timecode file")
