@@ -134,6 +134,18 @@ struct StoreMigrationTests {
         #expect(try store.recordRun(RecordRunTests.failedRecord, beforeCommit: { _ in }) == 4)
     }
 
+    /// A database's whole schema as sqlite3 lists it: objects with their SQL, every table's columns, foreign keys and
+    /// indexes, and the version. A table made under another name and renamed keeps its name quoted in its CREATE
+    /// statement, so that quoting is taken out.
+    static let schemaQuery = """
+        SELECT type, name, tbl_name, replace(sql, 'CREATE TABLE "' || name || '"', 'CREATE TABLE ' || name)
+        FROM sqlite_master ORDER BY type, name;
+        SELECT m.name, p.* FROM sqlite_master m, pragma_table_xinfo(m.name) p WHERE m.type = 'table' ORDER BY m.name, p.cid;
+        SELECT m.name, p.* FROM sqlite_master m, pragma_foreign_key_list(m.name) p WHERE m.type = 'table' ORDER BY m.name, p.id;
+        SELECT m.name, p.* FROM sqlite_master m, pragma_index_list(m.name) p WHERE m.type = 'table' ORDER BY m.name, p.name;
+        PRAGMA user_version;
+        """
+
     @Test("a migrated database has the schema of a new one: tables, columns, constraints, indexes")
     func sameSchemaAsNew() throws {
         let scratch = Scratch()
@@ -141,15 +153,7 @@ struct StoreMigrationTests {
         let fresh = scratch.file("new.sqlite")
         _ = try LabStore(path: migrated, busyTimeoutMilliseconds: 0)
         _ = try LabStore(path: fresh, busyTimeoutMilliseconds: 0)
-        // A table made under another name and renamed keeps its name quoted in its CREATE statement.
-        let schema = """
-            SELECT type, name, tbl_name, replace(sql, 'CREATE TABLE "' || name || '"', 'CREATE TABLE ' || name)
-            FROM sqlite_master ORDER BY type, name;
-            SELECT m.name, p.* FROM sqlite_master m, pragma_table_xinfo(m.name) p WHERE m.type = 'table' ORDER BY m.name, p.cid;
-            SELECT m.name, p.* FROM sqlite_master m, pragma_foreign_key_list(m.name) p WHERE m.type = 'table' ORDER BY m.name, p.id;
-            SELECT m.name, p.* FROM sqlite_master m, pragma_index_list(m.name) p WHERE m.type = 'table' ORDER BY m.name, p.name;
-            PRAGMA user_version;
-            """
+        let schema = Self.schemaQuery
         let expected = try Self.sqlite(fresh, schema)
         #expect(expected.contains("table|runs|runs|CREATE TABLE runs (") && expected.contains("    x264_version    TEXT,"))
         #expect(try Self.sqlite(migrated, schema) == expected)

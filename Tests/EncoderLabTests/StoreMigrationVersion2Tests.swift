@@ -117,14 +117,7 @@ struct StoreMigrationVersion2Tests {
         let fresh = scratch.file("new.sqlite")
         _ = try LabStore(path: migrated, busyTimeoutMilliseconds: 0)
         _ = try LabStore(path: fresh, busyTimeoutMilliseconds: 0)
-        let schema = """
-            SELECT type, name, tbl_name, replace(sql, 'CREATE TABLE "' || name || '"', 'CREATE TABLE ' || name)
-            FROM sqlite_master ORDER BY type, name;
-            SELECT m.name, p.* FROM sqlite_master m, pragma_table_xinfo(m.name) p WHERE m.type = 'table' ORDER BY m.name, p.cid;
-            SELECT m.name, p.* FROM sqlite_master m, pragma_foreign_key_list(m.name) p WHERE m.type = 'table' ORDER BY m.name, p.id;
-            SELECT m.name, p.* FROM sqlite_master m, pragma_index_list(m.name) p WHERE m.type = 'table' ORDER BY m.name, p.name;
-            PRAGMA user_version;
-            """
+        let schema = StoreMigrationTests.schemaQuery
         let expected = try Self.sqlite(fresh, schema)
         #expect(expected.contains("    x264_psnr_differs INTEGER CHECK (x264_psnr_differs IN (0, 1)),"))
         #expect(try Self.sqlite(migrated, schema) == expected)

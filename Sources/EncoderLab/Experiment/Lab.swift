@@ -380,8 +380,7 @@ public final class Lab {
             try Matroska.write(stream: "\(folder)/stream.264", ptsMicroseconds: try frames.map { try timebase.microseconds(ticks: $0.pts) },
                                to: "\(folder)/stream.mkv")
         } catch let e as LabError where e.kind == .data {
-            let reason = e.message.range(of: "stream.264: ").map { String(e.message[$0.upperBound...]) } ?? e.message
-            warn("run \(row.runID): stream.mkv not written: stream.264: \(reason)")
+            warn("run \(row.runID): \(Matroska.notWrittenWarning(e))")
         }
     }
 

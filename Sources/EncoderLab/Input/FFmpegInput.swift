@@ -45,6 +45,21 @@ enum FFmpegInput {
     /// Handed this name instead, ffmpeg chooses by the bytes alone, and nothing in the user's name can steer it.
     static let standardInputURL = "file:/proc/self/fd/0"
 
+    /// Runs ffprobe on the file at `path`, handed over as its standard input (``standardInputURL``, only through
+    /// ``inputRestrictions``, so nothing in the name reaches ffprobe), with `arguments` after `-i`.
+    /// - Returns: ffprobe's exit status, its standard output and its standard error.
+    /// - Throws: `.software` when ffprobe is missing or cannot start; `.noInput` when the file cannot be opened.
+    static func ffprobe(_ path: String, _ arguments: [String]) throws -> (status: Int32, output: Data, errors: String) {
+        let ffprobe = try Tools.require("ffprobe", package: "ffmpeg")
+        guard let input = FileHandle(forReadingAtPath: path) else { throw LabError.noInput("\(path): cannot be read") }
+        defer { try? input.close() }
+        let spawned = try SpawnedProcess(ffprobe, ["-v", "error", "-hide_banner"] + inputRestrictions + ["-i", standardInputURL] + arguments,
+                                         standardInput: input)
+        let output = spawned.stdout.readDataToEndOfFile()
+        let (status, errors) = spawned.finish()
+        return (status, output, errors)
+    }
+
     /// The demuxer ffmpeg refused because ``inputRestrictions`` lacks it (`hls`, `concat`, `image2` ...), read from
     /// its `[NAME @ 0x...] Format not on whitelist` line; nil when ffmpeg refused none.
     static func refusedFormat(_ stderr: String) -> String? {

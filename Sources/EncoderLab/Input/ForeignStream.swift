@@ -245,15 +245,10 @@ public struct ForeignStream: Sendable {
     /// Runs ffprobe on the file (as its standard input) for its first video stream and that stream's packets.
     /// - Throws: `.data` naming the file when ffprobe fails or its answer lacks a video stream or a usable time base.
     static func probe(path: String) throws -> Probe {
-        let ffprobe = try Tools.require("ffprobe", package: "ffmpeg")
-        guard let input = FileHandle(forReadingAtPath: path) else { throw LabError.noInput("\(path): cannot be read") }
-        defer { try? input.close() }
-        let spawned = try SpawnedProcess(ffprobe, ["-v", "error", "-hide_banner"] + FFmpegInput.inputRestrictions + [
-            "-i", FFmpegInput.standardInputURL, "-select_streams", "v:0",
+        let (status, output, errors) = try FFmpegInput.ffprobe(path, [
+            "-select_streams", "v:0",
             "-show_entries", "format=format_name:stream=codec_name,time_base,avg_frame_rate,r_frame_rate,extradata:packet=pts,dts,duration,size",
-            "-show_data", "-of", "json"], standardInput: input)
-        let output = spawned.stdout.readDataToEndOfFile()
-        let (status, errors) = spawned.finish()
+            "-show_data", "-of", "json"])
         guard status == 0 else {
             if let refused = FFmpegInput.refusedFormat(errors) {
                 throw LabError.data("\(path): not an Annex B stream (no leading start code), and ffprobe reads it as '\(refused)', which the lab does not open")

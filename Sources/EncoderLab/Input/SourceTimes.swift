@@ -41,14 +41,8 @@ public struct SourceTimes: Sendable, Equatable {
     }
 
     static func read(path: String, entries: String, field: String, sorted: Bool) throws -> SourceTimes {
-        let ffprobe = try Tools.require("ffprobe", package: "ffmpeg")
-        guard let input = FileHandle(forReadingAtPath: path) else { throw LabError.noInput("\(path): cannot be read") }
-        defer { try? input.close() }
-        let spawned = try SpawnedProcess(ffprobe, ["-v", "error", "-hide_banner"] + FFmpegInput.inputRestrictions + [
-            "-i", FFmpegInput.standardInputURL, "-select_streams", "v:0",
-            "-show_entries", "stream=time_base:\(entries)", "-of", "default=noprint_wrappers=1"], standardInput: input)
-        let output = spawned.stdout.readDataToEndOfFile()
-        let (status, errors) = spawned.finish()
+        let (status, output, errors) = try FFmpegInput.ffprobe(path, [
+            "-select_streams", "v:0", "-show_entries", "stream=time_base:\(entries)", "-of", "default=noprint_wrappers=1"])
         guard status == 0 else {
             throw LabError.data("\(path): ffprobe could not read its timestamps: \(FFmpegInput.problem(errors, path: path) ?? "exit status \(status)")")
         }

@@ -149,4 +149,12 @@ public enum Matroska {
             }
         }
     }
+
+    /// The warning for a stream.mkv left out because ``write(stream:ptsMicroseconds:to:)`` refused its times (a
+    /// `.data` error): "stream.mkv not written: stream.264: REASON", the stream named by its file name only (the
+    /// error names its path, a temporary folder while a run is written).
+    static func notWrittenWarning(_ error: LabError) -> String {
+        let reason = error.message.range(of: "stream.264: ").map { String(error.message[$0.upperBound...]) } ?? error.message
+        return "stream.mkv not written: stream.264: \(reason)"
+    }
 }

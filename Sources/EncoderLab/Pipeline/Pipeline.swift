@@ -265,9 +265,7 @@ public enum Pipeline {
             do {
                 try Matroska.write(stream: streamPath, ptsMicroseconds: pts, to: "\(folder)/stream.mkv")
             } catch let e as LabError where e.kind == .data {
-                // The message starts with the stream's temporary path: named by its file name only.
-                let reason = e.message.range(of: "stream.264: ").map { String(e.message[$0.upperBound...]) } ?? e.message
-                let w = "stream.mkv not written: stream.264: \(reason)"
+                let w = Matroska.notWrittenWarning(e)
                 warn(w)
                 warnings.append(w)
             }

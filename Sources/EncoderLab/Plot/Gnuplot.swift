@@ -266,13 +266,7 @@ public enum Plots {
         guard !series.isEmpty else { return }
         // ARG2 holds the key titles, one per line (`shown` leaves no newline inside one): split into keyTitle[].
         let body = """
-        titles = ARG2
-        array keyTitle[\(keyTitles.count)]
-        do for [i = 1:\(keyTitles.count)] {
-            n = strstrt(titles, "\\n")
-            keyTitle[i] = n > 0 ? titles[1:n - 1] : titles
-            titles = n > 0 ? titles[n + 1:] : ""
-        }
+        \(keyTitlePrologue(count: keyTitles.count))
         set title ARG1
         set xlabel 'bitrate (kbit/s)'
         set ylabel 'PSNR avg (dB)'
