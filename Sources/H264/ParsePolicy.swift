@@ -12,7 +12,8 @@
 /// - an empty NAL unit: a start code directly followed by another start code (or the end of the data) in Annex B,
 ///   a length of 0 in AVCC. It is skipped (FFmpeg's splitter drops them too);
 /// - an SEI NAL unit that does not parse (SEI is not needed to decode: H.264 Annex D), skipped by the readers of
-///   SEI (``AccessUnit/recoveryPoint(policy:warnings:)``);
+///   SEI (``AccessUnit/recoveryPoint(policy:warnings:)``, ``AccessUnit/hrdTiming(sps:activeSPS:policy:warnings:)``), and a
+///   clock timestamp value of picture timing SEI outside its range (`seconds_value`, `minutes_value`, `hours_value`);
 /// - a base64 part of SDP's sprop-parameter-sets without its `=` padding (``SpropParameterSets``).
 ///
 /// Structural errors stay errors in both modes: a truncated NAL unit, a length beyond the data, a slice that

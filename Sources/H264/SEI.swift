@@ -1,6 +1,8 @@
 /// One `sei_message()` of an SEI NAL unit (H.264 clause 7.3.2.3.1), with the payloads this module
 /// understands decoded (Annex D): recovery point (payloadType 6, D.1.8) and user data unregistered
-/// (payloadType 5, D.1.7, e.g. x264's options string).
+/// (payloadType 5, D.1.7, e.g. x264's options string). Buffering period (0, D.1.2) and picture timing (1, D.1.3)
+/// need an SPS to be read, so they are decoded on request: ``bufferingPeriod(sps:)``,
+/// ``picTiming(sps:policy:warnings:)``.
 public struct SEIMessage: Codable, Hashable, Sendable {
     /// `payloadType`: the sum of the `ff_byte`s and `last_payload_type_byte`.
     public var payloadType: Int
@@ -12,6 +14,9 @@ public struct SEIMessage: Codable, Hashable, Sendable {
     public var recoveryPoint: RecoveryPoint?
     /// Decoded when `payloadType` is 5.
     public var userDataUnregistered: UserDataUnregistered?
+    /// Byte offset of the payload in the SEI RBSP it was parsed from (0 for a message made from parts), for the
+    /// errors of the payload parsers; not part of the encoded form.
+    public var payloadByteOffset: Int = 0
 
     enum CodingKeys: String, CodingKey {
         case payloadType = "payload_type"
@@ -56,6 +61,7 @@ public struct SEIMessage: Codable, Hashable, Sendable {
             }
             let payload = Array(rbsp[p..<(p + payloadSize)])
             var message = SEIMessage(payloadType: payloadType, payloadSize: payloadSize, payload: payload)
+            message.payloadByteOffset = p
             if payloadType == 6 {
                 message.recoveryPoint = try RecoveryPoint(payload: payload)
             } else if payloadType == 5 {

@@ -28,6 +28,9 @@ import H264
 /// which can only lower x264's own estimate by less than one 90 kHz tick of arrival. x264 holds `vbv-init` as a C
 /// float (0.9 becomes 0.89999998), so its initial fullness can differ from this exact one by under a bit per Mbit.
 ///
+/// ``HRDCheck`` replays with a stream's own HRD rate and size (``replay(bits:dts:timebase:resolved:mode:)``) and sets
+/// the result against the stream's buffering period and picture timing SEI.
+///
 /// Units: sizes and fullness in bits, rates in bits per second (settings in kbit/s and kbit), times in ticks of a
 /// ``Rational`` timebase (seconds per tick). All arithmetic is exact (``Rational``, integers); the `Double`
 /// properties are for display only.
@@ -76,6 +79,28 @@ public enum VBVReplay {
         public var initialFraction: Rational
         /// The initial fullness in bits (bufferSizeBits × initialFraction).
         public var initialFullnessBits: Rational
+
+        /// Settings already read: a rate and size in bits (e.g. a stream's HRD parameters, see ``HRDCheck``) and the
+        /// initial fraction; the initial fullness is `bufferSizeBits × initialFraction`.
+        /// - Throws: ``LabError`` `.usage` for a rate or size ≤ 0 or a fraction outside [0, 1].
+        public init(rateBitsPerSecond: Int64, bufferSizeBits: Int64, initialFraction: Rational) throws {
+            guard rateBitsPerSecond > 0 else { throw LabError.usage("VBV rate \(rateBitsPerSecond) bit/s: must be > 0") }
+            guard bufferSizeBits > 0 else { throw LabError.usage("VBV buffer size \(bufferSizeBits) bits: must be > 0") }
+            guard initialFraction >= .zero, initialFraction <= .one else {
+                throw LabError.usage("VBV initial fraction \(initialFraction): must be in [0, 1]")
+            }
+            self.rateBitsPerSecond = rateBitsPerSecond
+            self.bufferSizeBits = bufferSizeBits
+            self.initialFraction = initialFraction
+            self.initialFullnessBits = try Rational(bufferSizeBits) * initialFraction
+        }
+
+        init(rateBitsPerSecond: Int64, bufferSizeBits: Int64, initialFraction: Rational, initialFullnessBits: Rational) {
+            self.rateBitsPerSecond = rateBitsPerSecond
+            self.bufferSizeBits = bufferSizeBits
+            self.initialFraction = initialFraction
+            self.initialFullnessBits = initialFullnessBits
+        }
     }
 
     /// One frame's passage through the buffer, in decode order.
@@ -166,7 +191,17 @@ public enum VBVReplay {
         guard bits.count == dts.count else {
             throw LabError.data("VBV replay: \(bits.count) frame sizes but \(dts.count) DTS values")
         }
-        let resolved = try resolve(parameters)
+        return try replay(bits: bits, dts: dts, timebase: timebase, resolved: try resolve(parameters), mode: parameters.mode)
+    }
+
+    /// Replays frames through a buffer whose settings are already read (``Resolved``): as
+    /// ``replay(bits:dts:timebase:parameters:)``, e.g. with a stream's own HRD rate and size (``HRDCheck``).
+    /// - Throws: ``LabError`` `.usage` for a timebase ≤ 0; `.data` as ``replay(bits:dts:timebase:parameters:)``.
+    public static func replay(bits: [Int64], dts: [Int64], timebase: Rational, resolved: Resolved, mode: Mode) throws -> Result {
+        guard timebase > .zero else { throw LabError.usage("timebase \(timebase): must be > 0") }
+        guard bits.count == dts.count else {
+            throw LabError.data("VBV replay: \(bits.count) frame sizes but \(dts.count) DTS values")
+        }
         let size = Rational(resolved.bufferSizeBits)
         var frames: [Frame] = []
         var events: [Event] = []
@@ -201,7 +236,7 @@ public enum VBVReplay {
                 fullness = after
                 frames.append(Frame(codedIndex: k, dts: dts[k], bits: bits[k], fullnessBeforeBits: before,
                                     fullnessAfterBits: after, underflowBits: underflow, overflowBits: overflow))
-                if overflow > .zero && parameters.mode == .cbr {
+                if overflow > .zero && mode == .cbr {
                     events.append(.overflow(codedIndex: k, excessBits: overflow))
                 }
                 if underflow > .zero { events.append(.underflow(codedIndex: k, deficitBits: underflow)) }

@@ -145,6 +145,9 @@ public struct ParsedStream {
     public var parameterSets: ParameterSetLog
     /// Each access unit's recovery point SEI (payloadType 6), nil where it has none.
     public var recoveryPoints: [RecoveryPoint?]
+    /// Each access unit's buffering period (payloadType 0) and picture timing (1) SEI, read with the SPS in force
+    /// (``AccessUnit/hrdTiming(sps:activeSPS:policy:warnings:)``); both nil where it has none.
+    public var hrdTimings: [HRDTiming]
     /// Every warning, in the order reported: out-of-band ones, empty NAL units, then by NAL unit.
     public var warnings: [StreamWarning]
 
@@ -282,11 +285,19 @@ public enum Bitstream {
         let nals = stream.nalUnits.map(\.nal)
         let units: [AccessUnit]
         var recoveryPoints: [RecoveryPoint?] = []
+        var hrdTimings: [HRDTiming] = []
         var found: [ParseWarning] = []
         do {
             units = try AccessUnit.splitWithParameterSets(nals, parameterSets: log.inForce).accessUnits
             for (i, nal) in nals.enumerated() { try log.add(nal, nalUnitIndex: i) }
             for u in units { recoveryPoints.append(try u.recoveryPoint(policy: policy, warnings: &found)) }
+            for u in units {
+                // An SEI NAL unit that does not parse was reported by recoveryPoint already.
+                var timingWarnings: [ParseWarning] = []
+                hrdTimings.append(try u.hrdTiming(sps: { id, before in log.occurrence(.sps, id: id, before: before)?.sps },
+                                                  activeSPS: log.occurrences(for: u).sps?.sps, policy: policy, warnings: &timingWarnings))
+                found += timingWarnings.filter { $0.element != "sei_rbsp" }
+            }
         } catch let e as H264Error {
             // A stream whose parameter sets travel apart (an MP4 sample entry, SDP) is refused without them: say how
             // to give them.
@@ -312,7 +323,7 @@ public enum Bitstream {
         }
         warnings += byNAL.enumerated().sorted { ($0.element.0, $0.offset) < ($1.element.0, $1.offset) }.map(\.element.1)
         return ParsedStream(path: path, stream: stream, outOfBand: outOfBand, accessUnits: units, parameterSets: log,
-                            recoveryPoints: recoveryPoints, warnings: warnings)
+                            recoveryPoints: recoveryPoints, hrdTimings: hrdTimings, warnings: warnings)
     }
 
     /// The picture's type in the lab's `frames.type` vocabulary: IDR, I, P, Bref (reference B), B (non-reference B).
@@ -378,7 +389,8 @@ public enum Bitstream {
     /// - `access_units` (index, nal_units, slice_types, idr, reference, picture; field_pic_flag,
     ///   bottom_field_flag and frame: the index of the frame it belongs to, null without a picture; `sps` and
     ///   `pps`, the occurrence numbers of the parameter sets its slices were parsed with; `recovery_point`, the
-    ///   recovery point SEI's fields or null; `random_access`, IDR or recovery point);
+    ///   recovery point SEI's fields or null; `buffering_period` and `pic_timing`, those SEI messages' fields with the
+    ///   specification's names or null; `random_access`, IDR or recovery point);
     /// - `frames` (index, access_units, structure: "frame", "complementary reference field pair",
     ///   "complementary non-reference field pair" or "non-paired field", picture) and `frame_counts` (frames,
     ///   field_pairs, non_paired_fields, pictures: frames per picture name);
@@ -409,6 +421,8 @@ public enum Bitstream {
                     "idr": u.isIDR, "reference": u.isReference, "picture": pictureName(u),
                     "sps": orNull(sps?.occurrence), "pps": orNull(pps?.occurrence),
                     "recovery_point": try parsed.recoveryPoints[k].map { try object($0) } ?? NSNull(),
+                    "buffering_period": try parsed.hrdTimings[k].bufferingPeriod.map { try object($0) } ?? NSNull(),
+                    "pic_timing": try parsed.hrdTimings[k].picTiming.map { try object($0) } ?? NSNull(),
                     "random_access": parsed.isRandomAccessPoint(k),
                     "field_pic_flag": u.fieldPicFlag, "bottom_field_flag": u.bottomFieldFlag, "frame": frameOf[u.index] ?? NSNull()]
         }
@@ -440,7 +454,9 @@ public enum Bitstream {
     /// `enclab inspect` without `--json`: a readable listing. Every SPS and PPS occurrence in order (where it
     /// appears, and `new content` when it changes its id's); the NAL units (a NAL unit whose `forbidden_zero_bit`
     /// is 1 has `forbidden_zero_bit 1` at the end of its line); the access units, each with the occurrences of
-    /// the SPS and PPS it was parsed with, its recovery point SEI and `random access` when it is a random access
+    /// the SPS and PPS it was parsed with, its recovery point SEI, its buffering period SEI (`initial_cpb_removal_delay`
+    /// and `_offset` per CPB specification of the NAL and VCL HRD) and picture timing SEI (`cpb_removal_delay`,
+    /// `dpb_output_delay`, `pic_struct`), and `random access` when it is a random access
     /// point, and for a field `top field` or `bottom field` and the frame it belongs to (`of frame N`,
     /// `, non-paired` when it has no partner); then, when there are any, the warnings (apart from
     /// forbidden_zero_bit, shown on its NAL unit's line). The second line counts frames (a field pair once) and
@@ -475,7 +491,7 @@ public enum Bitstream {
             out += "  [\(i)] offset \(l.offset) size \(l.nal.bytes.count) type \(l.nal.nalUnitType.rawValue) (\(l.nal.nalUnitType)) ref_idc \(l.nal.nalRefIdc)"
             out += l.nal.forbiddenZeroBit == 1 ? " forbidden_zero_bit 1\n" : "\n"
         }
-        out += "Access units (index: NAL units, slice types, picture as the lab's frames table names it; SPS and PPS occurrences; recovery point; random access):\n"
+        out += "Access units (index: NAL units, slice types, picture as the lab's frames table names it; SPS and PPS occurrences; recovery point; buffering period and pic timing SEI; random access):\n"
         for (k, u) in parsed.accessUnits.enumerated() {
             let range = u.nalUnitIndices.count == 1 ? "\(u.nalUnitIndices.lowerBound)" : "\(u.nalUnitIndices.lowerBound)-\(u.nalUnitIndices.upperBound - 1)"
             out += "  \(u.index): NAL \(range) slices \(u.sliceTypes.map(\.description).joined(separator: ",")) -> \(pictureName(u))"
@@ -484,6 +500,22 @@ public enum Bitstream {
             if let r = parsed.recoveryPoints[k] {
                 out += ", recovery point (recovery_frame_cnt \(r.recoveryFrameCnt) exact_match_flag \(r.exactMatchFlag ? 1 : 0)"
                 out += " broken_link_flag \(r.brokenLinkFlag ? 1 : 0) changing_slice_group_idc \(r.changingSliceGroupIdc))"
+            }
+            if let bp = parsed.hrdTimings[k].bufferingPeriod {
+                out += ", buffering period (seq_parameter_set_id \(bp.seqParameterSetId)"
+                for (name, delays) in [("nal", bp.nalHrd), ("vcl", bp.vclHrd)] {
+                    for (i, d) in (delays ?? []).enumerated() {
+                        out += " \(name) initial_cpb_removal_delay[\(i)] \(d.initialCpbRemovalDelay) initial_cpb_removal_delay_offset[\(i)] \(d.initialCpbRemovalDelayOffset)"
+                    }
+                }
+                out += ")"
+            }
+            if let pt = parsed.hrdTimings[k].picTiming {
+                var fields: [String] = []
+                if let c = pt.cpbRemovalDelay { fields.append("cpb_removal_delay \(c)") }
+                if let d = pt.dpbOutputDelay { fields.append("dpb_output_delay \(d)") }
+                if let s = pt.picStruct { fields.append("pic_struct \(s)") }
+                out += ", pic timing (\(fields.joined(separator: " ")))"
             }
             if parsed.isRandomAccessPoint(k) { out += ", random access" }
             if u.fieldPicFlag, let f = frameOf[u.index] {

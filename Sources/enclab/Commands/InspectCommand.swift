@@ -7,7 +7,7 @@ struct InspectCommand: Command {
     let summary = "NAL units, access units with slice types, and SPS/PPS fields of an H.264 stream"
     let operands = "STREAM"
     let flags = [
-        Flag("--json", about: "print one JSON object (format, nal_units, access_units, frames, frame_counts, sps, pps, warnings) instead of text"),
+        Flag("--json", about: "print one JSON object (format, nal_units, access_units with recovery_point, buffering_period and pic_timing, frames, frame_counts, sps, pps, warnings) instead of text"),
         StreamFlags.strict,
         StreamFlags.from,
         StreamFlags.lengthSize,
@@ -19,7 +19,9 @@ struct InspectCommand: Command {
         appears (the NAL unit it is in, all its fields with H.264 syntax element names, width and height after
         cropping, and whether it gives its id new content), and the access units: slice types, picture type (IDR, I,
         P, Bref, B), the SPS and PPS occurrences they were parsed with, their recovery point SEI (recovery_frame_cnt,
-        exact_match_flag, broken_link_flag, changing_slice_group_idc), and whether each is a random access point
+        exact_match_flag, broken_link_flag, changing_slice_group_idc), their buffering period SEI (initial_cpb_removal_delay
+        and initial_cpb_removal_delay_offset per CPB of the NAL and VCL HRD, read with the SPS it names) and picture timing
+        SEI (cpb_removal_delay, dpb_output_delay, pic_struct; read with the active SPS), and whether each is a random access point
         (IDR or recovery point). Each field of a field-coded stream is an access unit, marked top or bottom field of
         its frame; frame counts count a field pair once. Packets are listed as the Annex B stream they stand for. Parameter sets sent apart
         from the stream are given with --in-avcc-config (AVCC input) or --parameter-sets, and listed first. What a
