@@ -214,8 +214,8 @@ struct StoreMigrationTests {
 
     @Test("the migrations of version 1 to 2, 2 to 3 and 3 to 4 need foreign keys off, and the connection has them on again afterwards")
     func foreignKeysBackOn() throws {
-        #expect(LabStore.migrations.map(\.from) == [0, 1, 2, 3, 4])
-        #expect(LabStore.migrations.map(\.foreignKeysOff) == [false, true, true, true, false])
+        #expect(LabStore.migrations.map(\.from) == [0, 1, 2, 3, 4, 5])
+        #expect(LabStore.migrations.map(\.foreignKeysOff) == [false, true, true, true, false, false])
         let scratch = Scratch()
         let store = try LabStore(path: try Self.copy(scratch), busyTimeoutMilliseconds: 0)
         #expect(try store.database.query("PRAGMA foreign_keys") == [[.integer(1)]])
