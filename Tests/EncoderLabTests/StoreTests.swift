@@ -42,10 +42,12 @@ struct StoreTests {
         let sizes = Array(repeating: 1000, count: 30)
         let points = WindowedBitrate.compute(sizes: sizes, dts: (0..<30).map { Int64($0) }, timebaseNum: 1,
                                              timebaseDen: 25, frameTicks: 1)
-        #expect(points[23].full == false)
-        #expect(points[24].full == true)
-        #expect(points[24].kbps == 200)
-        #expect(points[29].kbps == 200)
-        #expect(points[0].kbps == 8)
+        // Window k is [k, k + 25) ticks; the stream ends at 29 + 1 = 30 ticks: windows 0...5 are full.
+        #expect(points[5].full == true)
+        #expect(points[6].full == false)
+        #expect(points[0].kbps == 200)
+        #expect(points[5].kbps == 200)
+        // Window 29 holds frame 29 alone: 8 kbit in 1 s.
+        #expect(points[29].kbps == 8)
     }
 }

@@ -6,14 +6,16 @@ import Testing
 /// The windowed bitrate against its definition written out with exact rationals, and on values that trapped.
 @Suite("windowed bitrate: the definition, and no trap on damaged values")
 struct WindowedBitrateExactTests {
-    /// The definition, frame by frame, in H264.Rational (exact, 64-bit parts): frame j is in frame k's window when
-    /// j <= k and (dts_k - dts_j) * timebase < window; the point is full when (dts_k - dts_0 + frameTicks) *
-    /// timebase >= window.
+    /// The definition, frame by frame, in H264.Rational (exact, 64-bit parts), on non-decreasing DTS: frame j is in
+    /// the window starting at frame k's DTS when dts_k <= dts_j and (dts_j - dts_k) * timebase < window; the window is
+    /// full when it ends by the stream's end: (dts_last - dts_k + frameTicks) * timebase >= window.
     static func definition(sizes: [Int], dts: [Int64], timebase: Rational, frameTicks: Rational, window: Rational) throws -> [(bytes: Int, full: Bool)] {
         try dts.indices.map { k in
             var bytes = 0
-            for j in 0...k where try Rational(dts[k] - dts[j]) * timebase < window { bytes += sizes[j] }
-            let full = try (Rational(dts[k] - dts[0]) + frameTicks) * timebase >= window
+            for j in dts.indices where dts[j] >= dts[k] {
+                if try Rational(dts[j] - dts[k]) * timebase < window { bytes += sizes[j] }
+            }
+            let full = try (Rational(dts[dts.count - 1] - dts[k]) + frameTicks) * timebase >= window
             return (bytes, full)
         }
     }
@@ -38,21 +40,26 @@ struct WindowedBitrateExactTests {
             let points = WindowedBitrate.compute(sizes: sizes, dts: dts, timebase: timebase, frameTicks: frameTicks, window: window)
             let expected = try Self.definition(sizes: sizes, dts: dts, timebase: timebase, frameTicks: frameTicks, window: window)
             #expect(points.map(\.full) == expected.map(\.full), "\(timebase) \(window) \(frameTicks) \(dts)")
+            // Same data through DataRateLimits' check: its worst window is the largest of these windows.
+            let pair = try DataRateLimits(pairs: [(bytes: 1, seconds: window)]).pairs[0]
+            let check = try DataRateLimits.check(pair: pair, dtsTicks: dts, sizesBytes: sizes, timebase: timebase)
+            #expect(check.worst.map { Int($0.bytes) } == expected.map(\.bytes).max())
+            #expect(check.windowCount == Set(dts).count)
             #expect(points.map(\.kbps) == expected.map { Double($0.bytes) * 8 / window.approximateValue / 1000 })
         }
     }
 
-    @Test("the full flag at the exact boundary: 1001/30000 s ticks, frames of 1001/2 ticks, a 1 s window")
+    @Test("the full flag at the exact boundary: 1001/30000 s ticks, a 1 s window, the stream ending one frame after the last DTS")
     func boundary() throws {
-        // (dts + 1001/2) * 1001/30000 >= 1  <=>  dts >= 30000/1001 - 1001/2 = 29.97... - 500.5 < 0: full from dts -470.
+        // Window at dts_k full when (dts_last - dts_k + f) * 1001/30000 >= 1, i.e. dts_last - dts_k >= 30000/1001 - f.
+        // f = 1001/2: 29.97... - 500.5 < 0, every window is full.
         let timebase = try Rational(1001, 30_000), frameTicks = try Rational(1001, 2)
         let dts: [Int64] = [-1000, -471, -470, 0]
         let points = WindowedBitrate.compute(sizes: [1, 1, 1, 1], dts: dts, timebase: timebase, frameTicks: frameTicks)
-        // Relative to dts_0 = -1000: spans 0, 529, 530, 1000 ticks; full when span >= 30000/1001 - 1001/2 (< 0): all.
         #expect(points.map(\.full) == [true, true, true, true])
-        // A frame of 1 tick: full when span >= 30000/1001 - 1 = 28.97..., i.e. from 29 ticks.
+        // f = 1 tick: full when 29 - dts_k >= 30000/1001 - 1 = 28.97..., i.e. dts_k <= 0: the first only.
         let one = WindowedBitrate.compute(sizes: [1, 1, 1], dts: [0, 28, 29], timebase: timebase, frameTicks: .one)
-        #expect(one.map(\.full) == [false, false, true])
+        #expect(one.map(\.full) == [true, false, false])
     }
 
     @Test("damaged values give points, not a trap: sizes of Int.max, dts at both ends of Int64, dts decreasing")
@@ -63,9 +70,11 @@ struct WindowedBitrateExactTests {
         #expect(big[1].kbps == Double(2 * (Double(Int.max))) * 8 / 1000)
         let far = WindowedBitrate.compute(sizes: [1, 2], dts: [Int64.min + 1, Int64.max], timebase: tb, frameTicks: .one)
         #expect(far.map(\.kbps) == [0.008, 0.016])
-        #expect(far.map(\.full) == [false, true])
+        // The first window ends long before the stream's end; the last one runs 24 frames past it.
+        #expect(far.map(\.full) == [true, false])
+        // Arrivals all Int64.max: one window holding the three frames, shared by them.
         let back = WindowedBitrate.compute(sizes: [1, 2, 4], dts: [Int64.max, Int64.min, 0], timebase: tb, frameTicks: .one)
-        #expect(back.map(\.kbps) == [0.008, 0.024, 0.056])
+        #expect(back.map(\.kbps) == [0.056, 0.056, 0.056])
         let hugeTicks = WindowedBitrate.compute(sizes: [1, 1], dts: [0, 1], timebase: try Rational(1, Int64.max),
                                                 frameTicks: try Rational(Int64.max, 1), window: try Rational(Int64.max, 1))
         #expect(hugeTicks.map(\.full) == [false, false])

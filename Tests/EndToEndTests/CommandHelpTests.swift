@@ -10,12 +10,13 @@ struct CommandHelpTests {
     let cli = CommandLineTests()
 
     /// Every command, as the issue names them.
-    static let commands = ["encode", "run", "plot", "inspect", "convert", "check", "version", "help"]
+    static let commands = ["encode", "run", "plot", "analyze", "compare", "inspect", "convert", "check", "version", "help"]
 
     /// Arguments that make each command do some work or refuse something, to put before `-h`.
     static let someArguments: [String: [String]] = [
         "encode": ["c.y4m", "--crf", "30", "--db", "x.sqlite"], "run": ["x.json", "--max-runs", "3"],
-        "plot": ["--db", "x.sqlite", "--run", "1"], "inspect": ["s.264", "--json"], "convert": ["--to", "avcc", "a", "b"],
+        "plot": ["--db", "x.sqlite", "--run", "1"], "analyze": ["--db", "x.sqlite", "--run", "1"], "compare": ["--db", "x.sqlite", "1", "2"],
+        "inspect": ["s.264", "--json"], "convert": ["--to", "avcc", "a", "b"],
         "check": ["s.264", "--expect", "MaxKeyFrameInterval=30", "--db", "x.sqlite"], "version": ["extra"], "help": ["encode"],
     ]
 
@@ -65,7 +66,8 @@ struct CommandHelpTests {
 
     /// Arguments with which each command fails early, without creating anything, and not with a usage error.
     static let failing: [String: [String]] = [
-        "encode": ["missing.y4m"], "run": ["missing.json"], "plot": ["--db", "missing.sqlite"], "inspect": ["missing.264"],
+        "encode": ["missing.y4m"], "run": ["missing.json"], "plot": ["--db", "missing.sqlite"], "analyze": ["--db", "missing.sqlite"],
+        "compare": ["--db", "missing.sqlite", "1", "2"], "inspect": ["missing.264"],
         "convert": ["--to", "avcc", "missing.264", "o.avcc"], "check": ["missing.264", "--expect", "MaxKeyFrameInterval=30"],
         "version": [], "help": [],
     ]
@@ -210,7 +212,7 @@ struct CommandHelpTests {
         #expect(bare.status == 64 && bare.stdout.isEmpty && bare.stderr == list.stdout)
         let unknown = try cli.enclab(["help", "frobnicate"], in: dir)
         #expect(unknown.status == 64)
-        #expect(unknown.stderr == "enclab: unknown command 'frobnicate' (encode, run, plot, inspect, convert, check, version, help) (see 'enclab help')\n")
+        #expect(unknown.stderr == "enclab: unknown command 'frobnicate' (encode, run, plot, analyze, compare, inspect, convert, check, version, help) (see 'enclab help')\n")
     }
 
     @Test("encode refused before it starts leaves the folder as it was: no database, no results folder")

@@ -331,7 +331,9 @@ public struct DataRateLimits: Sendable, Equatable, CustomStringConvertible {
         try pairs.map { try Self.check(pair: $0, dtsTicks: dtsTicks, sizesBytes: sizesBytes, timebase: timebase) }
     }
 
-    /// Counts the bytes of every window of the pair's length over decode time, exactly, in O(n).
+    /// Counts the bytes of every window of the pair's length over decode time, exactly, in O(n), by the lab's one
+    /// window rule (``DecodeTimeWindows``; every window counts here, full or not: a window past the stream's end holds
+    /// fewer bytes, never more).
     ///
     /// One window starts at each frame's DTS and covers [DTS_i, DTS_i + W): it holds every frame whose DTS lies in
     /// it, so a frame exactly W after the start is outside, and frames before frame i that share its DTS are inside.
@@ -358,39 +360,22 @@ public struct DataRateLimits: Sendable, Equatable, CustomStringConvertible {
         if let k = sizesBytes.firstIndex(where: { $0 < 0 }) {
             throw LabError.data("frame \(k) (decode order): size \(sizesBytes[k]) bytes is negative")
         }
-        // d·(tn/td) < p/q  <=>  d < p·td / (q·tn)  <=>  d < ceil(p·td / (q·tn)) for whole d; each product < 2^126.
-        let a = Int128(pair.seconds.denominator) * Int128(timebase.numerator)
-        let b = Int128(pair.seconds.numerator) * Int128(timebase.denominator)
-        let windowTicks = (b - 1) / a + 1
-        var arrival: [Int128] = []
-        arrival.reserveCapacity(dtsTicks.count)
-        for t in dtsTicks { arrival.append(max(arrival.last ?? Int128(t), Int128(t))) }
-        let n = dtsTicks.count
+        // The lab's one window rule: one window per distinct start (frames sharing a DTS share their window).
+        let windows = DecodeTimeWindows.windows(dtsTicks: dtsTicks, sizesBytes: sizesBytes, timebase: timebase,
+                                                window: pair.seconds, lastFrameTicks: .zero)
         var count = 0, over = 0
-        var worst: (start: Int, end: Int, bytes: Int128)?
-        var start = 0, end = 0
-        var bytes: Int128 = 0
-        while start < n {
-            // end > start after this loop: a frame is 0 ticks from itself and windowTicks >= 1.
-            while end < n && arrival[end] - arrival[start] < windowTicks {
-                bytes += Int128(sizesBytes[end])
-                end += 1
-            }
+        var worst: (start: Int, end: Int, bytes: Int128, startTicks: Int128)?
+        for (i, w) in windows.enumerated() where w.firstIndex == i {
             count += 1
-            if bytes > Int128(pair.bytes) { over += 1 }
-            if worst == nil || bytes > worst!.bytes { worst = (start, end - 1, bytes) }
-            let t = arrival[start]
-            while start < n && arrival[start] == t {
-                bytes -= Int128(sizesBytes[start])
-                start += 1
-            }
+            if w.bytes > Int128(pair.bytes) { over += 1 }
+            if worst == nil || w.bytes > worst!.bytes { worst = (w.firstIndex, w.lastIndex, w.bytes, w.startTicks) }
         }
         var window: Window?
         if let w = worst {
             guard w.bytes <= Int128(Int64.max) else {
                 throw LabError.data("frames \(w.start)...\(w.end) (decode order): \(w.bytes) bytes in one window, above 64 bits")
             }
-            window = Window(startIndex: w.start, endIndex: w.end, startTicks: Int64(arrival[w.start]), bytes: Int64(w.bytes),
+            window = Window(startIndex: w.start, endIndex: w.end, startTicks: Int64(w.startTicks), bytes: Int64(w.bytes),
                             ratio: try Rational(Int64(w.bytes), pair.bytes))
         }
         return WindowCheck(pair: pair, windowCount: count, windowsOverLimit: over, worst: window)

@@ -302,10 +302,12 @@ public final class Lab {
         do {
             runID = try store.recordRun(.init(start: recordStart, createdAt: result.createdAt, warnings: result.warnings,
                                               outcome: .done(finished), runKey: key, clipSHA256: identity.sha256),
-                                        replacing: replacing) { _ in
+                                        replacing: replacing) { recorded in
                 if existing == nil && FileManager.default.fileExists(atPath: final) {
                     throw LabError.usage("\(final) already exists (from another database?): give this database its own --out")
                 }
+                // The run's metrics in the transaction that records its frames: no run is stored half-analysed.
+                try RunMetrics.record(store: store, runID: recorded)
             }
         } catch let e as LabError where e.kind == .usage && !replacing {
             // Another process of this database recorded the same key meanwhile (two sweeps sharing it): that run

@@ -124,8 +124,9 @@ public enum Plots {
                                        targetKbps: targetKbps, maxrateKbps: maxrateKbps, frames: frames), dir: dir)
     }
 
-    /// Per run: `frames.png/svg` (frame size per frame, coloured by type, with the 1-second DTS-window bitrate
-    /// and the target-rate line on the right axis) and `psnr.png/svg` (the lab's PSNR per frame: `frames.psnr_y`
+    /// Per run: `frames.png/svg` (frame size per frame, coloured by type, with the 1-second DTS-window bitrate,
+    /// each point the window [DTS, DTS + 1 s) starting at that frame (``DecodeTimeWindows``; windows past the stream's
+    /// end are left out), and the target-rate line on the right axis) and `psnr.png/svg` (the lab's PSNR per frame: `frames.psnr_y`
     /// and `frames.psnr_avg`, from its own decode, not x264's report), with `frames.dat` (one row per frame: coded
     /// index, display index, size in kbit, type index, window kbit/s or NaN, PSNR Y and PSNR avg or NaN) and the two
     /// `.gp` scripts, in `dir` (created when missing).

@@ -18,7 +18,8 @@ extension RuleCheck {
     ///   `qp`, PSNR, SSIM and `input_pts` NULL;
     /// - `parameter_sets`: every SPS and PPS, an avcC record's with `nal_unit_index` NULL;
     /// - `keyframe_analysis` and `keyframe_violations` (``RuleCheckReport/keyframes``; `forced` empty: nothing
-    ///   was forced), `data_rate_windows` with DataRateLimits.
+    ///   was forced), `data_rate_windows` with DataRateLimits;
+    /// - `run_metrics` and `run_gops` (``RunMetrics``; NULL where a foreign stream has no data: QP, PSNR, target).
     /// - Throws: the store's errors (``LabStore/init(path:busyTimeoutMilliseconds:)``,
     ///   ``LabStore/recordRun(_:replacing:beforeCommit:)``); `.noInput` when the stream can no longer be read to
     ///   hash it.
@@ -53,7 +54,7 @@ extension RuleCheck {
         let record = LabStore.RunRecord(start: start, createdAt: createdAt, warnings: stream.warnings, outcome: .done(finished),
                                         runKey: nil, clipSHA256: sha, x264Version: nil)
         let store = try LabStore(path: databasePath)
-        return try store.recordRun(record) { _ in }
+        return try store.recordRun(record) { runID in try RunMetrics.record(store: store, runID: runID) }
     }
 
     /// A stored run as check input (`enclab check --db FILE --run KEY|ID`): its frames from `frames` (keyframes:

@@ -95,7 +95,7 @@ public final class LabStore {
 
     /// The tables that hold a run's rows beside `runs`, each keyed by `run_id`.
     static let runChildTables = ["frames", "parameter_sets", "bitstream_checks", "decoded_frames", "timestamp_analysis", "frame_durations",
-                                 "keyframe_analysis", "keyframe_violations", "data_rate_windows"]
+                                 "keyframe_analysis", "keyframe_violations", "data_rate_windows", "run_metrics", "run_gops"]
 
     /// Writes a whole run in ONE transaction and returns its run_id: the `runs` row (`done` or `failed`,
     /// inserted with `INSERT ... RETURNING run_id`), then for a done run its stream path, frames, parameter

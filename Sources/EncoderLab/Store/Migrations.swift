@@ -28,6 +28,8 @@ extension LabStore {
                   foreignKeysOff: true) { db in try migrateAddTimestamps(db) },
         Migration(from: 4, summary: "keyframe_analysis, keyframe_violations (VideoToolbox's keyframe limits)",
                   foreignKeysOff: false) { db in try migrateAddKeyframes(db) },
+        Migration(from: 5, summary: "run_metrics, run_gops (empty: enclab analyze fills them)",
+                  foreignKeysOff: false) { db in try migrateAddRunMetrics(db) },
     ]
 
     /// Version 1 → 2, the documented way to change a table's constraints (sqlite.org/lang_altertable.html,

@@ -3,11 +3,12 @@ import Foundation
 /// The database's schema, by version (README, "Database schema"). The version is kept in `PRAGMA user_version`;
 /// ``LabStore/migrations`` take a file of an older version to ``LabStore/schemaVersion``.
 extension LabStore {
-    /// The schema's version, kept in `PRAGMA user_version`: 5 is ``schema``. Version 4 is ``schemaVersion4``,
+    /// The schema's version, kept in `PRAGMA user_version`: 6 is ``schema``. Version 5 is ``schemaVersion5``,
+    /// version 4 ``schemaVersion4``,
     /// version 3 ``schemaVersion3``,
     /// version 2 ``schemaVersion2``, version 1 ``schemaVersion1``; version 0 (no user_version, commit aef06d9 and
     /// before) has the tables of version 1.
-    public static let schemaVersion: Int32 = 5
+    public static let schemaVersion: Int32 = 6
 
     /// The error a run that was `running` when an older enclab stopped is marked `failed` with, on migration.
     public static let interruptedRunError = "interrupted (found running when the database was opened)"
@@ -222,8 +223,11 @@ extension LabStore {
     );
     """
 
-    /// The schema of version 5 (``schemaVersion``), as a new database gets it; every statement `IF NOT EXISTS`.
-    static let schema = schemaVersion4 + "\n" + keyframeTables
+    /// The schema of version 6 (``schemaVersion``), as a new database gets it; every statement `IF NOT EXISTS`.
+    static let schema = schemaVersion5 + "\n" + metricsTables
+
+    /// The schema of version 5, kept as it was: the migration to version 6 starts from it.
+    static let schemaVersion5 = schemaVersion4 + "\n" + keyframeTables
 
     /// The schema of version 4, kept as it was: the migration to version 5 starts from it.
     static let schemaVersion4 = runsTable("runs", ifNotExists: true) + "\n" + framesTable("frames", ifNotExists: true) + "\n"
@@ -350,8 +354,9 @@ extension LabStore {
         }
     }
 
-    /// The tables, columns and indexes of version 5, 4, 3, 2 and 1 (which version 0 has too).
-    static let shapeVersion5 = SchemaShape(schema)
+    /// The tables, columns and indexes of version 6, 5, 4, 3, 2 and 1 (which version 0 has too).
+    static let shapeVersion6 = SchemaShape(schema)
+    static let shapeVersion5 = SchemaShape(schemaVersion5)
     static let shapeVersion4 = SchemaShape(schemaVersion4)
     static let shapeVersion3 = SchemaShape(schemaVersion3)
     static let shapeVersion2 = SchemaShape(schemaVersion2)
@@ -359,7 +364,7 @@ extension LabStore {
 
     /// The shape a file of `version` (0 ... ``schemaVersion``) must have.
     static func shape(ofVersion version: Int64) -> SchemaShape {
-        version >= 5 ? shapeVersion5 : version == 4 ? shapeVersion4 : version == 3 ? shapeVersion3
+        version >= 6 ? shapeVersion6 : version == 5 ? shapeVersion5 : version == 4 ? shapeVersion4 : version == 3 ? shapeVersion3
             : version == 2 ? shapeVersion2 : shapeVersion1
     }
 }

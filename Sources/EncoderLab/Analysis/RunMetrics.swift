@@ -1,0 +1,410 @@
+import Foundation
+import H264
+
+/// A run's metrics (README, "Database schema", `run_metrics` and `run_gops`), computed from the store only: the
+/// `runs` row, its `frames` rows (sizes, types, PTS/DTS, QP, the lab's own `sse_*`, SSIM), `timestamp_analysis` and
+/// the stored settings. The encoder is never needed, so runs recorded by `enclab check --db` (foreign streams) are
+/// analysed too, with NULL where they carry no data (QP, PSNR, SSIM, target, VBV).
+///
+/// Definitions (each column's in the README):
+/// - **Span**: largest PTS − smallest PTS + the last frame's duration, in seconds. The last frame's duration is, in
+///   order of preference: `timestamp_analysis.span_ticks` minus the PTS range (the lab's own runs); the stream's end
+///   from `settings.check.end_pts` (check runs); one nominal frame, (1 / fps) in ticks. `bitrate_kbps` is all bytes of
+///   the stream (Σ `frames.size_bytes`) × 8 / span / 1000.
+/// - **Peak 1 s**: the most bits in one full window of the lab's one window rule (``DecodeTimeWindows``, W = 1 s), in
+///   kbit/s; NULL when no window is full (a stream shorter than 1 s).
+/// - **GOPs**: in decode order, each keyframe (`frames.keyframe` 1) starts one; frames before the first keyframe (a
+///   stream cut mid-GOP) form a leading GOP without one. A GOP's seconds run from its first PTS (its keyframe's, or the
+///   leading GOP's smallest) to the next GOP's, the last one's to the stream's end (largest PTS + last duration).
+/// - **Sizes per type**: I = IDR and I, P = P, B = B and Bref; mean, 95th percentile by the nearest-rank definition
+///   (the ⌈0.95·n⌉-th smallest of n sizes) and maximum, in bytes.
+/// - **PSNR and SSIM**: ``QualityPooling`` on the frames that carry the lab's `sse_*` (from its own decode, never
+///   x264's report), weighted by each frame's duration in display order as x264 weights its statistics (next PTS −
+///   this PTS, the last frame its last duration); by frame when a duration is not positive or does not fit.
+/// - **VBV**: ``VBVReplay`` of the frame sizes over the arrivals (running maximum DTS) with the resolved
+///   `vbv_maxrate_kbps`, `vbv_bufsize_kbit` and `vbv_init` (0.9 when absent), CBR mode when `nal_hrd` is `cbr` or the
+///   lab's `rc` is `cbr`; NULL without a VBV.
+public struct RunMetrics: Sendable, Equatable {
+    /// One GOP of `run_gops`.
+    public struct GOP: Sendable, Equatable {
+        /// From 0, in decode order.
+        public var index: Int
+        /// Coded index of its first frame.
+        public var firstFrame: Int
+        /// Whether it starts with a keyframe (false only for a leading GOP of a stream cut mid-GOP).
+        public var keyframe: Bool
+        public var frames: Int
+        /// Display time it covers, nil when the run's timebase is unknown.
+        public var seconds: Double?
+        public var bytes: Int64
+        /// bytes × 8 / seconds / 1000; nil without positive seconds.
+        public var kbps: Double?
+    }
+
+    public var runID: Int64
+    /// `run_metrics`'s columns after `run_id`, by name (``LabStore/runMetricsColumns``): NULL where there is no value.
+    public var columns: [String: SQLValue]
+    public var gops: [GOP]
+
+    /// A column as a number (integers as Double), nil for NULL or text.
+    public subscript(_ name: String) -> Double? { columns[name]?.double }
+
+    // MARK: - Computing
+
+    /// Computes run `runID`'s metrics from `store`, reading only.
+    /// - Throws: `.noInput` for a run that is not there; `.data` for a run that is not done, has no frames, or whose
+    ///   settings are not a JSON object (each message names the run); the database's errors.
+    public static func compute(store: LabStore, runID: Int64) throws -> RunMetrics {
+        let db = store.database
+        guard let run = try db.rows("SELECT * FROM runs WHERE run_id = ?", [.integer(runID)]).first else {
+            throw LabError.noInput("\(db.path): no run with id \(runID)")
+        }
+        let name = "\(db.path): run \(runID)"
+        guard try run.text("status") == "done" else { throw LabError.data("\(name): status \(try run.text("status")), nothing to analyse") }
+        let rows = try db.rows("""
+            SELECT coded_index, type, keyframe, size_bytes, pts, dts, qp, sse_y, sse_u, sse_v, ssim
+            FROM frames WHERE run_id = ? ORDER BY coded_index
+            """, [.integer(runID)])
+        guard !rows.isEmpty else { throw LabError.data("\(name): done, but no frames are stored") }
+        let settings = try StoredRunSettings(json: try run.text("settings"), runID: runID)
+        let check = ((try? JSONSerialization.jsonObject(with: Data(try run.text("settings").utf8))) as? [String: Any])?["check"] as? [String: Any]
+
+        struct F { var coded: Int; var type: String; var key: Bool; var size: Int64; var pts: Int64; var dts: Int64
+                   var qp: Double?; var sse: (Int64, Int64, Int64)?; var ssim: Double? }
+        var frames: [F] = []
+        for r in rows {
+            let sse: (Int64, Int64, Int64)?
+            if let y = r["sse_y"].int, let u = r["sse_u"].int, let v = r["sse_v"].int { sse = (y, u, v) } else { sse = nil }
+            frames.append(F(coded: Int(try r.integer("coded_index")), type: try r.text("type"), key: try r.integer("keyframe") != 0,
+                            size: try r.integer("size_bytes"), pts: try r.integer("pts"), dts: try r.integer("dts"),
+                            qp: r["qp"].double, sse: sse, ssim: r["ssim"].double))
+        }
+        var c: [String: SQLValue] = [:]
+        func set(_ key: String, _ v: Double?) { c[key] = v.flatMap { $0.isFinite ? SQLValue.real($0) : nil } ?? .null }
+        func set(_ key: String, _ v: Int?) { c[key] = v.map { .integer(Int64($0)) } ?? .null }
+        func set(_ key: String, _ v: Int64?) { c[key] = v.map { .integer($0) } ?? .null }
+
+        let n = frames.count
+        let streamBytes = frames.reduce(Int64(0)) { $0 &+ $1.size }
+        set("frames", n)
+        set("stream_bytes", streamBytes)
+
+        // Time: the timebase, the PTS range and the last frame's duration (exact, in ticks).
+        let timebase: Rational? = {
+            guard let a = run["timebase_num"].int, let b = run["timebase_den"].int, a > 0, b > 0 else { return nil }
+            return try? Rational(a, b)
+        }()
+        let fps: Rational? = {
+            guard let a = run["fps_num"].int, let b = run["fps_den"].int, a > 0, b > 0 else { return nil }
+            return try? Rational(a, b)
+        }()
+        let byDisplay = frames.sorted { ($0.pts, $0.coded) < ($1.pts, $1.coded) }
+        let minPTS = byDisplay[0].pts, maxPTS = byDisplay[n - 1].pts
+        let range = maxPTS.subtractingReportingOverflow(minPTS)
+        var lastTicks: Rational?
+        if let tb = timebase, !range.overflow {
+            let stored = try db.rows("SELECT span_ticks FROM timestamp_analysis WHERE run_id = ?", [.integer(runID)]).first?["span_ticks"].int
+            if let span = stored, span > range.partialValue {
+                lastTicks = Rational(span - range.partialValue)
+            } else if let end = (check?["end_pts"] as? NSNumber)?.int64Value, end > maxPTS {
+                lastTicks = Rational(end - maxPTS)
+            } else if let fps {
+                lastTicks = try? fps.reciprocal / tb
+            }
+        }
+        var spanSeconds: Double?
+        if let tb = timebase, let last = lastTicks, let s = try? (Rational(range.partialValue) + last) * tb, s > .zero {
+            spanSeconds = s.approximateValue
+        }
+        set("span_seconds", spanSeconds)
+        let bitrate = spanSeconds.map { Double(streamBytes) * 8 / $0 / 1000 }
+        set("bitrate_kbps", bitrate)
+        var target: Double?
+        if settings.rcMethod == "abr", let b = settings.resolvedNumber("bitrate_kbps"), b > 0 { target = b }
+        set("target_kbps", target)
+        set("target_error_pct", bitrate.flatMap { b in target.map { (b - $0) / $0 * 100 } })
+
+        // Peak 1 s over full windows.
+        var peak: Double?
+        if let tb = timebase {
+            let windows = DecodeTimeWindows.windows(dtsTicks: frames.map(\.dts), sizesBytes: frames.map { Int($0.size) }, timebase: tb,
+                                                    window: .one, lastFrameTicks: lastTicks ?? .zero)
+            var best: DecodeTimeWindows.Window?
+            var full = 0
+            for (i, w) in windows.enumerated() where w.firstIndex == i && w.full {
+                full += 1
+                if best == nil || w.bytes > best!.bytes { best = w }
+            }
+            peak = best.map { Double($0.bytes) * 8 / 1000 }
+            set("peak_1s_start_frame", best.map { frames[$0.firstIndex].coded })
+            set("full_1s_windows", full)
+        } else {
+            set("peak_1s_start_frame", nil as Int?)
+            set("full_1s_windows", 0)
+        }
+        set("peak_1s_kbps", peak)
+        set("peak_to_average", peak.flatMap { p in bitrate.flatMap { $0 > 0 ? p / $0 : nil } })
+
+        // Sizes and QP per type.
+        func group(_ types: Set<String>) -> [F] { frames.filter { types.contains($0.type) } }
+        let groups = [("i", group(["IDR", "I"])), ("p", group(["P"])), ("b", group(["B", "Bref"]))]
+        var means: [String: Double] = [:]
+        for (prefix, g) in groups {
+            set("\(prefix)_frames", g.count)
+            let sizes = g.map(\.size).sorted()
+            let mean = sizes.isEmpty ? nil : Double(sizes.reduce(Int128(0)) { $0 + Int128($1) }) / Double(sizes.count)
+            means[prefix] = mean
+            set("\(prefix)_mean_bytes", mean)
+            set("\(prefix)_p95_bytes", Self.nearestRank(sizes, percent: 95))
+            set("\(prefix)_max_bytes", sizes.last)
+            let qps = g.compactMap(\.qp)
+            set("qp_mean_\(prefix)", qps.isEmpty || qps.count < g.count ? nil : qps.reduce(0, +) / Double(qps.count))
+        }
+        func ratio(_ a: String, _ b: String) -> Double? {
+            guard let x = means[a], let y = means[b], y > 0 else { return nil }
+            return x / y
+        }
+        set("i_to_p_ratio", ratio("i", "p"))
+        set("b_to_p_ratio", ratio("b", "p"))
+
+        // GOPs, decode order.
+        var starts: [Int] = frames.indices.filter { frames[$0].key }
+        if starts.first != 0 { starts.insert(0, at: 0) }
+        let endTicks: Rational? = lastTicks.flatMap { try? Rational(maxPTS) + $0 }
+        var gops: [GOP] = []
+        for (g, s) in starts.enumerated() {
+            let e = g + 1 < starts.count ? starts[g + 1] : n
+            let members = frames[s..<e]
+            let first = members[s].key ? members[s].pts : members.map(\.pts).min()!
+            var seconds: Double?
+            if let tb = timebase {
+                let next: Rational? = g + 1 < starts.count ? Rational(frames[starts[g + 1]].pts) : endTicks
+                if let next, let d = try? (next - Rational(first)) * tb { seconds = d.approximateValue }
+            }
+            let bytes = members.reduce(Int64(0)) { $0 &+ $1.size }
+            gops.append(GOP(index: g, firstFrame: frames[s].coded, keyframe: frames[s].key, frames: e - s, seconds: seconds,
+                            bytes: bytes, kbps: seconds.flatMap { $0 > 0 ? Double(bytes) * 8 / $0 / 1000 : nil }))
+        }
+        set("keyframes", frames.filter(\.key).count)
+        set("gops", gops.count)
+        set("gop_min_frames", gops.map(\.frames).min())
+        set("gop_max_frames", gops.map(\.frames).max())
+        set("gop_mean_frames", Double(n) / Double(gops.count))
+        let gopSeconds = gops.compactMap(\.seconds)
+        set("gop_mean_seconds", gopSeconds.count == gops.count ? gopSeconds.reduce(0, +) / Double(gopSeconds.count) : nil)
+        set("gop_max_seconds", gopSeconds.count == gops.count ? gopSeconds.max() : nil)
+        set("peak_gop_kbps", gops.compactMap(\.kbps).max())
+
+        // Quality from the lab's own squared errors.
+        let measured = byDisplay.enumerated().compactMap { i, f -> (F, Int)? in f.sse == nil ? nil : (f, i) }
+        var pooled: QualityPooling.Result?
+        if let w = run["width"].int, let h = run["height"].int, !measured.isEmpty {
+            // Durations in display order, scaled to whole numbers by the last duration's denominator.
+            var durations: [Int64]? = nil
+            if let last = lastTicks {
+                var d: [Int64] = []
+                for i in 0..<n {
+                    if i + 1 < n {
+                        let (step, o1) = byDisplay[i + 1].pts.subtractingReportingOverflow(byDisplay[i].pts)
+                        let (scaled, o2) = step.multipliedReportingOverflow(by: last.denominator)
+                        guard !o1, !o2, scaled > 0 else { d = []; break }
+                        d.append(scaled)
+                    } else if last.numerator > 0 { d.append(last.numerator) } else { d = [] }
+                }
+                if d.count == n { durations = d }
+            }
+            let weighting: QualityPooling.Weighting = durations == nil ? .frame : .duration
+            let input = measured.map { f, i in
+                QualityPooling.Frame(sseY: f.sse!.0, sseU: f.sse!.1, sseV: f.sse!.2, ssim: f.ssim, duration: durations?[i])
+            }
+            pooled = try? QualityPooling.pool(input, width: Int(w), height: Int(h), weighting: weighting)
+        }
+        set("psnr_frames", pooled?.frames ?? 0)
+        c["psnr_weighting"] = pooled.map { .text($0.weighting.rawValue) } ?? .null
+        set("psnr_y_mean_frame", pooled?.meanOfFrames.y)
+        set("psnr_u_mean_frame", pooled?.meanOfFrames.u)
+        set("psnr_v_mean_frame", pooled?.meanOfFrames.v)
+        set("psnr_avg_mean_frame", pooled?.meanOfFrames.all)
+        set("psnr_y_pooled", pooled?.pooled.y)
+        set("psnr_u_pooled", pooled?.pooled.u)
+        set("psnr_v_pooled", pooled?.pooled.v)
+        set("psnr_global", pooled?.pooled.all)
+        set("psnr_611", pooled?.pooled.weighted611)
+        c["psnr_source"] = pooled == nil ? .null : .text("lab")
+        // SSIM: x264's per-frame luma SSIM where stored (the lab measures none of its own).
+        let ssims = byDisplay.compactMap(\.ssim)
+        let ssimMean = ssims.isEmpty ? nil : ssims.reduce(0, +) / Double(ssims.count)
+        set("ssim_mean", ssimMean)
+        set("ssim_db", ssimMean.flatMap(QualityPooling.ssimDecibels))
+
+        // VBV.
+        var underflows: Int?, overflows: Int?
+        if let tb = timebase, let maxrate = settings.resolvedNumber("vbv_maxrate_kbps"), maxrate > 0,
+           let bufsize = settings.resolvedNumber("vbv_bufsize_kbit"), bufsize > 0,
+           let m = Int64(exactly: maxrate.rounded()), let b = Int64(exactly: bufsize.rounded()) {
+            let initial = settings.resolvedNumber("vbv_init").flatMap { v -> Rational? in
+                guard v > 0, v < 1e9 else { return nil }
+                return try? Rational(Int64((v * 1_000_000).rounded()), 1_000_000)
+            } ?? VBVReplay.Parameters.defaultInit
+            let cbr = (settings.resolved?["nal_hrd"] as? String) == "cbr" || settings.rc == "cbr"
+            let parameters = VBVReplay.Parameters(maxrateKbps: m, bufsizeKbit: b, vbvInit: initial, mode: cbr ? .cbr : .vbr, frameRate: fps)
+            let arrivals = DecodeTimeWindows.arrivals(frames.map(\.dts)).map { Int64($0) }
+            if let r = try? VBVReplay.replay(bits: frames.map { $0.size &* 8 }, dts: arrivals, timebase: tb, parameters: parameters) {
+                underflows = r.events.filter { if case .underflow = $0 { return true }; return false }.count
+                overflows = r.events.filter { if case .overflow = $0 { return true }; return false }.count
+            }
+        }
+        set("vbv_underflows", underflows)
+        set("vbv_overflows", overflows)
+
+        for (column, _) in LabStore.runMetricsColumns where c[column] == nil { c[column] = .null }
+        return RunMetrics(runID: runID, columns: c, gops: gops)
+    }
+
+    /// The nearest-rank percentile of ascending `sorted` values: the ⌈percent/100 · n⌉-th smallest (1-based), nil for
+    /// no values. For 95 and 20 values that is the 19th; for 1 value the value itself.
+    public static func nearestRank(_ sorted: [Int64], percent: Int) -> Int64? {
+        guard !sorted.isEmpty, percent > 0, percent <= 100 else { return nil }
+        let rank = (percent * sorted.count + 99) / 100
+        return sorted[rank - 1]
+    }
+
+    // MARK: - Storing
+
+    /// Replaces run `runID`'s rows in `run_metrics` and `run_gops` with these. Runs no transaction of its own: the
+    /// caller's (``record(store:runID:)``'s callers keep a run's analysis whole).
+    /// - Throws: the database's errors.
+    public func write(to store: LabStore) throws {
+        let db = store.database
+        try db.prepare("DELETE FROM run_gops WHERE run_id = ?").run([.integer(runID)])
+        try db.prepare("DELETE FROM run_metrics WHERE run_id = ?").run([.integer(runID)])
+        let names = LabStore.runMetricsColumns.map(\.name)
+        try db.prepare("""
+            INSERT INTO run_metrics (run_id, \(names.joined(separator: ", "))) VALUES (?\(String(repeating: ", ?", count: names.count)))
+            """).run([.integer(runID)] + names.map { columns[$0] ?? .null })
+        let insert = try db.prepare("""
+            INSERT INTO run_gops (run_id, gop_index, first_frame, keyframe, frames, seconds, bytes, kbps) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            """)
+        for g in gops {
+            try insert.run([.integer(runID), .integer(Int64(g.index)), .integer(Int64(g.firstFrame)), .integer(g.keyframe ? 1 : 0),
+                            .integer(Int64(g.frames)), g.seconds.map(SQLValue.real) ?? .null, .integer(g.bytes),
+                            g.kbps.map(SQLValue.real) ?? .null])
+        }
+    }
+
+    /// Computes and writes run `runID`'s metrics inside the caller's transaction (the lab calls it in the
+    /// transaction that records the run, so no run is stored half-analysed).
+    /// - Throws: as ``compute(store:runID:)`` and ``write(to:)``.
+    @discardableResult
+    public static func record(store: LabStore, runID: Int64) throws -> RunMetrics {
+        let m = try compute(store: store, runID: runID)
+        try m.write(to: store)
+        return m
+    }
+
+    /// `enclab analyze`: (re)computes the metrics of every done run of the database at `databasePath`, or of the runs
+    /// `selectors` name (run ids, `run-ID`, run keys or their first 8 or more hex digits), one transaction per run,
+    /// reporting progress on standard error. Returns the runs analysed, in order.
+    /// - Throws: `.noInput` for a missing database or a selector naming no run; `.usage` for a malformed or ambiguous
+    ///   selector; `.data` for a file that is not the lab's, or a selected run that is not done; the database's errors.
+    public static func analyze(databasePath: String, runs selectors: [String], progress: Bool = true) throws -> [Int64] {
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: databasePath, isDirectory: &isFolder) else {
+            throw LabError.noInput("\(databasePath): no such database")
+        }
+        if isFolder.boolValue { throw LabError.noInput("\(databasePath): is a folder, not a database") }
+        try LabStore.requireLabDatabase(path: databasePath)
+        let store = try LabStore(path: databasePath)
+        let rows = try store.runs()
+        let chosen = try PlotFromStore.select(selectors, rows: rows, keys: try PlotFromStore.runKeys(store), databasePath: databasePath)
+        if let failed = chosen.first(where: { $0.status != "done" }) {
+            throw LabError.data("\(databasePath): run \(failed.runID) is \(failed.status), it has nothing to analyse")
+        }
+        let bar = progress ? Progress(label: "analyze", total: chosen.count, unit: "runs") : nil
+        defer { bar?.finish() }
+        var done: [Int64] = []
+        for run in chosen {
+            if let signal = Interruption.received { throw LabError(.interrupted, "interrupted by \(signal)") }
+            try store.database.transaction { _ = try record(store: store, runID: run.runID) }
+            done.append(run.runID)
+            bar?.advance(detail: "run \(run.runID)")
+        }
+        return done
+    }
+}
+
+extension RunMetrics {
+    /// Columns whose difference is shown in absolute terms only: values in dB (a ratio already), percentages, frame
+    /// indices and counts of events.
+    static let absoluteOnly: Set<String> = [
+        "target_error_pct", "peak_1s_start_frame", "psnr_y_mean_frame", "psnr_u_mean_frame", "psnr_v_mean_frame",
+        "psnr_avg_mean_frame", "psnr_y_pooled", "psnr_u_pooled", "psnr_v_pooled", "psnr_global", "psnr_611", "ssim_db",
+        "vbv_underflows", "vbv_overflows",
+    ]
+
+    /// The metrics of one run for `enclab compare`: its `run_metrics` row when there is one, else computed afresh
+    /// (nothing written).
+    static func stored(store: LabStore, runID: Int64) throws -> [String: SQLValue] {
+        if let row = try store.database.rows("SELECT * FROM run_metrics WHERE run_id = ?", [.integer(runID)]).first {
+            var out: [String: SQLValue] = [:]
+            for (name, _) in LabStore.runMetricsColumns { out[name] = row[name] }
+            return out
+        }
+        return try compute(store: store, runID: runID).columns
+    }
+
+    /// `enclab compare`: the metrics of two runs side by side, one line per `run_metrics` column: its name, run A's
+    /// value, run B's, B − A, and (B − A) / |A| in % where that means something (not for values in dB, percentages,
+    /// frame indices or event counts, nor when A is 0). NULL shows as `-`; reals with 3 decimals.
+    /// - Parameters: `runA`, `runB`: a run id (`12`, `run-12`), a run key or its first 8 or more hex digits.
+    /// - Throws: `.noInput` for a missing database or a run that is not in it; `.usage` for a malformed or ambiguous
+    ///   selector; `.data` for a file that is not the lab's or a run that is not done (or has no frames).
+    public static func compare(databasePath: String, runA: String, runB: String) throws -> String {
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: databasePath, isDirectory: &isFolder) else {
+            throw LabError.noInput("\(databasePath): no such database")
+        }
+        if isFolder.boolValue { throw LabError.noInput("\(databasePath): is a folder, not a database") }
+        try LabStore.requireLabDatabase(path: databasePath)
+        let store = try LabStore(path: databasePath)
+        let rows = try store.runs(), keys = try PlotFromStore.runKeys(store)
+        let a = try PlotFromStore.select([runA], rows: rows, keys: keys, databasePath: databasePath)[0]
+        let b = try PlotFromStore.select([runB], rows: rows, keys: keys, databasePath: databasePath)[0]
+        for run in [a, b] where run.status != "done" {
+            throw LabError.data("\(databasePath): run \(run.runID) is \(run.status), it has no metrics")
+        }
+        let left = try stored(store: store, runID: a.runID), right = try stored(store: store, runID: b.runID)
+        func shown(_ v: SQLValue?) -> String {
+            switch v {
+            case .integer(let i)?: return String(i)
+            case .real(let d)?: return String(format: "%.3f", d)
+            case .text(let t)?: return Plots.shown(t)
+            default: return "-"
+            }
+        }
+        var lines: [[String]] = [["metric", "run \(a.runID)", "run \(b.runID)", "difference", "%"]]
+        for (name, _) in LabStore.runMetricsColumns {
+            let x = left[name] ?? .null, y = right[name] ?? .null
+            var diff = "-", pct = "-"
+            if case .integer(let i) = x, case .integer(let j) = y {
+                diff = String(j - i)
+            } else if let i = x.double, let j = y.double {
+                diff = String(format: "%+.3f", j - i)
+            } else if case .text(let s) = x, case .text(let t) = y {
+                diff = s == t ? "same" : "differs"
+            }
+            if let i = x.double, let j = y.double, i != 0, !absoluteOnly.contains(name) {
+                pct = String(format: "%+.2f", (j - i) / abs(i) * 100)
+            }
+            if case .integer(let i) = x, case .integer(let j) = y, j - i > 0 { diff = "+" + diff }
+            lines.append([name, shown(x), shown(y), diff, pct])
+        }
+        let widths = (0..<5).map { col in lines.map { $0[col].count }.max() ?? 0 }
+        return lines.map { row in
+            row.enumerated().map { col, text in
+                col == 0 ? text.padding(toLength: widths[0], withPad: " ", startingAt: 0)
+                    : String(repeating: " ", count: widths[col] - text.count) + text
+            }.joined(separator: "  ")
+        }.joined(separator: "\n")
+    }
+}

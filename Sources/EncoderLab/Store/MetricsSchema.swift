@@ -1,0 +1,55 @@
+import Foundation
+
+/// The run metrics part of the schema (README, "Database schema", `run_metrics` and `run_gops`), added by the
+/// migration from version 5 to 6 and written by ``RunMetrics``.
+extension LabStore {
+    /// The columns of `run_metrics` after `run_id`, in table order, with their SQL types. The HTML report reads them
+    /// by name: rename none.
+    static let runMetricsColumns: [(name: String, type: String)] = [
+        ("frames", "INTEGER NOT NULL"), ("stream_bytes", "INTEGER NOT NULL"), ("span_seconds", "REAL"),
+        ("bitrate_kbps", "REAL"), ("target_kbps", "REAL"), ("target_error_pct", "REAL"),
+        ("peak_1s_kbps", "REAL"), ("peak_1s_start_frame", "INTEGER"), ("full_1s_windows", "INTEGER NOT NULL"),
+        ("peak_gop_kbps", "REAL"), ("peak_to_average", "REAL"),
+        ("i_frames", "INTEGER NOT NULL"), ("p_frames", "INTEGER NOT NULL"), ("b_frames", "INTEGER NOT NULL"),
+        ("i_mean_bytes", "REAL"), ("i_p95_bytes", "INTEGER"), ("i_max_bytes", "INTEGER"),
+        ("p_mean_bytes", "REAL"), ("p_p95_bytes", "INTEGER"), ("p_max_bytes", "INTEGER"),
+        ("b_mean_bytes", "REAL"), ("b_p95_bytes", "INTEGER"), ("b_max_bytes", "INTEGER"),
+        ("i_to_p_ratio", "REAL"), ("b_to_p_ratio", "REAL"),
+        ("keyframes", "INTEGER NOT NULL"), ("gops", "INTEGER NOT NULL"),
+        ("gop_min_frames", "INTEGER"), ("gop_mean_frames", "REAL"), ("gop_max_frames", "INTEGER"),
+        ("gop_mean_seconds", "REAL"), ("gop_max_seconds", "REAL"),
+        ("psnr_frames", "INTEGER NOT NULL"), ("psnr_weighting", "TEXT CHECK (psnr_weighting IN ('frame', 'duration'))"),
+        ("psnr_y_mean_frame", "REAL"), ("psnr_u_mean_frame", "REAL"), ("psnr_v_mean_frame", "REAL"), ("psnr_avg_mean_frame", "REAL"),
+        ("psnr_y_pooled", "REAL"), ("psnr_u_pooled", "REAL"), ("psnr_v_pooled", "REAL"), ("psnr_global", "REAL"),
+        ("psnr_611", "REAL"), ("ssim_mean", "REAL"), ("ssim_db", "REAL"),
+        ("qp_mean_i", "REAL"), ("qp_mean_p", "REAL"), ("qp_mean_b", "REAL"),
+        ("vbv_underflows", "INTEGER"), ("vbv_overflows", "INTEGER"),
+        ("psnr_source", "TEXT CHECK (psnr_source IN ('lab'))"),
+    ]
+
+    /// `run_metrics` (one row per analysed run) and `run_gops` (one row per GOP of it). Every statement is
+    /// `IF NOT EXISTS`.
+    static let metricsTables = """
+    CREATE TABLE IF NOT EXISTS run_metrics (
+        run_id INTEGER PRIMARY KEY REFERENCES runs(run_id),
+    \(runMetricsColumns.map { "    \($0.name) \($0.type)" }.joined(separator: ",\n"))
+    );
+    CREATE TABLE IF NOT EXISTS run_gops (
+        run_id      INTEGER NOT NULL REFERENCES runs(run_id),
+        gop_index   INTEGER NOT NULL CHECK (gop_index >= 0),
+        first_frame INTEGER NOT NULL,
+        keyframe    INTEGER NOT NULL CHECK (keyframe IN (0, 1)),
+        frames      INTEGER NOT NULL,
+        seconds     REAL,
+        bytes       INTEGER NOT NULL,
+        kbps        REAL,
+        PRIMARY KEY (run_id, gop_index)
+    );
+    """
+
+    /// Version 5 → 6: `run_metrics` and `run_gops`, empty (`enclab analyze --db FILE` fills them for the runs stored
+    /// before; runs recorded from now on get their rows when they are recorded).
+    static func migrateAddRunMetrics(_ db: Database) throws {
+        try db.execute(metricsTables)
+    }
+}
