@@ -4,8 +4,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# python3-numpy: the tests' witness for x264's SSIM (Tests/EncoderLabTests/LabQualityTests.swift); mkvtoolnix: --mkv.
-packages=(libx264-dev libsqlite3-dev libssl-dev gnuplot-nox ffmpeg x264 sqlite3 mkvtoolnix python3-numpy)
+# python3-numpy: the tests' witness for x264's SSIM (Tests/EncoderLabTests/LabQualityTests.swift); mkvtoolnix: --mkv;
+# python3-venv: the venv below (Debian's system Python refuses pip install, PEP 668).
+packages=(libx264-dev libsqlite3-dev libssl-dev gnuplot-nox ffmpeg x264 sqlite3 mkvtoolnix python3-numpy python3-venv)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -15,6 +16,18 @@ if [ ${#missing[@]} -gt 0 ]; then
     SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
     $SUDO apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# The tests' witness for BD-rate (Tests/EncoderLabTests/BjontegaardPackageTests.swift): the `bjontegaard` PyPI package
+# 1.3.0 (with numpy, scipy and matplotlib, which it imports) in a venv of its own, one per machine, at
+# $ENCLAB_VENV (default /opt/enclab-venv; the tests look in the same place). Made again only when it cannot import
+# bjontegaard 1.3.0.
+venv="${ENCLAB_VENV:-/opt/enclab-venv}"
+if ! "$venv/bin/python" -c 'import bjontegaard, sys; sys.exit(bjontegaard.__version__ != "1.3.0")' 2>/dev/null; then
+    echo "setup: creating $venv with bjontegaard 1.3.0 from PyPI"
+    SUDO=""; [ -w "$(dirname "$venv")" ] || SUDO="sudo"
+    $SUDO python3 -m venv --clear "$venv"
+    $SUDO "$venv/bin/python" -m pip install --quiet --disable-pip-version-check bjontegaard==1.3.0
 fi
 
 bash scripts/fixtures.sh

@@ -10,7 +10,7 @@ struct CommandHelpTests {
     let cli = CommandLineTests()
 
     /// Every command, as the issue names them.
-    static let commands = ["encode", "run", "plot", "analyze", "compare", "inspect", "convert", "check", "version", "help"]
+    static let commands = ["encode", "run", "plot", "analyze", "compare", "inspect", "convert", "check", "bd-rate", "export", "version", "help"]
 
     /// Arguments that make each command do some work or refuse something, to put before `-h`.
     static let someArguments: [String: [String]] = [
@@ -18,6 +18,7 @@ struct CommandHelpTests {
         "plot": ["--db", "x.sqlite", "--run", "1"], "analyze": ["--db", "x.sqlite", "--run", "1"], "compare": ["--db", "x.sqlite", "1", "2"],
         "inspect": ["s.264", "--json"], "convert": ["--to", "avcc", "a", "b"],
         "check": ["s.264", "--expect", "MaxKeyFrameInterval=30", "--db", "x.sqlite"], "version": ["extra"], "help": ["encode"],
+        "bd-rate": ["--anchor", "1:30", "--method", "cubic"], "export": ["--db", "x.sqlite", "--table", "runs"],
     ]
 
     /// One flag row of a help's flags section.
@@ -60,7 +61,7 @@ struct CommandHelpTests {
     /// A value each placeholder accepts, so that giving the flag alone changes no outcome's kind.
     static func sample(_ placeholder: String) -> String {
         ["N": "5", "1|2|4": "2", "NUM[/DEN]": "25", "KEY|ID": "1", "FILE": "f.out", "DIR": "d.out",
-         "NAME=VALUE": "MaxKeyFrameInterval=30"][placeholder]
+         "NAME=VALUE": "MaxKeyFrameInterval=30", "RATE:PSNR,...": "1:30,2:31,3:32"][placeholder]
             ?? String(placeholder.split(separator: "|")[0])
     }
 
@@ -70,6 +71,9 @@ struct CommandHelpTests {
         "compare": ["--db", "missing.sqlite", "1", "2"], "inspect": ["missing.264"],
         "convert": ["--to", "avcc", "missing.264", "o.avcc"], "check": ["missing.264", "--expect", "MaxKeyFrameInterval=30"],
         "version": [], "help": [],
+        // bd-rate: 3 points are refused as data (65); export: the database is missing (66).
+        "bd-rate": ["--anchor", "1:30,2:31,3:32", "--test", "1:30,2:31,3:32"],
+        "export": ["--db", "missing.sqlite", "--table", "frames", "--format", "csv"],
     ]
 
     /// For a flag that cannot go with a command's ``failing`` arguments (check's --run checks a stored run, not a
@@ -115,8 +119,9 @@ struct CommandHelpTests {
             for f in Self.flags(in: try help(other, in: dir)) { everyFlag[f.name] = f.value }
         }
         // 13, encode's and run's --mkv, inspect's and convert's --in-avcc-config and --parameter-sets, convert's
-        // --avcc-config-first, encode's --vt and --vt-compat, check's --expect and --tcfile-in.
-        #expect(everyFlag.count == 21, "\(everyFlag.keys.sorted())")
+        // --avcc-config-first, encode's --vt and --vt-compat, check's --expect and --tcfile-in; bd-rate's --anchor,
+        // --test and --method, export's --table and --format.
+        #expect(everyFlag.count == 26, "\(everyFlag.keys.sorted())")
         // The parser's own table, as its unknown-flag message lists it (encode hands unknown flags on to x264, so
         // its own seven come from the issues).
         if command == "encode" {
@@ -212,7 +217,7 @@ struct CommandHelpTests {
         #expect(bare.status == 64 && bare.stdout.isEmpty && bare.stderr == list.stdout)
         let unknown = try cli.enclab(["help", "frobnicate"], in: dir)
         #expect(unknown.status == 64)
-        #expect(unknown.stderr == "enclab: unknown command 'frobnicate' (encode, run, plot, analyze, compare, inspect, convert, check, version, help) (see 'enclab help')\n")
+        #expect(unknown.stderr == "enclab: unknown command 'frobnicate' (encode, run, plot, analyze, compare, inspect, convert, check, bd-rate, export, version, help) (see 'enclab help')\n")
     }
 
     @Test("encode refused before it starts leaves the folder as it was: no database, no results folder")

@@ -32,8 +32,21 @@ import Foundation
 /// Refusals (``LabError/Kind/data``, one line naming the curve and the values): fewer than 4 points, a rate that is
 /// not positive and finite or a PSNR that is not finite, two points at the same rate, PSNR not rising strictly with
 /// rate, and an overlap of the integration ranges (the PSNR ranges for BD-rate, the log10-rate ranges for BD-PSNR)
-/// shorter than 75 % of the smaller of the two ranges. The `bjontegaard` package 1.3.0 only warns about a short
-/// overlap; the lab refuses, since the average is then taken over too little of either curve.
+/// shorter than 75 % of their joint range (from the lower of the two minima to the higher of the two maxima), the
+/// `bjontegaard` package's measure of overlap, computed with the same operations so that the lab refuses exactly where
+/// the package warns. Neither method needs the two curves to have the same number of points, so different lengths are
+/// accepted.
+///
+/// Against the `bjontegaard` PyPI package 1.3.0 (`bd_rate` and `bd_psnr` with `method='pchip'` or `'cubic'`; its
+/// source, `interpolation.py` and `bjontegaard_delta.py`): 'pchip' is `scipy.interpolate.PchipInterpolator` and its
+/// exact `integrate`, 'cubic' is `numpy.polyfit(x, y, 3)` integrated with `polyint`/`polyval`, both over the overlap
+/// of the two ranges, as here; on curves the lab accepts the results agree to 1e-6 (BjontegaardPackageTests). Where
+/// they differ: the package only warns about an overlap below 75 % (and returns NaN with a warning for none), the lab
+/// refuses; the package does not sort (it reverses a curve whose last x is below its first, and scipy then raises for
+/// points out of order), the lab sorts by rate; the package takes non-monotonic curves where the interpolator does
+/// (the cubic fit always, PCHIP for BD-PSNR), the lab refuses them; the package by default
+/// (`require_matching_points=True`) refuses curves of different lengths for every method, the lab takes them; the
+/// package also offers 'akima', the lab does not.
 public enum Bjontegaard {
     /// How each curve is drawn between (and through) its points.
     public enum Method: String, Sendable, Equatable, CaseIterable {
@@ -46,7 +59,8 @@ public enum Bjontegaard {
     /// One curve's point: rate in kbit/s, PSNR in dB.
     public typealias Point = (rate: Double, psnr: Double)
 
-    /// The smallest overlap accepted, as a fraction of the smaller of the two ranges.
+    /// The smallest overlap accepted, as a fraction of the two ranges' joint range (the `bjontegaard` package's
+    /// `min_overlap` default).
     public static let minimumOverlap = 0.75
 
     /// BD-rate of `test` against `anchor`, in percent: (10^Δ − 1) × 100 with Δ the mean difference of log10(rate)
@@ -105,11 +119,12 @@ public enum Bjontegaard {
                                        axis: String, unit: String) throws -> Double {
         let (ax, ay) = anchor, (tx, ty) = test
         let lo = max(ax.first!, tx.first!), hi = min(ax.last!, tx.last!)
-        let smaller = min(ax.last! - ax.first!, tx.last! - tx.first!)
+        // As bjontegaard_delta.py computes it: max(overlap, 0) / (joint range).
+        let joint = max(ax.last!, tx.last!) - min(ax.first!, tx.first!)
         let overlap = max(hi - lo, 0)
-        guard overlap >= minimumOverlap * smaller else {
+        guard overlap / joint >= minimumOverlap else {
             throw LabError.data("Bjontegaard: the curves' \(axis) overlap by \(fmt(overlap))\(unit), "
-                                + "\(fmt(overlap / smaller * 100)) % of the smaller range (\(fmt(smaller))\(unit)); "
+                                + "\(fmt(overlap / joint * 100)) % of their joint range (\(fmt(joint))\(unit)); "
                                 + "at least 75 % is needed")
         }
         let integral: ([Double], [Double]) -> Double
