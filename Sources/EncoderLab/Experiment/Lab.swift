@@ -234,11 +234,48 @@ public final class Lab {
     /// A run that fails in a stage is recorded `failed` with its error and no frames; output that cannot be
     /// written (73, 74), a locked database (75) or a folder that is another database's (64) records nothing.
     public func run(_ checked: CheckedRun) throws -> RunOutcome {
-        // A signal between runs stops the sweep before the next run starts (nothing recorded for it).
-        try Interruption.check()
+        switch try prepare(checked, spec: try spec(of: checked)) {
+        case .done(let outcome):
+            return outcome
+        case .ready(let job):
+            return try record(job, Self.execute(job.spec, in: job.temporary, matroska: matroska, warn: warn))
+        }
+    }
+
+    /// The run spec of a checked run, its clip's digest computed once per clip and process (and cached in the store).
+    func spec(of checked: CheckedRun) throws -> RunSpec {
         let identity = try identities[checked.clipPath] ?? ClipIdentity.identify(checked.clipPath, cache: store)
         identities[checked.clipPath] = identity
-        let spec = Pipeline.spec(checked, clip: identity)
+        return Pipeline.spec(checked, clip: identity)
+    }
+
+    /// A run whose stages can start: its temporary folder made, and what the writer needs to record it.
+    struct PreparedRun {
+        var checked: CheckedRun
+        var spec: RunSpec
+        /// The done run of its key already stored (replaced by `--force`, or re-encoded when its folder is gone).
+        var existing: LabStore.RunRow?
+        /// `OUT/<first 16 hex digits of the key>`.
+        var final: String
+        var replacing: Bool
+        /// `OUT/.tmp-KEY-...`, where the stages write.
+        var temporary: String
+        var start: LabStore.RunStart
+    }
+
+    /// What ``prepare(_:spec:)`` decided: the run is done already, or it is ready for its stages.
+    enum Preparation {
+        case done(RunOutcome)
+        case ready(PreparedRun)
+    }
+
+    /// The writer's part before a run's stages: the stored run when its key is done already (unless `force`), else
+    /// a new temporary folder for it.
+    /// - Throws: `.interrupted` after SIGINT/SIGTERM (nothing recorded for the run); `.usage` when its final folder
+    ///   is another database's; the store's and the file system's errors.
+    func prepare(_ checked: CheckedRun, spec: RunSpec) throws -> Preparation {
+        // A signal between runs stops the sweep before the next run starts (nothing recorded for it).
+        try Interruption.check()
         let key = spec.key
         let existing = try store.doneRun(key: key)
         let final = "\(outDirectory)/\(spec.folderName)"
@@ -252,7 +289,7 @@ public final class Lab {
                 && FileManager.default.fileExists(atPath: "\(final)/stream.264") {
                 try writeMatroska(of: existing, folder: final)
             }
-            return try outcome(of: existing, alreadyDone: true)
+            return .done(try outcome(of: existing, alreadyDone: true))
         }
         let replacing = force || existing != nil
         if existing == nil && FileManager.default.fileExists(atPath: final) {
@@ -260,17 +297,37 @@ public final class Lab {
         }
         let temporary = "\(outDirectory)/\(temporaryName(key: key))"
         try OutputFiles.makeNewDirectory(temporary)
-        var keepTemporary = false
-        defer { if !keepTemporary { OutputFiles.removeTree(temporary) } }
         let start = LabStore.RunStart(experiment: checked.experiment, clip: checked.clipPath,
                                       settingsJSON: Pipeline.settingsJSON(spec, resolved: spec.resolved, plan: spec.input.timestamps),
                                       crop: nil, ffmpegVersion: nil, width: spec.input.width, height: spec.input.height,
                                       fpsNum: spec.input.fpsNum, fpsDen: spec.input.fpsDen)
-        let result: RunResult
-        do {
-            result = try Pipeline.execute(spec, in: temporary, matroska: matroska, warn: warn)
+        return .ready(PreparedRun(checked: checked, spec: spec, existing: existing, final: final, replacing: replacing,
+                                  temporary: temporary, start: start))
+    }
+
+    /// A run's stages (``Pipeline/execute(_:in:matroska:warn:)``) into `folder`; no store access, so any thread may
+    /// call it. A signal that arrived meanwhile fails the run (before anything is recorded as done).
+    static func execute(_ spec: RunSpec, in folder: String, matroska: Bool, warn: (String) -> Void) -> Result<RunResult, any Error> {
+        Result {
+            let result = try Pipeline.execute(spec, in: folder, matroska: matroska, warn: warn)
             // A signal during verification fails the run here, before anything is recorded as done.
             try Interruption.check()
+            return result
+        }
+    }
+
+    /// The writer's part after a run's stages: a failure recorded `failed` (and thrown), a result recorded in one
+    /// transaction, its plots drawn from the store, its folder moved into place. The temporary folder is removed
+    /// unless the run was recorded.
+    func record(_ job: PreparedRun, _ executed: Result<RunResult, any Error>) throws -> RunOutcome {
+        let (checked, spec, existing, final, replacing, temporary, start) =
+            (job.checked, job.spec, job.existing, job.final, job.replacing, job.temporary, job.start)
+        let key = spec.key, identity = spec.clip
+        var keepTemporary = false
+        defer { if !keepTemporary { OutputFiles.removeTree(temporary) } }
+        let result: RunResult
+        do {
+            result = try executed.get()
         } catch {
             var failure = error as? LabError ?? LabError.software(error.localizedDescription)
             if let signal = Interruption.received { failure = LabError(.interrupted, "interrupted by \(signal)") }
@@ -404,18 +461,17 @@ public final class Lab {
         values.isEmpty ? nil : values.reduce(0, +) / Double(values.count)
     }
 
-    /// Runs every run of an experiment in order, after checking them all (unless the caller passes its own
+    /// Runs every run of an experiment, after checking them all (unless the caller passes its own
     /// checks: `enclab run` checks before it opens the database), then draws the experiment's rate-distortion plot
     /// (`rd.png/svg` in the output folder) from the store: every done run of the experiment in the database.
     /// - Parameter progress: called after each run.
-    public func run(_ experiment: Experiment, checked: [CheckedRun]? = nil, progress: (RunOutcome) -> Void = { _ in }) throws -> [RunOutcome] {
+    /// - Parameter jobs: how many runs' stages go at once (``run(_:jobs:progress:)``); it never changes a run.
+    public func run(_ experiment: Experiment, checked: [CheckedRun]? = nil, jobs: Int = 1,
+                    progress: (RunOutcome) -> Void = { _ in }) throws -> [RunOutcome] {
         let runs = try checked ?? Self.check(experiment.runs, experiment: experiment.name)
-        var outcomes: [RunOutcome] = []
-        for run in runs {
-            let outcome = try self.run(run)
-            outcomes.append(outcome)
-            progress(outcome)
-        }
+        // However the sweep ends, its write-ahead log is folded back into the database file.
+        defer { try? store.checkpoint() }
+        let outcomes = try run(runs, jobs: jobs, progress: progress)
         try Plots.writeExperimentPlot(experiment: experiment.name, runs: try store.runs(), store: store, dir: outDirectory)
         return outcomes
     }

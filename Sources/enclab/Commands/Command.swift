@@ -80,8 +80,9 @@ extension Command {
 
 /// Every command, in the order `enclab help` lists them, and the names `main` dispatches on.
 enum Commands {
-    static let all: [any Command] = [EncodeCommand(), RunCommand(), PlotCommand(), AnalyzeCommand(), CompareCommand(), InspectCommand(),
-                                     ConvertCommand(), CheckCommand(), BDRateCommand(), ExportCommand(), VersionCommand(), HelpCommand()]
+    static let all: [any Command] = [EncodeCommand(), RunCommand(), MergeCommand(), PlotCommand(), AnalyzeCommand(), CompareCommand(),
+                                     InspectCommand(), ConvertCommand(), CheckCommand(), BDRateCommand(), ExportCommand(),
+                                     VersionCommand(), HelpCommand()]
 
     /// The command a first argument names: a command's name, or `-h`/`--help` (help) or `--version` (version).
     /// - Throws: `.usage` "unknown command 'X' (encode, run, ...)".

@@ -13,12 +13,23 @@ struct RunCommand: Command {
              default: String(Experiment.defaultMaxRuns)),
         Flag("--force", about: "run even the runs whose run key the database holds done"),
         Flag("--mkv", about: "also write each run's stream as stream.mkv (Matroska, mkvmerge) with the PTS x264 returned, to the microsecond"),
+        Flag("--jobs", value: "N", about: "encode up to N runs at once (it never changes a run: x264's threads come from the settings)",
+             default: "the cores divided by the largest x264 thread count of the runs, at least 1"),
+        Flag("--shard", value: "K/N", about: "run only shard K of N (1 <= K <= N): the runs whose index in the expanded experiment, from 0, is K-1 modulo N; merge the shards' databases with 'enclab merge'",
+             default: "every run"),
     ]
     let about = """
         Expands the experiment into its runs (every clip times every combination of the grid's values), checks every
         run's settings and clips (x264 opens an encoder for each) before the first starts, then encodes, verifies,
         plots and records each as 'enclab encode' does, and draws rd.png/rd.svg (bitrate against mean PSNR) in the
-        output folder. stdout gets one line per run, then a summary.
+        output folder. stdout gets one line per run, then a summary; stderr gets a progress line per run (a bar
+        redrawn in place on a terminal): runs done of the total, runs per second, time left.
+
+        Up to --jobs runs are encoded and verified at once, while one writer records each as it ends (one
+        transaction per run). Runs already done (by run key) are skipped, so a stopped or killed sweep is resumed by
+        running it again. A run's key holds its effective x264 thread count (x264's automatic count, 1.5 x the
+        cores, when 'threads' is not set), so fix 'threads' in experiments meant to be resumed on another machine
+        or sharded across machines.
         """
     var sections: [(title: String, text: String)] {
         [("Experiment file (JSON)", """
@@ -40,9 +51,12 @@ struct RunCommand: Command {
         (73, "--out or --db cannot be created"),
         (74, "a write failed part-way (a full disk)"),
         (75, "the database is locked by another process (see ENCLAB_DB_TIMEOUT_MS)"),
-        (130, "interrupted by SIGINT or SIGTERM (the run under way is recorded failed)"),
+        (130, "interrupted by SIGINT or SIGTERM (the runs under way are recorded failed, the finished ones kept)"),
     ]
-    let example = "enclab run experiments/quickstart.json --db results/quickstart.sqlite --out results/quickstart"
+    let example = """
+        enclab run experiments/quickstart.json --db results/quickstart.sqlite --out results/quickstart
+        enclab run experiments/quickstart.json --jobs 2 --shard 1/4 --db /tmp/shard1.sqlite --out /tmp/shard1
+        """
 
     func run(arguments: [String]) throws {
         guard let parsed = try parse(arguments) else { return }
@@ -58,15 +72,31 @@ struct RunCommand: Command {
         guard rest.count == 1 else {
             throw LabError(.usage, rest.isEmpty ? "run needs an EXPERIMENT.json" : "run takes one experiment file, got \(rest.joined(separator: " "))")
         }
+        var jobs: Int?
+        if let value = parsed.value("--jobs") {
+            guard value.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let n = Int(value), n >= 1, n <= 1024 else {
+                throw LabError(.usage, "--jobs needs a whole number from 1 to 1024, got '\(value)'")
+            }
+            jobs = n
+        }
+        let shard = try parsed.value("--shard").map(Sweep.Shard.init(parsing:))
         let experiment = try Experiment(path: rest[0], maxRuns: maxRuns)
         try Lab.requireTools()
-        let checked = try Lab.check(experiment.runs, experiment: experiment.name)
+        let runs = shard.map { $0.share(of: experiment.runs) } ?? experiment.runs
+        let checked = try Lab.check(runs, experiment: experiment.name)
         if parsed.has("--mkv") { try Lab.requireMatroska() }
         let lab = try Lab(databasePath: db ?? "results/\(experiment.name).sqlite", outDirectory: out ?? "results/\(experiment.name)",
                           force: force)
         lab.matroska = parsed.has("--mkv")
-        let outcomes = try lab.run(experiment, checked: checked) { print(describe($0)) }
+        let progress = Progress(label: "run", total: checked.count, unit: "runs", everyStep: true)
+        defer { progress.finish() }
+        let outcomes = try lab.run(experiment, checked: checked,
+                                   jobs: jobs ?? Sweep.defaultJobs(threadsPerRun: checked.map(\.resolved.threads))) {
+            print(describe($0))
+            fflush(nil)
+            progress.advance(detail: oneLine($0.settingsText))
+        }
         let skipped = outcomes.filter(\.alreadyDone).count
-        print("\(outcomes.count) runs done\(skipped > 0 ? " (\(skipped) already done before)" : ""): database \(lab.store.database.path), plots in \(lab.outDirectory)")
+        print("\(outcomes.count) runs done\(shard.map { " (shard \($0) of \(experiment.runs.count) runs)" } ?? "")\(skipped > 0 ? " (\(skipped) already done before)" : ""): database \(lab.store.database.path), plots in \(lab.outDirectory)")
     }
 }

@@ -1,0 +1,53 @@
+import EncoderLab
+import Foundation
+
+/// `enclab merge OUT.sqlite IN.sqlite...`: the databases of a sweep's shards (or any of the lab's databases) as one.
+struct MergeCommand: Command {
+    let name = "merge"
+    let summary = "combine databases (a sweep's shards) into a new one, each run once, by run key"
+    let operands = "OUT.sqlite IN.sqlite..."
+    let flags: [Flag] = []
+    let about = """
+        Writes a new database OUT holding every run of the inputs once, with its rows in every table of the run
+        (frames, parameter sets, checks, decodes, analyses) under new run ids. Inputs are only read; one of an older
+        schema version is migrated in a temporary copy. A done run whose key OUT holds done already is left out when
+        its per-frame rows are the same (a shard merged twice, a run done in two shards); when they differ (x264 with
+        several threads under VBV is not repeatable) both are kept: the first stays done, the other is stored as a
+        failed run whose error begins 'merge conflict', and a warning on stderr names both. Failed runs and runs
+        without a key are kept unless an identical one is there. OUT is built under a temporary name beside it and
+        renamed into place when whole. Stream paths are kept as the inputs have them: copy the shards' output
+        folders (named by run key) into one if the streams and plots should live together.
+        stdout gets one line per input, then a summary.
+        """
+    let exitStatuses: [(status: Int32, meaning: String)] = [
+        (0, "merged (conflicts, if any, are warned about on stderr and kept as failed runs)"),
+        (64, "usage: fewer than two operands, or OUT exists"),
+        (65, "bad data: an input that is not the lab's database, damaged, or of a newer schema version"),
+        (66, "an input is missing or not a regular file"),
+        (70, "the lab failed"),
+        (73, "OUT cannot be created"),
+        (74, "a write failed part-way (a full disk)"),
+        (75, "an input is locked by another process (see ENCLAB_DB_TIMEOUT_MS)"),
+        (130, "interrupted by SIGINT or SIGTERM (nothing written)"),
+    ]
+    let example = "enclab merge results/sweep.sqlite /tmp/shard1.sqlite /tmp/shard2.sqlite"
+
+    func run(arguments: [String]) throws {
+        guard let parsed = try parse(arguments) else { return }
+        let operands = parsed.rest
+        guard operands.count >= 2 else {
+            throw LabError(.usage, operands.isEmpty ? "merge needs OUT.sqlite and at least one IN.sqlite"
+                                                    : "merge needs at least one IN.sqlite after \(operands[0])")
+        }
+        let report = try Merge.merge(inputs: Array(operands.dropFirst()), into: operands[0])
+        for c in report.conflicts {
+            let text = "run key \(c.runKey): run \(c.otherRunID) of \(c.otherInput) has other per-frame rows than run \(c.keptRunID) of \(c.keptInput); the latter stays done, the former is run \(c.storedRunID) of \(operands[0]), status failed (merge conflict)"
+            FileHandle.standardError.write(Data("warning: \(oneLine(text))\n".utf8))
+        }
+        for input in report.inputs {
+            print("\(oneLine(input.path)): \(input.runs) runs, \(input.copied) copied")
+        }
+        let conflicts = report.conflicts.count
+        print("\(oneLine(operands[0])): \(report.runs) runs from \(report.inputs.count) databases (\(report.duplicates) already there left out, \(conflicts) conflict\(conflicts == 1 ? "" : "s"))")
+    }
+}
