@@ -11,6 +11,8 @@ struct RunCommand: Command {
         Flag("--out", value: "DIR", about: "the folder for the runs' streams and plots", default: "results/NAME"),
         Flag("--max-runs", value: "N", about: "refuse an experiment of more runs than N, counted before any is built",
              default: String(Experiment.defaultMaxRuns)),
+        Flag("--verify", value: "full|none", about: "every run's verify setting (over the experiment's): full decodes each stream, none stores x264's PSNR, runs marked unverified",
+             default: "the experiment's, else full"),
         Flag("--force", about: "run even the runs whose run key the database holds done"),
         Flag("--mkv", about: "also write each run's stream as stream.mkv (Matroska, mkvmerge) with the PTS x264 returned, to the microsecond"),
     ]
@@ -58,7 +60,10 @@ struct RunCommand: Command {
         guard rest.count == 1 else {
             throw LabError(.usage, rest.isEmpty ? "run needs an EXPERIMENT.json" : "run takes one experiment file, got \(rest.joined(separator: " "))")
         }
-        let experiment = try Experiment(path: rest[0], maxRuns: maxRuns)
+        var experiment = try Experiment(path: rest[0], maxRuns: maxRuns)
+        if let verify = parsed.value("--verify") {
+            for k in experiment.runs.indices { try experiment.runs[k].settings.set("verify", verify) }
+        }
         try Lab.requireTools()
         let checked = try Lab.check(experiment.runs, experiment: experiment.name)
         if parsed.has("--mkv") { try Lab.requireMatroska() }
