@@ -136,6 +136,34 @@ struct InProcessDecodeTests {
         #expect(bad.stderr.contains("setting 'verify' must be full or none, got 'half'"))
     }
 
+    @Test("the decoder holds a source picture only until its decode: the window is the reorder delay, not the clip")
+    func window() throws {
+        let scratch = Scratch()
+        let clip = SyntheticClip(width: 106, height: 62, frames: 60, seed: 8)
+        try clip.write(to: scratch.file("c.y4m"))
+        let (outcome, store) = try labEncode(scratch.file("c.y4m"), ["--threads", "1", "--crf", "30", "--bframes", "3", "--keyint", "25"], in: scratch)
+        let display = try store.database.query("SELECT display_index FROM frames ORDER BY coded_index").map { Int($0[0].int!) }
+        let stream = [UInt8](try Data(contentsOf: URL(fileURLWithPath: outcome.streamPath)))
+        let units = try AccessUnit.split(try AnnexB.split(stream).map(\.nal))
+        try #require(units.count == clip.frames && display.count == clip.frames)
+        let decoder = try H264StreamDecoder(width: 106, height: 62, name: "c.264")
+        var handed = 0
+        for (unit, shown) in zip(units, display) {
+            // As the pipeline does: every picture up to the one this access unit codes has been handed to x264.
+            while handed <= shown {
+                decoder.source(Picture(width: 106, height: 62, bytes: clip.picture(handed)))
+                handed += 1
+            }
+            try decoder.decode(AnnexB.write(unit.nalUnits))
+        }
+        let errors = try decoder.finish()
+        let witness = try IndependentDecode.measure(stream: outcome.streamPath, source: scratch.file("c.y4m"), width: 106, height: 62,
+                                                    seek: 0, frames: nil)
+        #expect(errors == witness)
+        // 3 B-frames ahead of their P, plus the decoder's reorder delay: a handful of pictures out of 60.
+        #expect(decoder.largestWindow >= 2 && decoder.largestWindow <= 8, "\(decoder.largestWindow)")
+    }
+
     @Test("the verify setting: full or none, part of the run key only when none")
     func verifySetting() throws {
         var s = EncodeSettings()
