@@ -6,7 +6,8 @@ cd "$(dirname "$0")/.."
 
 # python3-numpy: the tests' witness for x264's SSIM (Tests/EncoderLabTests/LabQualityTests.swift); mkvtoolnix: --mkv;
 # python3-venv: the venv below (Debian's system Python refuses pip install, PEP 668).
-packages=(libx264-dev libsqlite3-dev libssl-dev gnuplot-nox ffmpeg x264 sqlite3 mkvtoolnix python3-numpy python3-venv)
+# libavcodec-dev, libavutil-dev and pkg-config: the verify stage's in-process H.264 decode (target CAVCodec).
+packages=(libx264-dev libsqlite3-dev libssl-dev libavcodec-dev libavutil-dev pkg-config gnuplot-nox ffmpeg x264 sqlite3 mkvtoolnix python3-numpy python3-venv)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -355,6 +355,7 @@ public final class Lab {
         finished.keyframes = result.keyframes
         finished.dataRateWindows = result.dataRateWindows
         finished.dataRateLimitsVTCompat = result.dataRateLimitsVTCompat
+        finished.unverified = spec.settings.verify == .none
         let runID: Int64
         do {
             runID = try store.recordRun(.init(start: recordStart, createdAt: result.createdAt, warnings: result.warnings,
@@ -412,7 +413,8 @@ public final class Lab {
                           frames: result.frames.count,
                           bytes: bytes, kbps: Double(bytes) * 8 / 1000 / result.duration.approximateValue,
                           meanPSNR: Self.mean(FrameQuality.measure(frames: result.frames, decoded: result.decoded,
-                                                                   width: spec.input.width, height: spec.input.height)
+                                                                   width: spec.input.width, height: spec.input.height,
+                                                                   unverified: spec.settings.verify == .none)
                                                 .compactMap { $0?.psnr.avg }),
                           streamPath: "\(final)/stream.264",
                           warnings: result.warnings)

@@ -160,7 +160,7 @@ public enum Pipeline {
     /// Runs every stage of `spec`, writing the run's files into `folder` (which must exist and be empty).
     /// - Parameter warn: called with each warning as it arises (stderr for the CLI).
     /// - Throws: the stage's error: `.data` for a clip damaged past its first frame, `.software` when the stream
-    ///   contradicts x264 or the decodes disagree, `.cantCreate`/`.ioError` for output, `.interrupted`.
+    ///   contradicts x264, its packet round trip changes it or libavcodec's decode fails, `.cantCreate`/`.ioError` for output, `.interrupted`.
     /// - Parameter matroska: also write `stream.mkv` with the PTS x264 returned (``Matroska``); times a container
     ///   cannot hold (decreasing, negative) leave it out with a warning, the run is still done.
     public static func execute(_ spec: RunSpec, in folder: String, matroska: Bool = false, warn: (String) -> Void) throws -> RunResult {
@@ -190,11 +190,19 @@ public enum Pipeline {
         var frames: [EncodedFrame] = []
         // Each frame's bytes without start codes (DataRateLimits counts NAL units alone, so raw and MP4 count alike).
         var payloadBytes: [Int] = []
+        // Verify, as the stream is written: each access unit parsed back, round-tripped through packets and decoded.
+        let verify = try VerifyStage(folder: folder, width: input.width, height: input.height,
+                                     timebaseNum: session.resolved.timebaseNum, timebaseDen: session.resolved.timebaseDen,
+                                     mode: settings.verify)
         func keep(_ frame: EncodedFrame?) throws {
             guard var frame else { return }
             payloadBytes.append(frame.nals.reduce(0) { $0 + $1.bytes.count - Self.startCodeLength($1.bytes) })
-            for nal in frame.nals { try out.write(nal.bytes) }
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(frame.sizeBytes)
+            for nal in frame.nals { bytes += nal.bytes }
+            try out.write(bytes)
             frame.nals = []
+            try verify.written(frame, bytes: bytes)
             frames.append(frame)
         }
         var index = 0
@@ -225,6 +233,7 @@ public enum Pipeline {
                     break
                 }
             }
+            verify.source(timed.picture)
             let frame = try session.encode(timed)
             noteKeyframes(frame)
             try keep(frame)
@@ -271,9 +280,8 @@ public enum Pipeline {
             }
         }
         // Verify.
-        let (verification, decoded) = try VerifyStage.run(frames: frames, resolved: r, settings: settings,
-                                                          clipPath: spec.clip.path, input: input, inputFrames: index,
-                                                          folder: folder)
+        let (verification, decoded) = try verify.finish(frames: frames, resolved: r, profile: settings.profile,
+                                                        width: input.width, height: input.height)
         // The lab's own quality per frame (what the store records); one warning when x264's report differs from it.
         let qualities = FrameQuality.measure(frames: frames, decoded: decoded, width: input.width, height: input.height)
         let measured = zip(frames, qualities).compactMap { f, q in q.map { (displayIndex: f.displayIndex, quality: $0) } }
@@ -334,7 +342,10 @@ public enum Pipeline {
         object["label"] = spec.label
         object["axes"] = (try? JSONSerialization.jsonObject(with: Data(spec.axesJSON.utf8), options: [.fragmentsAllowed])) ?? [String: Any]()
         if let r {
-            object["resolved"] = r.jsonObject
+            var resolved = r.jsonObject
+            // An unverified run (--verify none: x264's PSNR stored, no decode) says so; absent means verified.
+            if spec.settings.verify != .full { resolved["verify"] = spec.settings.verify.rawValue }
+            object["resolved"] = resolved
             object["provenance"] = r.provenance
             object["x264_options"] = r.optionsString
         }

@@ -33,7 +33,8 @@ public struct RunSpec: Sendable {
     /// and profile in canonical form, x264's options in order, the lab's keys) and as x264 resolved them (the SEI
     /// options string, which names the effective thread count), the timestamps source, seek and frames, the
     /// timestamps stage's parameters when it is not the CLI's constant rate (the timecode file by the SHA-256 of
-    /// its bytes, the schedule in canonical form, offset, rebase, precision, clamp), the VideoToolbox properties as
+    /// its bytes, the schedule in canonical form, offset, rebase, precision, clamp), the verify mode when it is not
+    /// `full` (a run stored with x264's PSNR is another result), the VideoToolbox properties as
     /// given (canonical) and vt-compat when there are any (``EncodeSettings/videoToolboxKeyObject``), the x264
     /// build and the measurement version. The same clip bytes and settings give the same key in any database;
     /// one changed setting or byte gives another. With several threads x264 is not repeatable under VBV, so a
@@ -62,6 +63,8 @@ public struct RunSpec: Sendable {
             "x264_build": x264Build,
             "measurement_version": measurementVersion,
         ]
+        // The verify mode when not the default (absent for `full`, so those keys never changed).
+        if s.verify != .full { object["verify"] = s.verify.rawValue }
         // VideoToolbox's properties as given and vt-compat (absent without them, so those keys never changed).
         if let vt = s.videoToolboxKeyObject { object["videotoolbox"] = vt }
         // The timestamps stage beyond the CLI's constant rate (absent for it, so those keys never changed).

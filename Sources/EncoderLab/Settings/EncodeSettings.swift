@@ -46,6 +46,9 @@ public struct EncodeSettings: Equatable, Sendable {
     public var frames: Int?
     /// `--seek`: skip this many input frames first.
     public var seek: Int?
+    /// `--verify`: `full` (the default) decodes the stream and stores the lab's PSNR; `none` skips the decode and
+    /// stores x264's, the run marked unverified (``VerifyMode``). Part of the run key when not `full`.
+    public var verify = VerifyMode.full
     /// The timestamps stage (`--pts-source`, `--tcfile-in`, `--pts-schedule`, `--pts-clock`, `--pts-offset`,
     /// `--pts-rebase`, `--pts-precision`, `--pts-clamp`).
     public var timestamps = TimestampSettings()
@@ -172,6 +175,12 @@ public struct EncodeSettings: Equatable, Sendable {
         case "seek":
             seek = try frameCount()
             try checkSeekPlusFrames()
+        case "verify":
+            let v = try text()
+            guard let mode = VerifyMode(rawValue: v.lowercased()) else {
+                throw LabError.usage("setting 'verify' must be full or none, got '\(v)'")
+            }
+            verify = mode
         case _ where TimestampSettings.names.contains(name):
             try timestamps.set(name, value)
         case "rc":

@@ -164,7 +164,7 @@ public final class LabStore {
             if case .done(let f) = record.outcome {
                 try database.prepare("UPDATE runs SET stream_path = ? WHERE run_id = ?").run([.text(f.streamPath(runID)), .integer(runID)])
                 try insertFrames(runID, f.frames, FrameQuality.measure(frames: f.frames, decoded: f.decoded, width: start.width,
-                                                                       height: start.height), inputPTS: f.inputPTS,
+                                                                       height: start.height, unverified: f.unverified), inputPTS: f.inputPTS,
                                  qpFromX264: f.qpFromX264)
                 if let a = f.timestampAnalysis { try insertTimestampAnalysis(runID, source: f.timestampSource, a) }
                 if let k = f.keyframes { try insertKeyframeAnalysis(runID, k) }

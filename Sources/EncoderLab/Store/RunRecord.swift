@@ -103,6 +103,9 @@ extension LabStore {
             /// Whether the frames' `qp` are x264's; false for a stream the lab did not make (`enclab check --db`),
             /// whose `frames.qp` are stored NULL.
             public var qpFromX264 = true
+            /// A run with `--verify none` (no decode): its frames store x264's PSNRs as theirs
+            /// (``FrameQuality/measure(frames:decoded:width:height:unverified:)``).
+            public var unverified = false
 
             public init(frames: [EncodedFrame], timebaseNum: Int, timebaseDen: Int, durationSeconds: Double,
                         streamPath: @escaping @Sendable (Int64) -> String, inputFrames: Int, truncatedBytes: Int?,

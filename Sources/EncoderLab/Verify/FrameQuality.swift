@@ -41,6 +41,17 @@ public struct FrameQuality: Equatable, Sendable {
         x264Differs = PlaneErrors.x264(psnrY: x264.y, psnrU: x264.u, psnrV: x264.v, width: width, height: height) != errors
     }
 
+    /// An unverified frame's quality (`--verify none`): no decode, so `errors` are those x264's PSNRs stand for
+    /// (``PlaneErrors/x264(psnrY:psnrU:psnrV:width:height:)``, all 0 when it reported none), `psnr` is x264's report
+    /// itself, and `x264Differs` is false by construction (nothing was compared).
+    public init(reported x264: PSNR.Picture, width: Int, height: Int) {
+        errors = PlaneErrors.x264(psnrY: x264.y, psnrU: x264.u, psnrV: x264.v, width: width, height: height)
+            ?? PlaneErrors(sseY: 0, sseU: 0, sseV: 0)
+        psnr = x264
+        self.x264 = x264
+        x264Differs = false
+    }
+
     /// The largest |x264's PSNR − the lab's| over Y, U, V and avg where both are numbers, in dB, with the
     /// column it is in (`psnr_u`); nil when no column has both.
     public var largestDifference: (column: String, decibels: Double)? {
@@ -56,8 +67,15 @@ public struct FrameQuality: Equatable, Sendable {
     /// Each frame's quality, in the order of `frames`: its errors are those of the `stream` decode (``LabStore/DecodedFrameRecord``)
     /// of the frame's display index; nil for a frame without one (no independent decode given).
     /// - Parameter width, height: the encoded picture size in luma samples (both even).
+    /// With `unverified` (a run with `--verify none`, which has no decode), every frame gets
+    /// ``init(reported:width:height:)``: x264's PSNRs as its own.
     public static func measure(frames: [EncodedFrame], decoded: [LabStore.DecodedFrameRecord], width: Int,
-                               height: Int) -> [FrameQuality?] {
+                               height: Int, unverified: Bool = false) -> [FrameQuality?] {
+        if unverified {
+            return frames.map {
+                FrameQuality(reported: PSNR.Picture(y: $0.psnrY, u: $0.psnrU, v: $0.psnrV, avg: $0.psnrAvg), width: width, height: height)
+            }
+        }
         var errors: [Int: PlaneErrors] = [:]
         for d in decoded where d.source == "stream" { errors[d.displayIndex] = d.errors }
         return frames.map { f in

@@ -9,7 +9,9 @@ public struct PlaneErrors: Equatable, Sendable {
 }
 
 /// Decodes a lab stream with FFmpeg's H.264 decoder (the `ffmpeg` CLI, `-fps_mode passthrough`, raw 4:2:0 out)
-/// and measures each decoded picture against the source clip, independently of x264's own numbers.
+/// and measures each decoded picture against the source clip, independently of x264's own numbers. The verify stage
+/// decodes in-process (``H264StreamDecoder``); this is the tests' witness for it: another process, another read of
+/// the source.
 public enum IndependentDecode {
     /// Measures one stream; see ``measure(streams:source:width:height:seek:frames:)``.
     public static func measure(stream: String, source: String, width: Int, height: Int, seek: Int, frames: Int?) throws -> [PlaneErrors] {

@@ -33,6 +33,8 @@ public struct StoredParameterSet: Sendable {
 
 /// What the lab learned by parsing a stream back with the `H264` module.
 public struct StreamVerification: Sendable {
+    /// The stream's access units when a caller split a whole stream; empty from the pipeline, which checks each
+    /// access unit as it is written and keeps none (memory flat in clip length).
     public var accessUnits: [AccessUnit]
     public var checks: [BitstreamCheck]
     /// Every SPS and PPS NAL unit of the stream, in stream order (repeats included).
@@ -46,17 +48,51 @@ public struct StreamVerification: Sendable {
 /// profile_idc against `--profile`, level_idc against x264's level, entropy_coding_mode_flag against CABAC, and
 /// the VUI bitstream restriction's max_num_reorder_frames: 0 without B-frames, at least 1 with them, absent
 /// only for intra-only High profiles (constraint_set3_flag).
-public enum StreamCheck {
+///
+/// Incremental: ``add(_:bytes:)`` takes each frame's bytes as written, in decode order; the access units are split
+/// from those bytes by the `H264` module's ``AccessUnitSplitter`` (the spec's rules, not x264's frame boundaries)
+/// and each is checked against the frame of its position as it completes; ``finish(resolved:profile:)`` adds the
+/// count and the parameter set checks. Only the frames whose access unit is not complete yet are held.
+public struct StreamCheck {
     /// profile_idc of x264's `--profile` names (H.264 Annex A).
     static let profileIdc = ["baseline": 66, "main": 77, "high": 100, "high10": 110, "high422": 122, "high444": 244]
     /// Those profiles from least to most capable.
     static let profileOrder = [66, 77, 100, 110, 122, 244]
 
-    /// - Throws: the `H264` module's error, naming the byte or bit offset, when the stream does not parse.
-    public static func verify(stream: [UInt8], frames: [EncodedFrame], resolved: ResolvedParameters,
-                              profile: String?) throws -> StreamVerification {
-        let nals = try AnnexB.split(stream).map(\.nal)
-        let (units, sets) = try AccessUnit.splitWithParameterSets(nals)
+    private var splitter = AccessUnitSplitter()
+    private var sets = ParameterSetRecorder()
+    /// Frames written whose access unit has not completed, oldest first.
+    private var waiting: [EncodedFrame] = []
+    private var perUnit: [BitstreamCheck] = []
+    private var frameCount = 0
+    private var unitCount = 0
+    /// Called with each access unit as it completes and the frame x264 wrote it as (nil past x264's frames).
+    private let completed: (AccessUnit, EncodedFrame?) throws -> Void
+
+    /// - Parameter completed: called with each access unit, in decode order, as soon as the next one begins (the
+    ///   last at ``finish(resolved:profile:)``), with x264's frame of the same position.
+    public init(completed: @escaping (AccessUnit, EncodedFrame?) throws -> Void = { _, _ in }) {
+        self.completed = completed
+    }
+
+    /// Parses the next frame's bytes as written (its NAL units with their start codes, in order).
+    /// - Parameter bytes: the access unit's bytes, Annex B.
+    /// - Throws: the `H264` module's error, naming the byte or bit offset, when they do not parse; `completed`'s.
+    public mutating func add(_ frame: EncodedFrame, bytes: [UInt8]) throws {
+        var bare = frame
+        bare.nals = []
+        waiting.append(bare)
+        frameCount += 1
+        for located in try AnnexB.split(bytes) {
+            try sets.add(located.nal)
+            if let unit = try splitter.push(located.nal) { try checkUnit(unit) }
+        }
+    }
+
+    /// Completes the stream: the last access unit, the count, and the parameter sets against x264's `resolved`
+    /// parameters and `--profile`.
+    public mutating func finish(resolved: ResolvedParameters, profile: String?) throws -> StreamVerification {
+        if let unit = splitter.finish() { try checkUnit(unit) }
         var checks: [BitstreamCheck] = []
         func check(_ name: String, _ expected: some CustomStringConvertible, _ actual: some CustomStringConvertible) {
             checks.append(BitstreamCheck(name: name, expected: expected.description, actual: actual.description,
@@ -65,24 +101,18 @@ public enum StreamCheck {
         func check(_ name: String, expected: String, actual: some CustomStringConvertible, passed: Bool) {
             checks.append(BitstreamCheck(name: name, expected: expected, actual: actual.description, passed: passed))
         }
-        check("access_unit_count", frames.count, units.count)
-        for (frame, unit) in zip(frames, units) {
-            let at = "access_unit[\(frame.codedIndex)]"
-            check("\(at).idr", frame.type == .idr, unit.isIDR)
-            check("\(at).reference", frame.type != .b, unit.isReference)
-            let expectedSlice: SliceType = [.idr, .i].contains(frame.type) ? .i : frame.type == .p ? .p : .b
-            let types = Set(unit.sliceTypes)
-            check("\(at).slice_types", expectedSlice.description, types.count == 1 ? types.first!.description : unit.sliceTypes.map(\.description).joined(separator: ","))
-        }
+        check("access_unit_count", frameCount, unitCount)
+        checks += perUnit
         // Checks: the last parameter set of each id in the stream (parsed once, by the access unit split).
-        for (id, sps) in sets.sequenceParameterSets.sorted(by: { $0.key < $1.key }) {
+        let parsed = splitter.parameterSets
+        for (id, sps) in parsed.sequenceParameterSets.sorted(by: { $0.key < $1.key }) {
             // --profile is a ceiling: x264 writes the lowest profile its settings need (x264.h, x264_param_apply_profile).
-            if let p = profile, let idc = profileIdc[p.lowercased()], let rank = profileOrder.firstIndex(of: idc) {
-                let within = profileOrder.firstIndex(of: sps.profileIdc).map { $0 <= rank } ?? false
+            if let p = profile, let idc = Self.profileIdc[p.lowercased()], let rank = Self.profileOrder.firstIndex(of: idc) {
+                let within = Self.profileOrder.firstIndex(of: sps.profileIdc).map { $0 <= rank } ?? false
                 check("sps[\(id)].profile_idc", expected: "<= \(idc) (--profile \(p))", actual: sps.profileIdc, passed: within)
             }
             check("sps[\(id)].level_idc", resolved.levelIdc, sps.levelIdc)
-            if let reorder = reorderFrames(sps) {
+            if let reorder = Self.reorderFrames(sps) {
                 check("sps[\(id)].max_num_reorder_frames", expected: resolved.bframes == 0 ? "0" : ">= 1", actual: reorder,
                       passed: resolved.bframes == 0 ? reorder == 0 : reorder >= 1)
             } else {
@@ -91,12 +121,29 @@ public enum StreamCheck {
                       passed: sps.profileIdc >= 100 && sps.constraintSet3Flag)
             }
         }
-        for (id, pps) in sets.pictureParameterSets.sorted(by: { $0.key < $1.key }) {
+        for (id, pps) in parsed.pictureParameterSets.sorted(by: { $0.key < $1.key }) {
             check("pps[\(id)].entropy_coding_mode_flag", resolved.cabac ? 1 : 0, pps.entropyCodingModeFlag ? 1 : 0)
         }
-        let stored = try parameterSets(nals)
-        if sets.sequenceParameterSets.isEmpty { check("sps present", true, false) }
-        return StreamVerification(accessUnits: units, checks: checks, parameterSets: stored)
+        if parsed.sequenceParameterSets.isEmpty { check("sps present", true, false) }
+        return StreamVerification(accessUnits: [], checks: checks, parameterSets: sets.stored)
+    }
+
+    /// The per-access-unit checks of one completed access unit against the frame of its position.
+    private mutating func checkUnit(_ unit: AccessUnit) throws {
+        unitCount += 1
+        let frame = waiting.isEmpty ? nil : waiting.removeFirst()
+        try completed(unit, frame)
+        guard let frame else { return }
+        func check(_ name: String, _ expected: some CustomStringConvertible, _ actual: some CustomStringConvertible) {
+            perUnit.append(BitstreamCheck(name: name, expected: expected.description, actual: actual.description,
+                                          passed: expected.description == actual.description))
+        }
+        let at = "access_unit[\(frame.codedIndex)]"
+        check("\(at).idr", frame.type == .idr, unit.isIDR)
+        check("\(at).reference", frame.type != .b, unit.isReference)
+        let expectedSlice: SliceType = [.idr, .i].contains(frame.type) ? .i : frame.type == .p ? .p : .b
+        let types = Set(unit.sliceTypes)
+        check("\(at).slice_types", expectedSlice.description, types.count == 1 ? types.first!.description : unit.sliceTypes.map(\.description).joined(separator: ","))
     }
 
     /// max_num_reorder_frames of the SPS VUI's bitstream restriction, nil when absent.
@@ -104,60 +151,107 @@ public enum StreamCheck {
         sps.vuiParameters.flatMap { $0.bitstreamRestrictionFlag ? $0.maxNumReorderFrames : nil }
     }
 
-    /// Every SPS and PPS among `nals` (a stream's NAL units in order), as the store keeps them: in stream order,
-    /// each with its NAL unit index; a PPS parsed with the SPSs seen before it.
+    /// Every SPS and PPS among `nals` (a stream's NAL units in order), as the store keeps them
+    /// (``ParameterSetRecorder``).
     /// - Throws: the `H264` module's error for a parameter set that does not parse.
     static func parameterSets(_ nals: [NALUnit]) throws -> [StoredParameterSet] {
+        var recorder = ParameterSetRecorder()
+        for nal in nals { try recorder.add(nal) }
+        return recorder.stored
+    }
+}
+
+/// Every SPS and PPS of a stream as the store keeps them: in stream order, each with its NAL unit index; a PPS parsed
+/// with the SPSs seen before it. Takes the stream's NAL units one at a time.
+struct ParameterSetRecorder {
+    private let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        var seen: [Int: SequenceParameterSet] = [:]
-        var stored: [StoredParameterSet] = []
-        for (index, nal) in nals.enumerated() {
-            switch nal.nalUnitType {
-            case .sps:
-                let sps = try SequenceParameterSet(rbsp: nal.rbsp)
-                seen[sps.seqParameterSetId] = sps
-                stored.append(StoredParameterSet(kind: "sps", id: sps.seqParameterSetId, profileIdc: sps.profileIdc,
-                                                 levelIdc: sps.levelIdc, width: sps.width, height: sps.height,
-                                                 entropyCodingModeFlag: nil, maxNumReorderFrames: reorderFrames(sps),
-                                                 fieldsJSON: String(decoding: try encoder.encode(sps), as: UTF8.self),
-                                                 nalUnitIndex: index))
-            case .pps:
-                let pps = try PictureParameterSet(rbsp: nal.rbsp, sequenceParameterSets: seen)
-                stored.append(StoredParameterSet(kind: "pps", id: pps.picParameterSetId, profileIdc: nil, levelIdc: nil,
-                                                 width: nil, height: nil, entropyCodingModeFlag: pps.entropyCodingModeFlag ? 1 : 0,
-                                                 maxNumReorderFrames: nil,
-                                                 fieldsJSON: String(decoding: try encoder.encode(pps), as: UTF8.self),
-                                                 nalUnitIndex: index))
-            default:
-                continue
-            }
+        return encoder
+    }()
+    private var seen: [Int: SequenceParameterSet] = [:]
+    private var index = 0
+    /// The parameter sets so far, in stream order.
+    private(set) var stored: [StoredParameterSet] = []
+
+    /// Takes the stream's next NAL unit.
+    /// - Throws: the `H264` module's error for a parameter set that does not parse.
+    mutating func add(_ nal: NALUnit) throws {
+        defer { index += 1 }
+        switch nal.nalUnitType {
+        case .sps:
+            let sps = try SequenceParameterSet(rbsp: nal.rbsp)
+            seen[sps.seqParameterSetId] = sps
+            stored.append(StoredParameterSet(kind: "sps", id: sps.seqParameterSetId, profileIdc: sps.profileIdc,
+                                             levelIdc: sps.levelIdc, width: sps.width, height: sps.height,
+                                             entropyCodingModeFlag: nil, maxNumReorderFrames: StreamCheck.reorderFrames(sps),
+                                             fieldsJSON: String(decoding: try encoder.encode(sps), as: UTF8.self),
+                                             nalUnitIndex: index))
+        case .pps:
+            let pps = try PictureParameterSet(rbsp: nal.rbsp, sequenceParameterSets: seen)
+            stored.append(StoredParameterSet(kind: "pps", id: pps.picParameterSetId, profileIdc: nil, levelIdc: nil,
+                                             width: nil, height: nil, entropyCodingModeFlag: pps.entropyCodingModeFlag ? 1 : 0,
+                                             maxNumReorderFrames: nil,
+                                             fieldsJSON: String(decoding: try encoder.encode(pps), as: UTF8.self),
+                                             nalUnitIndex: index))
+        default:
+            break
         }
-        return stored
+    }
+}
+
+/// Round-trips a stream's access units, one at a time, through the lab's packet format and back to Annex B, as
+/// ``Packet/fromAccessUnits(_:timestamps:placement:)`` (parameter sets on every packet) and ``Packet/annexB(_:skipRepeatedParameterSets:)``
+/// do for a whole stream: the same bytes, packet by packet.
+///
+/// Each rebuilt access unit's NAL units are compared byte for byte with the original's (parameter sets, AUD and
+/// filler aside, which the packet format moves or drops). With its parameter sets those in force at that access unit
+/// in the original (the last of each id, carried on every packet), this proves the rebuilt stream decodes to the
+/// same pictures: a decoder's output depends only on the slices, SEI and the parameter sets in force, not on AUD,
+/// filler or repeats of an identical parameter set.
+struct PacketRoundTrip {
+    private var parameterSets = ParameterSets()
+    private var decodeOrder: UInt64 = 0
+    let timebaseNum: Int, timebaseDen: Int
+
+    init(timebaseNum: Int, timebaseDen: Int) {
+        self.timebaseNum = timebaseNum
+        self.timebaseDen = timebaseDen
     }
 
-    /// Round-trips a stream's access units through the packet format and back to Annex B.
-    ///
-    /// - Returns: the serialized packets (one file's bytes) and the Annex B stream rebuilt from them.
-    /// - Throws: `.software` when the rebuilt stream's NAL units differ from the original's (parameter sets,
-    ///   AUD and filler aside, which the packet format moves or drops), or the `H264` module's error.
-    public static func packetRoundTrip(_ units: [AccessUnit], frames: [EncodedFrame], timebaseNum: Int, timebaseDen: Int) throws -> (packets: [UInt8], annexB: [UInt8]) {
-        let times = try frames.map { f in
-            (ptsMicroseconds: try Packet.microseconds(ticks: f.pts, timebaseNumerator: Int64(timebaseNum), timebaseDenominator: Int64(timebaseDen)),
-             dtsMicroseconds: try Packet.microseconds(ticks: f.dts, timebaseNumerator: Int64(timebaseNum), timebaseDenominator: Int64(timebaseDen)))
+    /// One access unit in decode order, with its frame's times.
+    /// - Returns: the serialized packet (the next bytes of `packets.bin`) and the Annex B bytes rebuilt from it (the
+    ///   next bytes of `from-packets.264`).
+    /// - Throws: `.software` when the packet changes in a serialize/deserialize round trip or the rebuilt NAL units
+    ///   differ from the original's; the `H264` module's error.
+    mutating func next(_ unit: AccessUnit, pts: Int64, dts: Int64) throws -> (packet: [UInt8], annexB: [UInt8]) {
+        var body = [NALUnit]()
+        for nal in unit.nalUnits {
+            if try parameterSets.add(nal) { continue }
+            if Packet.droppedNALUnitTypes.contains(nal.nalUnitType) { continue }
+            body.append(nal)
         }
-        let packets = try Packet.fromAccessUnits(units, timestamps: times)
-        var bytes: [UInt8] = []
-        for p in packets { bytes += try p.serialize() }
-        let back = try Packet.deserializeAll(bytes)
-        guard back == packets else { throw LabError.software("packets changed in a serialize/deserialize round trip") }
-        let annexB = Packet.annexB(back)
+        let packet = Packet(isIDR: unit.isIDR, decodeOrder: decodeOrder,
+                            ptsMicroseconds: try microseconds(pts), dtsMicroseconds: try microseconds(dts),
+                            sequenceParameterSets: parameterSets.spsNALUnits.sorted { $0.key < $1.key }.map(\.value),
+                            pictureParameterSets: parameterSets.ppsNALUnits.sorted { $0.key < $1.key }.map(\.value), nalUnits: body)
+        decodeOrder += 1
+        let bytes = try packet.serialize()
+        let back = try Packet.deserialize(bytes)
+        guard back == packet else {
+            throw LabError.software("packet \(packet.decodeOrder) changed in a serialize/deserialize round trip")
+        }
+        let annexB = Packet.annexB([back])
         let kept: (NALUnit) -> Bool = { ![.sps, .pps].contains($0.nalUnitType) && !Packet.droppedNALUnitTypes.contains($0.nalUnitType) }
-        let original = units.flatMap(\.nalUnits).filter(kept)
-        let rebuilt = try AnnexB.split(annexB).map(\.nal).filter(kept)
-        guard original == rebuilt else {
-            throw LabError.software("Annex B -> packets -> Annex B changed the NAL units (\(original.count) before, \(rebuilt.count) after)")
+        let rebuilt = try AnnexB.split(annexB).map(\.nal)
+        guard unit.nalUnits.filter(kept) == rebuilt.filter(kept),
+              rebuilt.filter({ [.sps, .pps].contains($0.nalUnitType) }) == packet.sequenceParameterSets + packet.pictureParameterSets else {
+            throw LabError.software("Annex B -> packets -> Annex B changed the NAL units of access unit \(packet.decodeOrder)")
         }
         return (bytes, annexB)
+    }
+
+    private func microseconds(_ ticks: Int64) throws -> Int64 {
+        try Packet.microseconds(ticks: ticks, timebaseNumerator: Int64(timebaseNum), timebaseDenominator: Int64(timebaseDen))
     }
 }

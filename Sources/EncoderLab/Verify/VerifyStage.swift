@@ -1,48 +1,106 @@
 import Foundation
 import H264
 
-/// The verify stage (README, "How every run is verified").
-enum VerifyStage {
-    /// Verify stage: parses the stream back and checks it, round-trips it through packets (writing
-    /// `packets.bin` and `from-packets.264` beside it), and decodes both streams with FFmpeg's decoder.
-    /// - Throws: `.software` when the stream contradicts x264's report, the packet round trip changes it, or
-    ///   the two decodes differ: each means the lab cannot vouch for the run.
-    static func run(frames: [EncodedFrame], resolved r: ResolvedParameters, settings: EncodeSettings, clipPath: String,
-                    input: EncoderInput, inputFrames: Int, folder runDir: String)
+/// How a run is verified (`--verify`, the setting `verify`).
+public enum VerifyMode: String, Sendable, CaseIterable {
+    /// The stream parsed back and checked, round-tripped through packets, and decoded by libavcodec against the
+    /// source: the stored PSNRs are the lab's (the default).
+    case full
+    /// As `full` without the decode: the stored PSNRs are x264's own report, and the run is marked unverified
+    /// (`runs.settings` `$.resolved.verify` = `none`), for speed studies.
+    case none
+}
+
+/// The verify stage (README, "How every run is verified"), fed as the stream is written so that memory stays flat
+/// in clip length: each source picture as it is handed to x264 (``source(_:)``), each frame's bytes as they are
+/// written to `stream.264` (``written(_:bytes:)``), then ``finish(frames:resolved:profile:)``.
+///
+/// Per access unit: parsed back and checked (``StreamCheck``), round-tripped through packets (appending to
+/// `packets.bin` and `from-packets.264`, compared NAL unit by NAL unit: ``PacketRoundTrip``) and, unless
+/// `verify` is `none`, decoded by libavcodec (``H264StreamDecoder``), each decoded picture measured against its
+/// source picture, held only until it is decoded.
+final class VerifyStage {
+    let streamPath: String
+    private var check: StreamCheck
+    private let decoder: H264StreamDecoder?
+    private let packets: PacketSink
+
+    /// Writes `packets.bin` and `from-packets.264` one access unit at a time.
+    private final class PacketSink {
+        var roundTrip: PacketRoundTrip
+        let packetsFile: OutputFile, rebuiltFile: OutputFile
+        init(folder: String, timebaseNum: Int, timebaseDen: Int) throws {
+            roundTrip = PacketRoundTrip(timebaseNum: timebaseNum, timebaseDen: timebaseDen)
+            packetsFile = try OutputFile("\(folder)/packets.bin")
+            rebuiltFile = try OutputFile("\(folder)/from-packets.264")
+        }
+        func add(_ unit: AccessUnit, _ frame: EncodedFrame?) throws {
+            // An access unit past x264's frames fails the count check; it has no times to make a packet with.
+            guard let frame else { return }
+            let (packet, annexB) = try roundTrip.next(unit, pts: frame.pts, dts: frame.dts)
+            try packetsFile.write(packet)
+            try rebuiltFile.write(annexB)
+        }
+    }
+
+    /// - Parameters:
+    ///   - folder: the run's folder (`stream.264` is written there by the output stage).
+    ///   - width, height: the encoded picture size (even).
+    ///   - timebaseNum, timebaseDen: the run's timebase (x264's), for the packets' microseconds.
+    ///   - mode: `.none` skips the decode.
+    /// - Throws: `.cantCreate` for the packet files; `.software` when libavcodec's decoder cannot be opened.
+    init(folder: String, width: Int, height: Int, timebaseNum: Int, timebaseDen: Int, mode: VerifyMode) throws {
+        streamPath = "\(folder)/stream.264"
+        let sink = try PacketSink(folder: folder, timebaseNum: timebaseNum, timebaseDen: timebaseDen)
+        packets = sink
+        check = StreamCheck { unit, frame in try sink.add(unit, frame) }
+        decoder = mode == .full ? try H264StreamDecoder(width: width, height: height, name: streamPath) : nil
+    }
+
+    /// The next source picture in display order, as handed to x264.
+    func source(_ picture: Picture) {
+        decoder?.source(picture)
+    }
+
+    /// One frame as written to the stream, in decode order: `bytes` are its NAL units with their start codes.
+    /// - Throws: the `H264` module's error for bytes that do not parse; `.software` for a packet round trip that
+    ///   changes them or a decode libavcodec refuses.
+    func written(_ frame: EncodedFrame, bytes: [UInt8]) throws {
+        try check.add(frame, bytes: bytes)
+        try decoder?.decode(bytes)
+    }
+
+    /// Ends the stream: the checks that need all of it, the decoder flushed.
+    /// - Returns: the checks and parameter sets, and the decoded pictures' rows (source `stream`, then the same
+    ///   values as source `packets`: the stream rebuilt from packets has the same NAL units, which proves the same
+    ///   decode; empty without the decode).
+    /// - Throws: `.software` when the stream contradicts x264's report or the decode does not give one picture per
+    ///   frame: each means the lab cannot vouch for the run.
+    func finish(frames: [EncodedFrame], resolved r: ResolvedParameters, profile: String?, width: Int, height: Int)
         throws -> (StreamVerification, [LabStore.DecodedFrameRecord]) {
-        let streamPath = "\(runDir)/stream.264"
-        let stream = [UInt8](try Data(contentsOf: Paths.fileURL(streamPath)))
-        let verification = try StreamCheck.verify(stream: stream, frames: frames, resolved: r, profile: settings.profile)
+        let verification = try check.finish(resolved: r, profile: profile)
+        try packets.packetsFile.close()
+        try packets.rebuiltFile.close()
         if let bad = verification.failures.first {
             throw LabError.software("\(streamPath): the stream disagrees with x264's report: \(bad.name) expected \(bad.expected), found \(bad.actual)")
         }
-        let (packets, rebuilt) = try StreamCheck.packetRoundTrip(verification.accessUnits, frames: frames,
-                                                                 timebaseNum: r.timebaseNum, timebaseDen: r.timebaseDen)
-        let packetsPath = "\(runDir)/packets.bin", rebuiltPath = "\(runDir)/from-packets.264"
-        try OutputFiles.write(packets, to: packetsPath)
-        try OutputFiles.write(rebuilt, to: rebuiltPath)
-        let decodes = try IndependentDecode.measure(streams: [streamPath, rebuiltPath], source: clipPath, width: input.width,
-                                                    height: input.height, seek: settings.seek ?? 0, frames: inputFrames)
-        let (fromStream, fromPackets) = (decodes[0], decodes[1])
-        guard fromStream.count == frames.count else {
-            throw LabError.software("\(streamPath): FFmpeg decoded \(fromStream.count) pictures, x264 reported \(frames.count)")
-        }
-        guard fromStream == fromPackets else {
-            throw LabError.software("\(rebuiltPath): the stream rebuilt from packets decodes differently from \(streamPath)")
+        guard let decoder else { return (verification, []) }
+        let decoded = try decoder.finish()
+        guard decoded.count == frames.count else {
+            throw LabError.software("\(streamPath): libavcodec decoded \(decoded.count) pictures, x264 reported \(frames.count)")
         }
         // x264's squared error per display index, recovered from its PSNR (zero when it measured none: --qp 0).
         var expected = [Int: PlaneErrors]()
         for f in frames {
-            expected[f.displayIndex] = PlaneErrors.x264(psnrY: f.psnrY, psnrU: f.psnrU, psnrV: f.psnrV,
-                                                        width: input.width, height: input.height)
+            expected[f.displayIndex] = PlaneErrors.x264(psnrY: f.psnrY, psnrU: f.psnrU, psnrV: f.psnrV, width: width, height: height)
         }
         var records: [LabStore.DecodedFrameRecord] = []
-        for (source, list) in [("stream", fromStream), ("packets", fromPackets)] {
-            for (k, e) in list.enumerated() {
+        records.reserveCapacity(2 * decoded.count)
+        for source in ["stream", "packets"] {
+            for (k, e) in decoded.enumerated() {
                 records.append(.init(source: source, displayIndex: k, errors: e, matchesX264: expected[k] == e))
             }
         }
         return (verification, records)
     }
-
 }

@@ -18,13 +18,15 @@ struct EncodeCommand: Command {
         Flag("--vt", value: "NAME=VALUE", about: "a VideoToolbox property in Apple's name and unit, mapped onto x264 (docs/videotoolbox.md)",
              default: "none", repeatable: true),
         Flag("--vt-compat", about: "resolve VideoToolbox combinations as VideoToolbox is reported to (docs/videotoolbox.md)"),
+        Flag("--verify", value: "full|none", about: "full: decode the stream and store the lab's PSNR; none: skip the decode and store x264's, the run marked unverified (a run key of its own)",
+             default: "full"),
         Flag("--db", value: "FILE", about: "the SQLite database the run is recorded in", default: "results/encode.sqlite"),
         Flag("--out", value: "DIR", about: "the folder for the run's stream and plots", default: "results/encode"),
         Flag("--force", about: "encode even when the database holds a done run with the same run key"),
         Flag("--mkv", about: "also write each run's stream as stream.mkv (Matroska, mkvmerge) with the PTS x264 returned, to the microsecond"),
     ]
     let about = """
-        Encodes INPUT once with libx264, verifies the stream (parsed back, and decoded by ffmpeg), draws its plots and
+        Encodes INPUT once with libx264, verifies the stream (parsed back, and decoded by libavcodec), draws its plots and
         records the run frame by frame in the database. A .y4m is read natively; any other file is decoded by ffmpeg.
         Settings, clip and tools are checked before anything is written: bad input leaves no database or folder.
         stdout gets one line: run id, clip, settings, frames, bytes, kbit/s, mean PSNR and the stream's path.
@@ -85,6 +87,7 @@ struct EncodeCommand: Command {
         if let rc = parsed.value("--rc") { x264Words.append("--rc=\(rc)") }
         for property in parsed.all("--vt") { x264Words.append("--vt=\(property)") }
         if parsed.has("--vt-compat") { x264Words.append("--vt-compat") }
+        if let verify = parsed.value("--verify") { x264Words.append("--verify=\(verify)") }
         let (settings, positional) = try EncodeSettings.parse(arguments: x264Words)
         guard positional.count == 1 else {
             throw LabError(.usage, positional.isEmpty ? "encode needs an INPUT clip" : "encode takes one INPUT, got \(positional.joined(separator: " "))")

@@ -11,6 +11,8 @@ struct RunCommand: Command {
         Flag("--out", value: "DIR", about: "the folder for the runs' streams and plots", default: "results/NAME"),
         Flag("--max-runs", value: "N", about: "refuse an experiment of more runs than N, counted before any is built",
              default: String(Experiment.defaultMaxRuns)),
+        Flag("--verify", value: "full|none", about: "every run's verify setting (over the experiment's): full decodes each stream, none stores x264's PSNR, runs marked unverified",
+             default: "the experiment's, else full"),
         Flag("--force", about: "run even the runs whose run key the database holds done"),
         Flag("--mkv", about: "also write each run's stream as stream.mkv (Matroska, mkvmerge) with the PTS x264 returned, to the microsecond"),
         Flag("--jobs", value: "N", about: "encode up to N runs at once (it never changes a run: x264's threads come from the settings)",
@@ -80,7 +82,10 @@ struct RunCommand: Command {
             jobs = n
         }
         let shard = try parsed.value("--shard").map(Sweep.Shard.init(parsing:))
-        let experiment = try Experiment(path: rest[0], maxRuns: maxRuns)
+        var experiment = try Experiment(path: rest[0], maxRuns: maxRuns)
+        if let verify = parsed.value("--verify") {
+            for k in experiment.runs.indices { try experiment.runs[k].settings.set("verify", verify) }
+        }
         try Lab.requireTools()
         let runs = shard.map { $0.share(of: experiment.runs) } ?? experiment.runs
         let checked = try Lab.check(runs, experiment: experiment.name)

@@ -1,0 +1,162 @@
+import CAVCodec
+import Foundation
+
+/// FFmpeg's H.264 decoder (libavcodec, the decoder the `ffmpeg` CLI runs) inside the process: the verify stage hands
+/// it each access unit as x264 writes it and measures each picture it outputs against the source picture the
+/// pipeline still holds, so no second pass over the source, no `ffmpeg` process and no raw-video pipe
+/// (README, "How every run is verified"). ``IndependentDecode`` (the `ffmpeg` CLI) stays the tests' witness.
+///
+/// One thread (`thread_count` 1): the decode is deterministic and runs on the pipeline's thread while x264's own
+/// threads encode the next frames. The owner of the `AVCodecContext`, `AVPacket` and `AVFrame`, freed in `deinit`.
+final class H264StreamDecoder {
+    private var context: UnsafeMutablePointer<AVCodecContext>?
+    private var packet: UnsafeMutablePointer<AVPacket>?
+    private var frame: UnsafeMutablePointer<AVFrame>?
+    /// The luma size every picture must have (the encoded size, even).
+    let width: Int, height: Int
+    /// Source pictures handed to x264 and not yet decoded, in display order: the decoder's and x264's delay, not the clip.
+    private var window: [Picture] = []
+    /// Access units handed to the decoder so far.
+    private var sent = 0
+    /// Pictures decoded so far (the next one's display index).
+    private(set) var decodedCount = 0
+    /// The squared errors per picture, in display order.
+    private(set) var errors: [PlaneErrors] = []
+    /// The largest number of source pictures held at once (for tests of the window).
+    private(set) var largestWindow = 0
+    /// The stream's path, for messages.
+    let name: String
+
+    /// libavcodec logs to stderr through av_log: only errors (as `ffmpeg -v error` did), set once per process.
+    private static let quietLog: Void = av_log_set_level(AV_LOG_ERROR)
+
+    /// - Parameters:
+    ///   - width, height: the encoded picture size in luma samples (both even).
+    ///   - name: the stream's path, for messages.
+    /// - Throws: `.software` when libavcodec has no H.264 decoder or cannot open it.
+    init(width: Int, height: Int, name: String) throws {
+        self.width = width
+        self.height = height
+        self.name = name
+        _ = Self.quietLog
+        guard let codec = avcodec_find_decoder(AV_CODEC_ID_H264) else {
+            throw LabError.software("libavcodec has no H.264 decoder (Debian's libavcodec59 has one)")
+        }
+        context = avcodec_alloc_context3(codec)
+        packet = av_packet_alloc()
+        frame = av_frame_alloc()
+        guard let context, packet != nil, frame != nil else { throw LabError.software("libavcodec: out of memory opening the H.264 decoder") }
+        context.pointee.thread_count = 1
+        let status = avcodec_open2(context, codec, nil)
+        guard status >= 0 else { throw LabError.software("libavcodec: cannot open the H.264 decoder: \(Self.describe(status))") }
+    }
+
+    deinit {
+        av_frame_free(&frame)
+        av_packet_free(&packet)
+        avcodec_free_context(&context)
+    }
+
+    /// Keeps the next source picture in display order (the one just handed to x264) until its decode is measured.
+    func source(_ picture: Picture) {
+        window.append(picture)
+        largestWindow = max(largestWindow, window.count)
+    }
+
+    /// Decodes one access unit (its bytes as written, start codes included) and measures every picture it releases.
+    /// - Throws: `.software` when libavcodec refuses the data or outputs a picture it cannot vouch for (see ``drain()``).
+    func decode(_ accessUnit: [UInt8]) throws {
+        guard let packet, let context else { return }
+        let status = accessUnit.withUnsafeBufferPointer { bytes -> Int32 in
+            // The packet borrows the bytes (no buf: libavcodec copies what it keeps) for the call only.
+            packet.pointee.data = UnsafeMutablePointer(mutating: bytes.baseAddress)
+            packet.pointee.size = Int32(bytes.count)
+            defer { packet.pointee.data = nil; packet.pointee.size = 0 }
+            return avcodec_send_packet(context, packet)
+        }
+        guard status >= 0 else { throw LabError.software("\(name): libavcodec refused access unit \(sent) (decode order): \(Self.describe(status))") }
+        sent += 1
+        try drain()
+    }
+
+    /// Flushes the decoder (its reorder delay) and measures the pictures it still held.
+    /// - Returns: the squared errors per decoded picture, in display order.
+    /// - Throws: as ``drain()``; `.software` when pictures handed to x264 were not decoded.
+    func finish() throws -> [PlaneErrors] {
+        guard let context else { return errors }
+        let status = avcodec_send_packet(context, nil)
+        guard status >= 0 else { throw LabError.software("\(name): libavcodec refused the end of the stream: \(Self.describe(status))") }
+        try drain()
+        guard window.isEmpty else {
+            throw LabError.software("\(name): libavcodec decoded \(decodedCount) pictures, \(decodedCount + window.count) were encoded")
+        }
+        return errors
+    }
+
+    /// Takes every picture the decoder has ready and measures it against the oldest source picture held.
+    /// - Throws: `.software` for a picture of another size or pixel format than the source's 4:2:0, one flagged
+    ///   with decode errors (concealed), or more pictures than were encoded.
+    private func drain() throws {
+        guard let context, let frame else { return }
+        while true {
+            let status = avcodec_receive_frame(context, frame)
+            if status == enclab_averror_eagain() || status == enclab_averror_eof() { return }
+            guard status >= 0 else { throw LabError.software("\(name): libavcodec failed decoding picture \(decodedCount): \(Self.describe(status))") }
+            defer { av_frame_unref(frame) }
+            let f = frame.pointee
+            guard Int(f.width) == width, Int(f.height) == height, f.format == AV_PIX_FMT_YUV420P.rawValue else {
+                throw LabError.software("\(name): libavcodec decoded picture \(decodedCount) as \(f.width)x\(f.height) pixel format \(f.format), the source is \(width)x\(height) yuv420p")
+            }
+            guard f.decode_error_flags == 0 else {
+                throw LabError.software("\(name): libavcodec flagged picture \(decodedCount) as damaged (decode_error_flags \(f.decode_error_flags))")
+            }
+            guard !window.isEmpty else {
+                throw LabError.software("\(name): libavcodec decoded more pictures than were encoded (\(decodedCount + 1))")
+            }
+            let source = window.removeFirst()
+            errors.append(Self.squaredErrors(frame, source: source.bytes, width: width, height: height))
+            decodedCount += 1
+        }
+    }
+
+    /// Sum of squared differences per plane of a decoded yuv420p frame (rows `linesize` apart) and a packed 4:2:0
+    /// picture of the same size (``Picture/bytes``): the same sums as ``IndependentDecode/squaredErrors(_:_:width:height:)``.
+    static func squaredErrors(_ frame: UnsafePointer<AVFrame>, source: [UInt8], width: Int, height: Int) -> PlaneErrors {
+        source.withUnsafeBufferPointer { s in
+            func sse(plane: Int, offset: Int, width w: Int, height h: Int) -> Int64 {
+                let base = enclab_frame_plane(frame, Int32(plane))!
+                let stride = Int(enclab_frame_linesize(frame, Int32(plane)))
+                var total: Int64 = 0
+                for row in 0..<h {
+                    let d = base + row * stride
+                    let o = offset + row * w
+                    // Runs of at most 32768 samples sum exactly in an Int32 (32768 x 255^2 < 2^31), which the
+                    // compiler vectorizes; the runs add up in an Int64.
+                    var x = 0
+                    while x < w {
+                        let end = min(w, x + 32768)
+                        var run: Int32 = 0
+                        for i in x..<end {
+                            let e = Int32(d[i]) &- Int32(s[o + i])
+                            run &+= e &* e
+                        }
+                        total += Int64(run)
+                        x = end
+                    }
+                }
+                return total
+            }
+            let luma = width * height, cw = width / 2, ch = height / 2
+            return PlaneErrors(sseY: sse(plane: 0, offset: 0, width: width, height: height),
+                               sseU: sse(plane: 1, offset: luma, width: cw, height: ch),
+                               sseV: sse(plane: 2, offset: luma + cw * ch, width: cw, height: ch))
+        }
+    }
+
+    /// libavcodec's message for an error code (av_strerror).
+    static func describe(_ status: Int32) -> String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        _ = av_strerror(status, &buffer, buffer.count)
+        return "\(String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)) (\(status))"
+    }
+}
