@@ -83,7 +83,18 @@ struct HostileInputTests {
         #expect(files(named: "PWNED", under: dir).isEmpty)
         #expect(files(named: "John", under: dir).isEmpty)
         #expect(try sqlite("\(dir)/results/hostile.sqlite", "SELECT status, count(*) FROM runs GROUP BY status") == ["done|4"])
-        for id in 1...4 { expectPlots(in: "\(dir)/\(try CommandLineTests.runFolder("\(dir)/results/hostile.sqlite", id))") }
+        let shownClipName = clip.replacingOccurrences(of: "\n", with: "\\n")
+        for id in 1...4 {
+            let folder = "\(dir)/\(try CommandLineTests.runFolder("\(dir)/results/hostile.sqlite", id))"
+            expectPlots(in: folder)
+            // The per-run plots of a sweep are drawn by one gnuplot process (`call` with single-quoted arguments):
+            // each title arrives whole, quotes and all.
+            for plot in ["frames.svg", "psnr.svg"] {
+                let svg = try String(contentsOfFile: "\(folder)/\(plot)", encoding: .utf8)
+                #expect(svg.contains("<text>\(shownClipName) "), "\(plot)")
+                #expect(svg.contains("opencl-clbin=x';system('touch PWNED');'") || svg.contains("opencl-clbin=y\\nsystem \"touch PWNED\"\\n#"), "\(plot)")
+            }
+        }
         // Two series (one per opencl-clbin value, crf dropped from the label), their key titles as given.
         let svg = try String(contentsOfFile: "\(dir)/\(out)/rd.svg", encoding: .utf8)
         let shownClip = clip.replacingOccurrences(of: "\n", with: "\\n")

@@ -34,6 +34,21 @@ public final class Lab {
     /// `--mkv`: each run also writes `stream.mkv`, its stream in Matroska with the recorded PTS
     /// (``Matroska/write(stream:ptsMicroseconds:to:)``); mkvmerge (Debian's mkvtoolnix) must be installed.
     public var matroska = false
+    /// When the per-run plots (`frames`, `psnr`) are drawn.
+    public enum PlotMode: String, Sendable {
+        /// After each run is recorded, before its folder is moved into place (`enclab encode`).
+        case eachRun = "each-run"
+        /// The data files and scripts with each run; the drawing once the experiment's runs are done, all in one
+        /// gnuplot process (``PlotQueue``), into the runs' final folders (`enclab run`). A sweep stopped before
+        /// then leaves runs whose folders have `frames.gp` but no pictures: `enclab plot --db` draws them.
+        case batched
+        /// No per-run plots at all (`--no-plots`: speed studies); `enclab plot --db` draws them later.
+        case none
+    }
+    /// When the per-run plots are drawn (``PlotMode``); `.eachRun` unless the command says otherwise.
+    public var plotMode: PlotMode = .eachRun
+    /// The plots of recorded runs waiting to be drawn (`.batched`).
+    public let plotQueue = PlotQueue()
     /// Where warnings are reported as they happen (stderr for the CLI).
     public var warn: (String) -> Void = { FileHandle.standardError.write(Data("warning: \($0)\n".utf8)) }
     /// Clip digests already known to this process, by path.
@@ -377,14 +392,18 @@ public final class Lab {
         // next start moves into place.
         keepTemporary = true
         var plotError: Error?
-        do {
-            // The run just recorded, read back by its key (not every row of the database).
-            guard let row = try store.doneRun(key: key), row.runID == runID else {
-                throw LabError.software("\(store.database.path): run \(runID) is not there after its commit")
+        let runQueue = plotMode == .batched ? PlotQueue() : nil
+        if plotMode != .none {
+            do {
+                // The run just recorded, read back by its key (not every row of the database).
+                guard let row = try store.doneRun(key: key), row.runID == runID else {
+                    throw LabError.software("\(store.database.path): run \(runID) is not there after its commit")
+                }
+                try Plots.writeRunPlots(try RunPlotInput(run: row, frames: try store.frames(run: runID)), dir: temporary,
+                                        queue: runQueue)
+            } catch {
+                plotError = error
             }
-            try Plots.writeRunPlots(try RunPlotInput(run: row, frames: try store.frames(run: runID)), dir: temporary)
-        } catch {
-            plotError = error
         }
         do {
             try moveIntoPlace(temporary, final, replacing: existing != nil)
@@ -399,6 +418,7 @@ public final class Lab {
             }
             throw e
         }
+        if let runQueue { plotQueue.add(runQueue.take(), movedFrom: temporary, to: final) }
         if let plotError {
             if let signal = Interruption.received { throw LabError(.interrupted, "interrupted by \(signal)") }
             // The folder has its final name now: the error names the files there.
@@ -474,6 +494,7 @@ public final class Lab {
         // However the sweep ends, its write-ahead log is folded back into the database file.
         defer { try? store.checkpoint() }
         let outcomes = try run(runs, jobs: jobs, progress: progress)
+        try plotQueue.draw(in: outDirectory)
         try Plots.writeExperimentPlot(experiment: experiment.name, runs: try store.runs(), store: store, dir: outDirectory)
         return outcomes
     }

@@ -20,11 +20,24 @@ public enum Plots {
     /// - Parameter arguments: at most 9 (gnuplot 5.4 drops any after ARG9).
     /// - Throws: `.cantCreate` when the script cannot be created, `.ioError` when writing it fails (a full disk);
     ///   `.software` when gnuplot is missing or fails, with its last line of stderr.
-    static func render(script: String, name: String, dir: String, arguments: [String]) throws {
+    ///
+    /// With a `queue`, the script is written and its drawing left to the queue (``PlotQueue/draw(in:)``).
+    static func render(script: String, name: String, dir: String, arguments: [String], queue: PlotQueue? = nil) throws {
         precondition(arguments.count <= 9, "gnuplot -c passes at most 9 arguments")
         let gnuplot = try Tools.require("gnuplot", package: "gnuplot-nox")
         let path = "\(dir)/\(name).gp"
         try OutputFiles.write(script, to: path)
+        if let queue {
+            queue.add(PlotQueue.Plot(folder: dir, name: name, arguments: arguments))
+            return
+        }
+        try run(gnuplot: gnuplot, name: name, dir: dir, arguments: arguments)
+    }
+
+    /// Runs `gnuplot -c name.gp arguments...` in `dir` (the script already written).
+    /// - Throws: `.software` when gnuplot fails, with its last line of stderr.
+    static func run(gnuplot: String, name: String, dir: String, arguments: [String]) throws {
+        let path = "\(dir)/\(name).gp"
         let result = try Tools.run(gnuplot, ["-c", "\(name).gp"] + arguments, workingDirectory: dir)
         if result.status != 0 {
             let message = String(decoding: result.stderr, as: UTF8.self).split(separator: "\n").last.map(String.init) ?? ""
@@ -66,7 +79,9 @@ public enum Plots {
     /// - Parameters:
     ///   - name: a fixed file name chosen by the lab (never user text).
     ///   - arguments: the script's ARG1...ARG9.
-    static func both(dir: String, name: String, body: String, arguments: [String], size: (Int, Int) = (1000, 500)) throws {
+    /// With a `queue`, only the script is written now; the queue draws and checks the files later.
+    static func both(dir: String, name: String, body: String, arguments: [String], size: (Int, Int) = (1000, 500),
+                     queue: PlotQueue? = nil) throws {
         let script = """
         set terminal pngcairo noenhanced size \(size.0),\(size.1) font ",10"
         set output '\(name).png'
@@ -75,7 +90,8 @@ public enum Plots {
         set output '\(name).svg'
         replot
         """
-        try render(script: script, name: name, dir: dir, arguments: arguments)
+        try render(script: script, name: name, dir: dir, arguments: arguments, queue: queue)
+        if queue != nil { return }
         // Both are checked (and an incomplete one removed) before the first failure is thrown.
         let failures = ["png", "svg"].compactMap { ext -> Error? in
             do { try checkComplete("\(dir)/\(name).\(ext)"); return nil } catch { return error }
@@ -133,7 +149,10 @@ public enum Plots {
     /// - Throws: `.cantCreate` naming the folder or file that cannot be made; `.ioError` when a file cannot be
     ///   written in full (a full disk, see ``checkComplete(_:)``); `.software` when gnuplot is
     ///   missing or fails.
-    public static func writeRunPlots(_ input: RunPlotInput, dir: String) throws {
+    ///
+    /// With a `queue` the data file and scripts are written and the drawing is left to the queue, which draws the
+    /// plots of many runs in one gnuplot process (a sweep's, ``PlotQueue/draw(in:)``).
+    public static func writeRunPlots(_ input: RunPlotInput, dir: String, queue: PlotQueue? = nil) throws {
         precondition(input.timebaseNum > 0 && input.timebaseDen > 0 && input.fps.numerator > 0, "a run's timebase and frame rate are above 0")
         try OutputFiles.makeDirectory(dir)
         let frames = input.frames, title = input.title, targetKbps = input.targetKbps, maxrateKbps = input.maxrateKbps
@@ -192,7 +211,7 @@ public enum Plots {
         set grid
         plot \(series.joined(separator: ", \\\n     "))
         """
-        try both(dir: dir, name: "frames", body: body, arguments: arguments)
+        try both(dir: dir, name: "frames", body: body, arguments: arguments, queue: queue)
         let hasPSNR = frames.contains { $0.psnrY != nil }
         let psnrPlot = hasPSNR ? """
         plot 'frames.dat' using 1:6 with linespoints pt 7 ps 0.4 title 'PSNR Y', \\
@@ -211,7 +230,7 @@ public enum Plots {
         set grid
         \(psnrPlot)
         """
-        try both(dir: dir, name: "psnr", body: psnrBody, arguments: [shown(title)])
+        try both(dir: dir, name: "psnr", body: psnrBody, arguments: [shown(title)], queue: queue)
     }
 
     /// One point of a rate-distortion plot.

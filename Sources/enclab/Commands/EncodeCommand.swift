@@ -24,6 +24,7 @@ struct EncodeCommand: Command {
         Flag("--out", value: "DIR", about: "the folder for the run's stream and plots", default: "results/encode"),
         Flag("--force", about: "encode even when the database holds a done run with the same run key"),
         Flag("--mkv", about: "also write each run's stream as stream.mkv (Matroska, mkvmerge) with the PTS x264 returned, to the microsecond"),
+        Flag("--no-plots", about: "draw no per-run plots (frames, psnr), for speed studies; 'enclab plot --db FILE' draws them later"),
     ]
     let about = """
         Encodes INPUT once with libx264, verifies the stream (parsed back, and decoded by libavcodec), draws its plots and
@@ -98,6 +99,7 @@ struct EncodeCommand: Command {
         if parsed.has("--mkv") { try Lab.requireMatroska() }
         let lab = try Lab(databasePath: db ?? "results/encode.sqlite", outDirectory: out ?? "results/encode", force: force)
         lab.matroska = parsed.has("--mkv")
+        lab.plotMode = parsed.has("--no-plots") ? .none : .eachRun
         print(describe(try lab.run(checked[0])))
     }
 }

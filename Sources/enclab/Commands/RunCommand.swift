@@ -15,6 +15,7 @@ struct RunCommand: Command {
              default: "the experiment's, else full"),
         Flag("--force", about: "run even the runs whose run key the database holds done"),
         Flag("--mkv", about: "also write each run's stream as stream.mkv (Matroska, mkvmerge) with the PTS x264 returned, to the microsecond"),
+        Flag("--no-plots", about: "draw no per-run plots (frames, psnr), for speed studies; 'enclab plot --db FILE' draws them later"),
         Flag("--jobs", value: "N", about: "encode up to N runs at once (it never changes a run: x264's threads come from the settings)",
              default: "the cores divided by the largest x264 thread count of the runs, at least 1"),
         Flag("--shard", value: "K/N", about: "run only shard K of N (1 <= K <= N): the runs whose index in the expanded experiment, from 0, is K-1 modulo N; merge the shards' databases with 'enclab merge'",
@@ -22,9 +23,9 @@ struct RunCommand: Command {
     ]
     let about = """
         Expands the experiment into its runs (every clip times every combination of the grid's values), checks every
-        run's settings and clips (x264 opens an encoder for each) before the first starts, then encodes, verifies,
-        plots and records each as 'enclab encode' does, and draws rd.png/rd.svg (bitrate against mean PSNR) in the
-        output folder. stdout gets one line per run, then a summary; stderr gets a progress line per run (a bar
+        run's settings and clips (x264 opens an encoder for each) before the first starts, then encodes, verifies
+        and records each as 'enclab encode' does, draws every run's plots once the runs are done (all in one gnuplot
+        process; none with --no-plots), and draws rd.png/rd.svg (bitrate against mean PSNR) in the output folder. stdout gets one line per run, then a summary; stderr gets a progress line per run (a bar
         redrawn in place on a terminal): runs done of the total, runs per second, time left.
 
         Up to --jobs runs are encoded and verified at once, while one writer records each as it ends (one
@@ -93,6 +94,7 @@ struct RunCommand: Command {
         let lab = try Lab(databasePath: db ?? "results/\(experiment.name).sqlite", outDirectory: out ?? "results/\(experiment.name)",
                           force: force)
         lab.matroska = parsed.has("--mkv")
+        lab.plotMode = parsed.has("--no-plots") ? .none : .batched
         let progress = Progress(label: "run", total: checked.count, unit: "runs", everyStep: true)
         defer { progress.finish() }
         let outcomes = try lab.run(experiment, checked: checked,

@@ -1,0 +1,101 @@
+import Foundation
+
+/// Plots whose data files and scripts are written and whose drawing is deferred, so that many runs' plots are drawn
+/// by one gnuplot process (a sweep's per-run plots, `enclab plot`'s redraw) instead of two processes a run.
+///
+/// The one process is safe with user text for the same reason one process a plot is: the driver script it runs
+/// holds only the lab's own words and the plots' folder names (run folders, 16 hex digits, relative to the folder
+/// gnuplot starts in), and each plot's arguments (its title with clip names and settings) reach the plot's script as
+/// ARG1...ARG9 through gnuplot's `call`, written as single-quoted strings (`''` for a quote, gnuplot's only escape
+/// there). Arguments come from ``Plots/shown(_:limit:)``, which writes control characters as escapes, so none can end
+/// the string's line; a plot whose folder or arguments do not pass these checks is drawn by a process of its own
+/// (`gnuplot -c`), as before. Before each plot the driver says `reset`, so no setting of one plot leaks into the
+/// next; each script sets its own terminal and output.
+public final class PlotQueue: @unchecked Sendable {
+    /// One deferred plot: its script is `folder/name.gp`, drawn with `arguments` as ARG1...ARG9.
+    public struct Plot: Sendable, Equatable {
+        public var folder: String
+        public var name: String
+        public var arguments: [String]
+    }
+
+    private let lock = NSLock()
+    private var plots: [Plot] = []
+
+    public init() {}
+
+    /// The plots waiting, in the order they were queued.
+    public var pending: [Plot] { lock.lock(); defer { lock.unlock() }; return plots }
+
+    func add(_ plot: Plot) { lock.lock(); plots.append(plot); lock.unlock() }
+
+    /// Queues plots again under another folder: a run's plots written in its temporary folder and drawn after the
+    /// folder has its final name.
+    public func add(_ others: [Plot], movedFrom old: String, to new: String) {
+        lock.lock(); defer { lock.unlock() }
+        for var p in others {
+            if p.folder == old { p.folder = new }
+            plots.append(p)
+        }
+    }
+
+    /// Empties the queue and returns what was in it.
+    public func take() -> [Plot] { lock.lock(); defer { lock.unlock() }; let p = plots; plots = []; return p }
+
+    /// The driver script's line that draws `plot` from the folder gnuplot runs in, or nil when `plot` cannot be
+    /// drawn so: its folder is not a direct subfolder of `directory` whose name is 1 to 64 letters, digits, `-`, `_`
+    /// or `.` (not `.` or `..`), or an argument holds a control character.
+    static func driverLines(_ plot: Plot, directory: String) -> String? {
+        let folder = URL(fileURLWithPath: plot.folder).standardizedFileURL
+        let base = URL(fileURLWithPath: directory).standardizedFileURL
+        guard folder.deletingLastPathComponent().path == base.path else { return nil }
+        let name = folder.lastPathComponent
+        guard (1...64).contains(name.utf8.count), name != ".", name != "..",
+              name.unicodeScalars.allSatisfy({ $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "-_.".unicodeScalars.contains($0)) }),
+              plot.name.unicodeScalars.allSatisfy({ $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "-_".unicodeScalars.contains($0)) }),
+              plot.arguments.allSatisfy({ $0.unicodeScalars.allSatisfy { !CharacterSet.controlCharacters.contains($0) } })
+        else { return nil }
+        func quoted(_ s: String) -> String { "'" + s.replacingOccurrences(of: "'", with: "''") + "'" }
+        let call = (["call", quoted("\(plot.name).gp")] + plot.arguments.map(quoted)).joined(separator: " ")
+        return "cd \(quoted(name))\nreset\n\(call)\ncd '..'\n"
+    }
+
+    /// Draws every queued plot whose folder is a direct subfolder of `directory` in one gnuplot process started
+    /// there, any other one in a process of its own, then checks every PNG and SVG (``Plots/checkComplete(_:)``).
+    /// A plot left incomplete by the shared process (gnuplot stops at the first error) is drawn again alone, so an
+    /// error names its own script. The queue is emptied.
+    /// - Throws: the first plot's error after all were tried: `.software` when gnuplot is missing or fails,
+    ///   `.ioError` for an incomplete file (a full disk), `.cantCreate` when the driver script cannot be written.
+    public func draw(in directory: String) throws {
+        let plots = take()
+        guard !plots.isEmpty else { return }
+        let gnuplot = try Tools.require("gnuplot", package: "gnuplot-nox")
+        // A picture left from an earlier drawing must not pass the checks below for this one.
+        for p in plots { for ext in ["png", "svg"] { unlink("\(p.folder)/\(p.name).\(ext)") } }
+        var driver = ""
+        var alone: [Plot] = []
+        for p in plots {
+            if let lines = Self.driverLines(p, directory: directory) { driver += lines } else { alone.append(p) }
+        }
+        if !driver.isEmpty {
+            let path = NSTemporaryDirectory() + "enclab-plots-\(getpid())-\(UUID().uuidString).gp"
+            try OutputFiles.write(driver, to: path)
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            // Its failure shows below as incomplete files, drawn again alone.
+            _ = try Tools.run(gnuplot, [path], workingDirectory: directory)
+        }
+        var firstError: Error?
+        for p in plots {
+            do {
+                let complete = ["png", "svg"].allSatisfy { (try? Plots.checkComplete("\(p.folder)/\(p.name).\($0)")) != nil }
+                if alone.contains(p) || !complete {
+                    try Plots.run(gnuplot: gnuplot, name: p.name, dir: p.folder, arguments: p.arguments)
+                    for ext in ["png", "svg"] { try Plots.checkComplete("\(p.folder)/\(p.name).\(ext)") }
+                }
+            } catch {
+                if firstError == nil { firstError = error }
+            }
+        }
+        if let firstError { throw firstError }
+    }
+}
