@@ -10,12 +10,12 @@ struct CommandHelpTests {
     let cli = CommandLineTests()
 
     /// Every command, as the issue names them.
-    static let commands = ["encode", "run", "plot", "inspect", "convert", "check", "version", "help"]
+    static let commands = ["encode", "run", "plot", "report", "inspect", "convert", "check", "version", "help"]
 
     /// Arguments that make each command do some work or refuse something, to put before `-h`.
     static let someArguments: [String: [String]] = [
         "encode": ["c.y4m", "--crf", "30", "--db", "x.sqlite"], "run": ["x.json", "--max-runs", "3"],
-        "plot": ["--db", "x.sqlite", "--run", "1"], "inspect": ["s.264", "--json"], "convert": ["--to", "avcc", "a", "b"],
+        "plot": ["--db", "x.sqlite", "--run", "1"], "report": ["--db", "x.sqlite", "--worst", "2"], "inspect": ["s.264", "--json"], "convert": ["--to", "avcc", "a", "b"],
         "check": ["s.264", "--expect", "MaxKeyFrameInterval=30", "--db", "x.sqlite"], "version": ["extra"], "help": ["encode"],
     ]
 
@@ -59,13 +59,13 @@ struct CommandHelpTests {
     /// A value each placeholder accepts, so that giving the flag alone changes no outcome's kind.
     static func sample(_ placeholder: String) -> String {
         ["N": "5", "1|2|4": "2", "NUM[/DEN]": "25", "KEY|ID": "1", "FILE": "f.out", "DIR": "d.out",
-         "NAME=VALUE": "MaxKeyFrameInterval=30"][placeholder]
+         "NAME=VALUE": "MaxKeyFrameInterval=30", "ID,...": "1,2"][placeholder]
             ?? String(placeholder.split(separator: "|")[0])
     }
 
     /// Arguments with which each command fails early, without creating anything, and not with a usage error.
     static let failing: [String: [String]] = [
-        "encode": ["missing.y4m"], "run": ["missing.json"], "plot": ["--db", "missing.sqlite"], "inspect": ["missing.264"],
+        "encode": ["missing.y4m"], "run": ["missing.json"], "plot": ["--db", "missing.sqlite"], "report": ["--db", "missing.sqlite"], "inspect": ["missing.264"],
         "convert": ["--to", "avcc", "missing.264", "o.avcc"], "check": ["missing.264", "--expect", "MaxKeyFrameInterval=30"],
         "version": [], "help": [],
     ]
@@ -113,8 +113,9 @@ struct CommandHelpTests {
             for f in Self.flags(in: try help(other, in: dir)) { everyFlag[f.name] = f.value }
         }
         // 13, encode's and run's --mkv, inspect's and convert's --in-avcc-config and --parameter-sets, convert's
-        // --avcc-config-first, encode's --vt and --vt-compat, check's --expect and --tcfile-in.
-        #expect(everyFlag.count == 21, "\(everyFlag.keys.sorted())")
+        // --avcc-config-first, encode's --vt and --vt-compat, check's --expect and --tcfile-in, report's --experiment,
+        // --anchor, --runs, --worst and --best.
+        #expect(everyFlag.count == 26, "\(everyFlag.keys.sorted())")
         // The parser's own table, as its unknown-flag message lists it (encode hands unknown flags on to x264, so
         // its own seven come from the issues).
         if command == "encode" {
@@ -210,7 +211,7 @@ struct CommandHelpTests {
         #expect(bare.status == 64 && bare.stdout.isEmpty && bare.stderr == list.stdout)
         let unknown = try cli.enclab(["help", "frobnicate"], in: dir)
         #expect(unknown.status == 64)
-        #expect(unknown.stderr == "enclab: unknown command 'frobnicate' (encode, run, plot, inspect, convert, check, version, help) (see 'enclab help')\n")
+        #expect(unknown.stderr == "enclab: unknown command 'frobnicate' (encode, run, plot, report, inspect, convert, check, version, help) (see 'enclab help')\n")
     }
 
     @Test("encode refused before it starts leaves the folder as it was: no database, no results folder")

@@ -80,7 +80,7 @@ extension Command {
 
 /// Every command, in the order `enclab help` lists them, and the names `main` dispatches on.
 enum Commands {
-    static let all: [any Command] = [EncodeCommand(), RunCommand(), PlotCommand(), InspectCommand(), ConvertCommand(), CheckCommand(),
+    static let all: [any Command] = [EncodeCommand(), RunCommand(), PlotCommand(), ReportCommand(), InspectCommand(), ConvertCommand(), CheckCommand(),
                                      VersionCommand(), HelpCommand()]
 
     /// The command a first argument names: a command's name, or `-h`/`--help` (help) or `--version` (version).
