@@ -10,12 +10,12 @@ struct CommandHelpTests {
     let cli = CommandLineTests()
 
     /// Every command, as the issue names them.
-    static let commands = ["encode", "run", "merge", "plot", "analyze", "compare", "inspect", "convert", "check", "bd-rate", "export", "version", "help"]
+    static let commands = ["encode", "run", "merge", "plot", "report", "analyze", "compare", "inspect", "convert", "check", "bd-rate", "export", "version", "help"]
 
     /// Arguments that make each command do some work or refuse something, to put before `-h`.
     static let someArguments: [String: [String]] = [
         "encode": ["c.y4m", "--crf", "30", "--db", "x.sqlite"], "run": ["x.json", "--max-runs", "3"],
-        "plot": ["--db", "x.sqlite", "--run", "1"], "analyze": ["--db", "x.sqlite", "--run", "1"], "compare": ["--db", "x.sqlite", "1", "2"],
+        "plot": ["--db", "x.sqlite", "--run", "1"], "report": ["--db", "x.sqlite", "--worst", "2"], "analyze": ["--db", "x.sqlite", "--run", "1"], "compare": ["--db", "x.sqlite", "1", "2"],
         "inspect": ["s.264", "--json"], "convert": ["--to", "avcc", "a", "b"],
         "check": ["s.264", "--expect", "MaxKeyFrameInterval=30", "--db", "x.sqlite"], "merge": ["m.sqlite", "a.sqlite"], "version": ["extra"], "help": ["encode"],
         "bd-rate": ["--anchor", "1:30", "--method", "cubic"], "export": ["--db", "x.sqlite", "--table", "runs"],
@@ -61,13 +61,13 @@ struct CommandHelpTests {
     /// A value each placeholder accepts, so that giving the flag alone changes no outcome's kind.
     static func sample(_ placeholder: String) -> String {
         ["N": "5", "1|2|4": "2", "NUM[/DEN]": "25", "KEY|ID": "1", "FILE": "f.out", "DIR": "d.out",
-         "NAME=VALUE": "MaxKeyFrameInterval=30", "RATE:PSNR,...": "1:30,2:31,3:32", "K/N": "1/2"][placeholder]
+         "NAME=VALUE": "MaxKeyFrameInterval=30", "RATE:PSNR,...": "1:30,2:31,3:32", "K/N": "1/2", "ID,...": "1,2"][placeholder]
             ?? String(placeholder.split(separator: "|")[0])
     }
 
     /// Arguments with which each command fails early, without creating anything, and not with a usage error.
     static let failing: [String: [String]] = [
-        "encode": ["missing.y4m"], "run": ["missing.json"], "plot": ["--db", "missing.sqlite"], "analyze": ["--db", "missing.sqlite"],
+        "encode": ["missing.y4m"], "run": ["missing.json"], "plot": ["--db", "missing.sqlite"], "report": ["--db", "missing.sqlite"], "analyze": ["--db", "missing.sqlite"],
         "compare": ["--db", "missing.sqlite", "1", "2"], "inspect": ["missing.264"],
         "convert": ["--to", "avcc", "missing.264", "o.avcc"], "check": ["missing.264", "--expect", "MaxKeyFrameInterval=30"],
         "merge": ["m.sqlite", "missing.sqlite"], "version": [], "help": [],
@@ -120,8 +120,9 @@ struct CommandHelpTests {
         }
         // 13, encode's and run's --mkv, inspect's and convert's --in-avcc-config and --parameter-sets, convert's
         // --avcc-config-first, encode's --vt and --vt-compat, check's --expect and --tcfile-in; bd-rate's --anchor,
-        // --test and --method, export's --table and --format; run's --jobs and --shard; encode's and run's --verify and --no-plots.
-        #expect(everyFlag.count == 30, "\(everyFlag.keys.sorted())")
+        // --test and --method, export's --table and --format; run's --jobs and --shard; encode's and run's --verify and
+        // --no-plots; report's --experiment, --runs, --worst and --best (its --anchor is bd-rate's name).
+        #expect(everyFlag.count == 34, "\(everyFlag.keys.sorted())")
         // The parser's own table, as its unknown-flag message lists it (encode hands unknown flags on to x264, so
         // its own nine come from the issues).
         if command == "encode" {
@@ -217,7 +218,7 @@ struct CommandHelpTests {
         #expect(bare.status == 64 && bare.stdout.isEmpty && bare.stderr == list.stdout)
         let unknown = try cli.enclab(["help", "frobnicate"], in: dir)
         #expect(unknown.status == 64)
-        #expect(unknown.stderr == "enclab: unknown command 'frobnicate' (encode, run, merge, plot, analyze, compare, inspect, convert, check, bd-rate, export, version, help) (see 'enclab help')\n")
+        #expect(unknown.stderr == "enclab: unknown command 'frobnicate' (encode, run, merge, plot, report, analyze, compare, inspect, convert, check, bd-rate, export, version, help) (see 'enclab help')\n")
     }
 
     @Test("encode refused before it starts leaves the folder as it was: no database, no results folder")

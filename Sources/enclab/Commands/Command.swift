@@ -80,7 +80,7 @@ extension Command {
 
 /// Every command, in the order `enclab help` lists them, and the names `main` dispatches on.
 enum Commands {
-    static let all: [any Command] = [EncodeCommand(), RunCommand(), MergeCommand(), PlotCommand(), AnalyzeCommand(), CompareCommand(),
+    static let all: [any Command] = [EncodeCommand(), RunCommand(), MergeCommand(), PlotCommand(), ReportCommand(), AnalyzeCommand(), CompareCommand(),
                                      InspectCommand(), ConvertCommand(), CheckCommand(), BDRateCommand(), ExportCommand(),
                                      VersionCommand(), HelpCommand()]
 

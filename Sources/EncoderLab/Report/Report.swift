@@ -1,0 +1,283 @@
+import Foundation
+
+/// `enclab report`: a static HTML report of a database, read from the store only (no encode, no server, nothing
+/// loaded from the network; the one script is inline and only sorts tables).
+///
+/// Layout under OUT:
+/// - `index.html`: the experiments, each with its runs counted;
+/// - `EXPERIMENT/index.html` (the experiment's name when it is a safe folder name, letters, digits, `.`, `_`, `-`
+///   not starting with `.`; else `experiment-N`): the runs and their metrics in a sortable table, the rate-quality
+///   curves (`rq-N.*`, one plot per clip), the BD-rate table against the anchor configuration;
+/// - `EXPERIMENT/run-ID/index.html`: the per-run pages (``RunPage``) of the runs chosen.
+///
+/// Curves: runs are grouped by clip and by configuration, their rate-control mode and the grid settings other than
+/// those that set the rate (`qp`, `crf`, `bitrate`, `vbv-*`; ``ReportData/configuration(_:)``), so one curve is one
+/// configuration's runs at several rates on one clip; a point is (`bitrate_kbps`, `psnr_global`).
+public enum Report {
+    /// What to report.
+    public struct Options: Sendable {
+        /// The lab database (read; an older schema is brought up to date as every command does).
+        public var databasePath: String
+        /// Where the report goes; nil: the database's path without its extension, plus `-report`.
+        public var outDirectory: String?
+        /// Only this experiment; nil: every experiment.
+        public var experiment: String?
+        /// The anchor configuration of the BD-rate tables (a configuration name as the report shows it, "crf" or
+        /// "abr bframes=0"); nil: each experiment's first configuration (that of its lowest run id with a curve point).
+        public var anchor: String?
+        /// Runs given a page, by run id; with ``worst`` and ``best`` they add up. Nil: none by id.
+        public var runs: [Int64]?
+        /// Pages for the N runs with the lowest and highest `psnr_global` of each experiment; nil for both and no
+        /// ``runs``: 5 each.
+        public var worst: Int?
+        public var best: Int?
+
+        public init(databasePath: String, outDirectory: String? = nil, experiment: String? = nil, anchor: String? = nil,
+                    runs: [Int64]? = nil, worst: Int? = nil, best: Int? = nil) {
+            self.databasePath = databasePath; self.outDirectory = outDirectory; self.experiment = experiment
+            self.anchor = anchor; self.runs = runs; self.worst = worst; self.best = best
+        }
+    }
+
+    /// The default number of worst and of best runs given a page per experiment.
+    public static let defaultPages = 5
+
+    /// What was written.
+    public struct Summary: Sendable, Equatable {
+        /// The report's front page.
+        public var index: String
+        public var experiments: Int
+        public var runPages: Int
+        /// Run ids whose stream file is missing on this machine (their pages say so).
+        public var missingStreams: [Int64]
+        /// Run ids whose source clip is missing on this machine.
+        public var missingSources: [Int64]
+    }
+
+    /// Builds the report.
+    /// - Parameter progress: called with the number of run pages once they are known; returns the reporter advanced
+    ///   once per page (nil: none).
+    /// - Throws: `.usage` for an empty database path, an `--experiment` or `--anchor` that names nothing in the
+    ///   database, a negative count; `.noInput` for a missing database or a `--runs` id it does not hold; `.data` for a
+    ///   file that is not an enclab database or a damaged stored row; `.cantCreate`/`.ioError` for OUT and its files;
+    ///   `.software` when gnuplot or ffmpeg is missing or fails; `.interrupted` after SIGINT/SIGTERM.
+    public static func build(_ options: Options, progress: ((Int) -> Progress?)? = nil) throws -> Summary {
+        let db = options.databasePath
+        if db.isEmpty { throw LabError.usage("--db needs a database file path") }
+        for (name, value) in [("--worst", options.worst), ("--best", options.best)] where (value ?? 0) < 0 {
+            throw LabError.usage("\(name) \(value!): must be 0 or more")
+        }
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: db, isDirectory: &isFolder) else { throw LabError.noInput("\(db): no such database") }
+        if isFolder.boolValue { throw LabError.noInput("\(db): is a folder, not a database") }
+        _ = try Tools.require("gnuplot", package: "gnuplot-nox")
+        try LabStore.requireLabDatabase(path: db)
+        let store = try LabStore(path: db)
+        let all = try store.runs()
+        let names = Array(Set(all.map(\.experiment))).sorted()
+        if let wanted = options.experiment, !names.contains(wanted) {
+            throw LabError.usage("--experiment '\(Plots.shown(wanted))': \(db) holds no such experiment (it holds: \(names.map { Plots.shown($0) }.joined(separator: ", ")))")
+        }
+        let data = try ReportData(store: store, experiments: options.experiment.map { [$0] })
+        if let ids = options.runs {
+            for id in ids where !data.runs.contains(where: { $0.row.runID == id }) {
+                throw LabError.noInput("\(db): no run with id \(id)\(options.experiment.map { " in experiment '\(Plots.shown($0))'" } ?? "")")
+            }
+        }
+        let experiments = names.filter { options.experiment == nil || $0 == options.experiment }
+        let curves = Dictionary(grouping: data.runs.filter { $0.kbps != nil && $0.psnr != nil }, by: \.row.experiment)
+        if let anchor = options.anchor, !curves.values.contains(where: { $0.contains { $0.configuration == anchor } }) {
+            let known = Array(Set(curves.values.flatMap { $0.map(\.configuration) })).sorted()
+            throw LabError.usage("--anchor '\(Plots.shown(anchor))': no configuration of that name has curve points (configurations: \(known.map { Plots.shown($0) }.joined(separator: "; ")))")
+        }
+        let out = options.outDirectory ?? PlotFromStore.defaultOutDirectory(databasePath: db) + "-report"
+        try OutputFiles.makeDirectory(out)
+        try OutputFiles.checkWritable(out)
+
+        // Pages: by id, then the worst and best by psnr_global per experiment.
+        let defaults = options.runs == nil && options.worst == nil && options.best == nil
+        let worstN = options.worst ?? (defaults ? defaultPages : 0), bestN = options.best ?? (defaults ? defaultPages : 0)
+        var paged = Set(options.runs ?? [])
+        for name in experiments {
+            let ranked = data.runs.filter { $0.row.experiment == name && $0.row.status == "done" && $0.psnr != nil }
+                .sorted { ($0.psnr!, $0.row.runID) < ($1.psnr!, $1.row.runID) }
+            paged.formUnion(ranked.prefix(worstN).map(\.row.runID))
+            paged.formUnion(ranked.suffix(bestN).map(\.row.runID))
+        }
+        paged = paged.filter { id in data.runs.contains { $0.row.runID == id && $0.row.status == "done" } }
+        let reporter = progress?(paged.count)
+        defer { reporter?.finish() }
+
+        var summary = Summary(index: "\(out)/index.html", experiments: experiments.count, runPages: 0, missingStreams: [], missingSources: [])
+        var indexRows: [[String]] = []
+        for (n, name) in experiments.enumerated() {
+            try Interruption.check()
+            let folder = safeFolder(name) ?? "experiment-\(n + 1)"
+            let dir = "\(out)/\(folder)"
+            try OutputFiles.makeDirectory(dir)
+            let runs = data.runs.filter { $0.row.experiment == name }
+            var outcomes: [Int64: RunPage.Outcome] = [:]
+            for run in runs where paged.contains(run.row.runID) {
+                try Interruption.check()
+                outcomes[run.row.runID] = try RunPage.write(run, columns: data.metricColumns, hasMetricsTable: data.hasMetricsTable,
+                                                            store: store, databasePath: db, dir: "\(dir)/run-\(run.row.runID)")
+                summary.runPages += 1
+                reporter?.advance(detail: "run \(run.row.runID)")
+            }
+            for run in runs where run.row.status == "done" {
+                if RunPage.locate(run.row.streamPath, databasePath: db) == nil { summary.missingStreams.append(run.row.runID) }
+                if RunPage.locate(run.row.clip, databasePath: db) == nil { summary.missingSources.append(run.row.runID) }
+            }
+            try writeExperiment(name, runs: runs, data: data, anchor: options.anchor, pages: outcomes, databasePath: db, dir: dir)
+            let done = runs.filter { $0.row.status == "done" }.count
+            indexRows.append(["<a href=\"\(HTML.escape(folder))/index.html\">\(HTML.escape(name))</a>", "\(runs.count)", "\(done)",
+                              "\(runs.count - done)", "\(outcomes.count)",
+                              HTML.escape(Array(Set(runs.map(\.clipName))).sorted().joined(separator: ", "))])
+        }
+        var body = "<h1>enclab report</h1>\n<p>Database <code>\(HTML.escape(db))</code>, \(data.runs.count) runs"
+        body += data.hasMetricsTable ? ", metrics from table run_metrics.</p>\n"
+            : ". This database has no run_metrics table: the report computes bitrate and pooled PSNR from the frames; <code>enclab analyze</code> adds the full metrics.</p>\n"
+        body += HTML.table(headers: ["experiment", "runs", "done", "failed", "run pages", "clips"], rows: indexRows, sortable: true, textColumns: [0, 5])
+        try OutputFiles.write(HTML.page(title: "enclab report", body: body), to: summary.index)
+        return summary
+    }
+
+    /// `name` when it is a safe folder name (letters, digits, `.`, `_`, `-`, not starting with `.`, not `index.html`).
+    static func safeFolder(_ name: String) -> String? {
+        guard !name.isEmpty, name.count <= 100, name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "._-".contains($0)) }),
+              !name.hasPrefix("."), name != "index.html" else { return nil }
+        return name
+    }
+
+    /// One configuration's curve on one clip: its points sorted by rate.
+    struct Curve {
+        var clip: String
+        var configuration: String
+        var points: [(rate: Double, psnr: Double, runID: Int64)]
+    }
+
+    /// The curves of `runs` (those with a rate and a PSNR), by clip path then configuration, each clip's
+    /// configurations in the order of their first run id.
+    static func curves(_ runs: [ReportData.Run]) -> [String: [Curve]] {
+        var result: [String: [Curve]] = [:]
+        for run in runs.sorted(by: { $0.row.runID < $1.row.runID }) {
+            guard run.row.status == "done", let kbps = run.kbps, let psnr = run.psnr else { continue }
+            var list = result[run.row.clip] ?? []
+            if let i = list.firstIndex(where: { $0.configuration == run.configuration }) {
+                list[i].points.append((kbps, psnr, run.row.runID))
+            } else {
+                list.append(Curve(clip: run.row.clip, configuration: run.configuration, points: [(kbps, psnr, run.row.runID)]))
+            }
+            result[run.row.clip] = list
+        }
+        for (clip, list) in result {
+            result[clip] = list.map { var c = $0; c.points.sort { ($0.rate, $0.runID) < ($1.rate, $1.runID) }; return c }
+        }
+        return result
+    }
+
+    /// Writes an experiment's page and its curve plots in `dir`.
+    static func writeExperiment(_ name: String, runs: [ReportData.Run], data: ReportData, anchor wanted: String?,
+                                pages: [Int64: RunPage.Outcome], databasePath: String, dir: String) throws {
+        let e = HTML.escape
+        var body = "<p><a href=\"../index.html\">← all experiments</a></p>\n<h1>Experiment \(e(name))</h1>\n"
+        if !data.hasMetricsTable {
+            body += "<p class=\"note\">This database has no run_metrics table: bitrate_kbps (all bytes over the PTS span plus one frame) and psnr_global / psnr_y_pooled (PSNR of the squared error pooled over all samples) are computed from the frames. <code>enclab analyze</code> adds the full metrics.</p>\n"
+        }
+        // Runs table.
+        body += "<h2>Runs</h2>\n<p class=\"note\">Click a column's header to sort by it. A run page is linked from its id.</p>\n"
+        let headers = ["run", "clip", "configuration", "label", "status", "frames", "files"] + data.metricColumns
+        var rows: [[String]] = []
+        for run in runs {
+            let id = run.row.runID
+            let idCell = pages[id] != nil ? "<a href=\"run-\(id)/index.html\">\(id)</a>" : "\(id)"
+            var files = ""
+            if run.row.status == "done" {
+                let stream = RunPage.locate(run.row.streamPath, databasePath: databasePath) != nil
+                let source = RunPage.locate(run.row.clip, databasePath: databasePath) != nil
+                files = stream && source ? "ok" : "<span class=\"missing\">\([stream ? nil : "stream missing", source ? nil : "source missing"].compactMap { $0 }.joined(separator: ", "))</span>"
+            }
+            let status = run.row.status == "done" ? "done" : "<span class=\"missing\">\(e(run.row.status))</span>"
+            rows.append([idCell, e(run.clipName), e(run.configuration), e(run.label), status, run.row.frames.map(String.init) ?? "", files]
+                        + data.metricColumns.map { HTML.number(run.metrics[$0] ?? nil, digits: 3) })
+        }
+        body += HTML.table(headers: headers, rows: rows, sortable: true, textColumns: [1, 2, 3, 4, 6])
+
+        // Curves and BD-rate.
+        let byClip = curves(runs)
+        let clips = byClip.keys.sorted()
+        let firstConfiguration = runs.filter { $0.kbps != nil && $0.psnr != nil && $0.row.status == "done" }.min { $0.row.runID < $1.row.runID }?.configuration
+        let anchor = wanted.flatMap { w in byClip.values.contains { $0.contains { $0.configuration == w } } ? w : nil } ?? firstConfiguration
+        body += "<h2>Rate-quality curves</h2>\n"
+        body += "<p class=\"note\">One curve per clip and configuration: the runs' rate-control mode and grid settings other than those that set the rate (qp, crf, bitrate, vbv-*), points sorted by bitrate (\(data.hasMetricsTable ? "run_metrics.bitrate_kbps" : "bitrate computed from the frames")) against psnr_global, the PSNR of the squared error pooled over all samples of the three planes.</p>\n"
+        if clips.isEmpty { body += "<p>No run has both a bitrate and a PSNR.</p>\n" }
+        for (i, clip) in clips.enumerated() {
+            try Interruption.check()
+            let list = byClip[clip]!
+            let plotName = "rq-\(i + 1)"
+            body += "<h3>\(e(Paths.fileName(clip)))</h3>\n"
+            try writeCurves(list, title: Paths.fileName(clip), name: plotName, dir: dir)
+            body += HTML.plot(dir: dir, name: plotName, data: ["\(plotName).dat"], alt: "rate-quality curves of \(Paths.fileName(clip))")
+            body += "<p class=\"note\">The plot's title and key titles are gnuplot arguments: <code>gnuplot -c \(plotName).gp TITLE KEYTITLES</code>, KEYTITLES one per line, in the order of the data file's blocks (each block starts with a comment naming its configuration).</p>\n"
+            body += bdTable(list, anchor: anchor)
+        }
+        if let w = wanted, anchor != w {
+            body += "<p class=\"note\">No configuration '\(e(w))' here: the anchor is the first configuration.</p>\n"
+        }
+        try OutputFiles.write(HTML.page(title: "enclab report: \(name)", body: body), to: "\(dir)/index.html")
+    }
+
+    /// `NAME.dat`, `NAME.gp`, `NAME.png`, `NAME.svg`: one clip's curves, bitrate (log scale) against psnr_global.
+    static func writeCurves(_ list: [Curve], title: String, name: String, dir: String) throws {
+        let colours = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"]
+        var data = "# bitrate_kbps psnr_global_db run_id, one block per configuration\n"
+        var series: [String] = [], titles: [String] = []
+        let keyLimit = max(1, min(Plots.textLimit, 24_000 / max(1, list.count)))
+        for (i, curve) in list.enumerated() {
+            data += "# \(Plots.shown(curve.configuration, limit: .max))\n"
+            for p in curve.points { data += "\(p.rate) \(p.psnr) \(p.runID)\n" }
+            data += "\n\n"
+            series.append("'\(name).dat' index \(i) using 1:2 with linespoints lw 1.5 pt \(5 + 2 * (i / colours.count % 4)) lc rgb '\(colours[i % colours.count])' title keyTitle[\(i + 1)]")
+            titles.append(Plots.shown(curve.configuration, limit: keyLimit))
+        }
+        try Plots.write(data, to: "\(dir)/\(name).dat")
+        try Plots.both(dir: dir, name: name, body: """
+            \(Plots.keyTitlePrologue(count: titles.count))
+            set title ARG1
+            set xlabel 'bitrate (kbit/s)'
+            set ylabel 'psnr_global (dB)'
+            set logscale x
+            set key outside right top
+            set grid
+            plot \(series.joined(separator: ", \\\n     "))
+            """, arguments: [Plots.shown(title), titles.joined(separator: "\n")], size: (1100, 500))
+    }
+
+    /// The BD-rate table of one clip: each configuration against the anchor, BD-rate and BD-PSNR by PCHIP and by the
+    /// cubic fit (``Bjontegaard``); a refusal is shown as its message.
+    static func bdTable(_ list: [Curve], anchor: String?) -> String {
+        guard let anchor, let base = list.first(where: { $0.configuration == anchor }) else {
+            return "<p class=\"note\">No BD-rate table: the anchor configuration has no curve on this clip.</p>\n"
+        }
+        let others = list.filter { $0.configuration != anchor }
+        let html = "<p>BD-rate against the anchor <b>\(HTML.escape(anchor))</b> (\(base.points.count) points): negative means fewer bits for the same PSNR; BD-PSNR positive means more PSNR at the same rate.</p>\n"
+        guard !others.isEmpty else { return html + "<p class=\"note\">No other configuration on this clip.</p>\n" }
+        let anchorPoints = base.points.map { (rate: $0.rate, psnr: $0.psnr) }
+        var rows: [[String]] = []
+        for curve in others {
+            let test = curve.points.map { (rate: $0.rate, psnr: $0.psnr) }
+            var row = [HTML.escape(curve.configuration), "\(curve.points.count)"]
+            for method in [Bjontegaard.Method.pchip, .cubic] {
+                for f in [{ try Bjontegaard.bdRate(anchor: anchorPoints, test: test, method: method) },
+                          { try Bjontegaard.bdPSNR(anchor: anchorPoints, test: test, method: method) }] {
+                    do { row.append(HTML.number(try f(), digits: 2)) } catch let error as LabError {
+                        row.append("<span class=\"refused\">\(HTML.escape(error.message))</span>")
+                    } catch { row.append("<span class=\"refused\">\(HTML.escape("\(error)"))</span>") }
+                }
+            }
+            rows.append(row)
+        }
+        return html + HTML.table(headers: ["configuration", "points", "BD-rate % (PCHIP)", "BD-PSNR dB (PCHIP)", "BD-rate % (cubic)", "BD-PSNR dB (cubic)"],
+                                 rows: rows, sortable: true, textColumns: [0])
+    }
+}

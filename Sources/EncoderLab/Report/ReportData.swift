@@ -1,0 +1,170 @@
+import Foundation
+import H264
+
+/// What the report reads from the store: the runs, their metrics (table `run_metrics` when the database has it,
+/// else the few numbers the curves need, computed from `frames`), and each run's configuration.
+struct ReportData {
+    /// The columns of `run_metrics` shown first when present, in this order; the rest follow in the table's order.
+    static let leadingMetrics = ["bitrate_kbps", "target_error_pct", "psnr_global", "ssim_db"]
+
+    /// The grid keys that set the rate, left out of a configuration's name (the rate varies along its curve): `qp`,
+    /// `crf`, `bitrate`, and every key starting with `vbv-` (or `vbv_`); `rc` is the configuration's first word.
+    static func isRateKey(_ key: String) -> Bool {
+        ["qp", "crf", "bitrate", "rc"].contains(key) || key.hasPrefix("vbv-") || key.hasPrefix("vbv_")
+    }
+
+    /// One run as the report shows it.
+    struct Run {
+        var row: LabStore.RunRow
+        /// The file name of `runs.clip`.
+        var clipName: String
+        /// The grid label (`settings.label`), or the x264 flags when it has none.
+        var label: String
+        /// Rate-control mode, then the grid's settings other than the rate (``configuration(_:)``).
+        var configuration: String
+        /// Metric name to value (NULL as nil), in ``ReportData/metricColumns`` order.
+        var metrics: [String: Double?]
+        /// Bitrate in kbit/s and PSNR in dB for the curves (`run_metrics.bitrate_kbps` and `psnr_global`, or computed
+        /// from `frames`); nil when the run has none.
+        var kbps: Double?
+        var psnr: Double?
+    }
+
+    var runs: [Run]
+    /// Whether the database has `run_metrics` (schema v6, written by `enclab analyze`).
+    var hasMetricsTable: Bool
+    /// The metric columns shown, in order: ``leadingMetrics`` present first, then the others; without `run_metrics`
+    /// the computed `bitrate_kbps`, `psnr_global`, `psnr_y_pooled`.
+    var metricColumns: [String]
+
+    /// Reads every run of `store` (``experiments`` nil) or of the named experiments.
+    /// - Throws: `.data` for a stored row the report cannot read (settings that are not JSON, a damaged frame), the
+    ///   store's errors.
+    init(store: LabStore, experiments: Set<String>?) throws {
+        let rows = try store.runs().filter { experiments?.contains($0.experiment) ?? true }
+        let tables = try store.database.query("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'run_metrics'")
+        hasMetricsTable = !tables.isEmpty
+        var byRun: [Int64: [String: Double?]] = [:]
+        if hasMetricsTable {
+            let columns = try store.database.rows("SELECT name FROM pragma_table_info('run_metrics') ORDER BY cid").map { try $0.text("name") }
+                .filter { $0 != "run_id" }
+            metricColumns = Self.leadingMetrics.filter(columns.contains) + columns.filter { !Self.leadingMetrics.contains($0) }
+            for r in try store.database.rows("SELECT * FROM run_metrics") {
+                guard let id = r["run_id"].int else { continue }
+                var values: [String: Double?] = [:]
+                for c in columns { values[c] = r[c].double }
+                byRun[id] = values
+            }
+        } else {
+            metricColumns = ["bitrate_kbps", "psnr_global", "psnr_y_pooled"]
+        }
+        var runs: [Run] = []
+        for row in rows {
+            try Interruption.check()
+            let settings = try? StoredRunSettings(json: row.settingsJSON, runID: row.runID)
+            let label = settings.map { $0.label.isEmpty ? $0.x264Arguments : $0.label } ?? ""
+            var run = Run(row: row, clipName: Paths.fileName(row.clip), label: label,
+                          configuration: settings.map(Self.configuration) ?? "?", metrics: [:])
+            if row.status == "done" {
+                if let m = byRun[row.runID] {
+                    run.metrics = m
+                    run.kbps = m["bitrate_kbps"] ?? nil
+                    run.psnr = m["psnr_global"] ?? nil
+                } else if !hasMetricsTable {
+                    let computed = try Self.computed(row, store: store)
+                    run.metrics = computed
+                    run.kbps = computed["bitrate_kbps"] ?? nil
+                    run.psnr = computed["psnr_global"] ?? nil
+                }
+            }
+            runs.append(run)
+        }
+        self.runs = runs
+    }
+
+    /// A run's configuration: its rate-control mode (`rc`, else x264's `resolved.rc_method`, else "?"), then the
+    /// grid's other settings as `key=value` words in key order, the rate keys (``isRateKey(_:)``) left out; an object
+    /// axis adds its own words. Without `axes` (settings of the previous version) the words of the label.
+    static func configuration(_ settings: StoredRunSettings) -> String {
+        let mode = settings.rc ?? settings.rcMethod ?? "?"
+        var words: [String] = []
+        if let axes = settings.axes {
+            for key in axes.keys.sorted() {
+                if let group = axes[key] as? [String: Any] {
+                    for k in group.keys.sorted() where !isRateKey(k) { words.append(RateDistortion.word(k, group[k]!)) }
+                } else if !isRateKey(key) {
+                    words.append(RateDistortion.word(key, axes[key]!))
+                }
+            }
+        } else {
+            words = settings.label.split(separator: " ").map(String.init).filter { word in
+                let key = word.split(separator: "=", maxSplits: 1).first.map(String.init) ?? word
+                return !isRateKey(key)
+            }
+        }
+        return ([mode] + words).joined(separator: " ")
+    }
+
+    /// One frame as the report reads it (`frames`, decode order).
+    struct Frame {
+        var codedIndex: Int
+        var displayIndex: Int
+        var type: String
+        var keyframe: Bool
+        var sizeBytes: Int
+        var pts: Int64
+        var dts: Int64
+        var sse: PlaneErrors?
+        var psnrAvg: Double?
+        var psnrY: Double?
+    }
+
+    /// A run's frames in decode order.
+    /// - Throws: `.data` naming the file and column for a NOT NULL column holding NULL.
+    static func frames(run runID: Int64, store: LabStore) throws -> [Frame] {
+        try store.database.rows("""
+            SELECT coded_index, display_index, type, keyframe, size_bytes, pts, dts, sse_y, sse_u, sse_v, psnr_y, psnr_avg
+            FROM frames WHERE run_id = ? ORDER BY coded_index
+            """, [.integer(runID)]).map { r in
+            let sse: PlaneErrors? = {
+                guard let y = r["sse_y"].int, let u = r["sse_u"].int, let v = r["sse_v"].int else { return nil }
+                return PlaneErrors(sseY: y, sseU: u, sseV: v)
+            }()
+            return Frame(codedIndex: Int(try r.integer("coded_index")), displayIndex: Int(try r.integer("display_index")),
+                         type: try r.text("type"), keyframe: try r.integer("keyframe") != 0, sizeBytes: Int(try r.integer("size_bytes")),
+                         pts: try r.integer("pts"), dts: try r.integer("dts"), sse: sse, psnrAvg: r["psnr_avg"].double,
+                         psnrY: r["psnr_y"].double)
+        }
+    }
+
+    /// One frame's duration in ticks of the run's timebase, (1/fps) / timebase, or nil when the run lacks either.
+    static func frameTicks(_ row: LabStore.RunRow) -> Rational? {
+        guard let fn = row.fpsNum, let fd = row.fpsDen, let tn = row.timebaseNum, let td = row.timebaseDen, fn > 0, fd > 0, tn > 0, td > 0,
+              let fps = try? Rational(Int64(fn), Int64(fd)), let tb = try? Rational(Int64(tn), Int64(td)) else { return nil }
+        return try? fps.reciprocal / tb
+    }
+
+    /// The numbers the curves need when the database has no `run_metrics`, from `frames`:
+    /// - `bitrate_kbps`: all frame bytes × 8 / 1000 over the span, last PTS − first PTS + one frame's duration (the
+    ///   span `enclab analyze` uses; here the largest minus the smallest PTS, plus 1/fps);
+    /// - `psnr_global`: PSNR of the squared error pooled over all samples of the three planes (x264's "Global",
+    ///   ``QualityPooling``, every frame weighted 1), and `psnr_y_pooled` the same for luma; nil unless every frame
+    ///   has `sse_*` (a run without an independent decode).
+    static func computed(_ row: LabStore.RunRow, store: LabStore) throws -> [String: Double?] {
+        let frames = try frames(run: row.runID, store: store)
+        var out: [String: Double?] = ["bitrate_kbps": nil, "psnr_global": nil, "psnr_y_pooled": nil]
+        guard !frames.isEmpty else { return out }
+        if let ticks = frameTicks(row), let tn = row.timebaseNum, let td = row.timebaseDen {
+            let span = Double(frames.map(\.pts).max()! - frames.map(\.pts).min()!) + ticks.approximateValue
+            let seconds = span * Double(tn) / Double(td)
+            let bytes = frames.reduce(0.0) { $0 + Double($1.sizeBytes) }
+            if seconds > 0 { out["bitrate_kbps"] = bytes * 8 / 1000 / seconds }
+        }
+        if let w = row.width, let h = row.height, frames.allSatisfy({ $0.sse != nil }),
+           let pooled = try? QualityPooling.pool(frames.map { QualityPooling.Frame(errors: $0.sse!) }, width: w, height: h) {
+            out["psnr_global"] = pooled.pooled.all
+            out["psnr_y_pooled"] = pooled.pooled.y
+        }
+        return out
+    }
+}

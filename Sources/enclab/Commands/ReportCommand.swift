@@ -1,0 +1,76 @@
+import EncoderLab
+import Foundation
+
+/// `enclab report --db FILE`: a static HTML report of the runs already in a database.
+struct ReportCommand: Command {
+    let name = "report"
+    let summary = "writes a static HTML report of a database: runs, metrics, rate-quality curves, BD-rate, run pages"
+    let operands = ""
+    let flags = [
+        Flag("--db", value: "FILE", about: "the lab database reported on (read only: nothing is encoded)", required: true),
+        Flag("--out", value: "DIR", about: "the folder the report goes to (index.html there)",
+             default: "the database path without its extension, plus -report (results/q.sqlite -> results/q-report)"),
+        Flag("--experiment", value: "NAME", about: "report this experiment only", default: "every experiment"),
+        Flag("--anchor", value: "CONFIG", about: "the configuration the BD-rate tables compare against, as the report names it (\"crf\", \"abr bframes=0\")",
+             default: "each experiment's first configuration"),
+        Flag("--runs", value: "ID,...", about: "give these runs (run ids, separated by commas) a page", default: "none by id"),
+        Flag("--worst", value: "N", about: "give the N runs of each experiment with the lowest psnr_global a page",
+             default: "\(Report.defaultPages) when none of --runs, --worst, --best is given, else 0"),
+        Flag("--best", value: "N", about: "give the N runs of each experiment with the highest psnr_global a page",
+             default: "\(Report.defaultPages) when none of --runs, --worst, --best is given, else 0"),
+    ]
+    let about = """
+        Reads the database only (no encode, no server, nothing from the network) and writes OUT/index.html listing the
+        experiments; per experiment a page with the runs and their metrics in a sortable table, the rate-quality curves
+        (one per clip and configuration: the rate-control mode and the grid settings other than qp, crf, bitrate and
+        vbv-*) and a BD-rate table (PCHIP and cubic) against the anchor; per chosen run a page with frame sizes by type,
+        windowed bitrate, keyframe timeline, VBV occupancy, PTS and DTS steps and the worst-PSNR frame, source beside
+        decoded. Plots are gnuplot's, each with its .gp script and data file beside it. A run whose stream or source file
+        is missing here is reported as such. stdout gets the report's index path.
+        """
+    var sections: [(title: String, text: String)] {
+        [databaseEnvironment]
+    }
+    let exitStatuses: [(status: Int32, meaning: String)] = [
+        (0, "report written (runs with missing files included, marked)"),
+        (64, "usage: a bad flag or value, no --db, an --experiment or --anchor that names nothing in the database"),
+        (65, "bad data: a database that is damaged or not the lab's"),
+        (66, "the database is missing (none is created), or a --runs id names no run in it"),
+        (70, "gnuplot or ffmpeg is missing, or the lab failed"),
+        (73, "--out cannot be created"),
+        (74, "a write failed part-way (a full disk)"),
+        (75, "the database is locked by another process (see ENCLAB_DB_TIMEOUT_MS)"),
+        (130, "interrupted"),
+    ]
+    let example = "enclab report --db results/quickstart.sqlite --anchor crf --worst 3 --best 3"
+
+    func run(arguments: [String]) throws {
+        guard let parsed = try parse(arguments) else { return }
+        guard parsed.rest.isEmpty else { throw LabError(.usage, "report takes no operands, got \(parsed.rest.joined(separator: " "))") }
+        guard let db = try parsed.path("--db", what: "a database file path") else { throw LabError(.usage, "report needs --db FILE") }
+        func count(_ flag: String) throws -> Int? {
+            guard let value = parsed.value(flag) else { return nil }
+            guard let n = Int(value), n >= 0 else { throw LabError(.usage, "\(flag) needs a whole number, 0 or more, got '\(value)'") }
+            return n
+        }
+        var runs: [Int64]?
+        if let value = parsed.value("--runs") {
+            runs = try value.split(separator: ",", omittingEmptySubsequences: false).map { word in
+                let id = word.hasPrefix("run-") ? word.dropFirst(4) : word
+                guard let n = Int64(id), n > 0 else { throw LabError(.usage, "--runs needs run ids separated by commas (3,7,12), got '\(value)'") }
+                return n
+            }
+        }
+        let options = Report.Options(databasePath: db, outDirectory: try parsed.path("--out", what: "a folder path"),
+                                     experiment: parsed.value("--experiment"), anchor: parsed.value("--anchor"),
+                                     runs: runs, worst: try count("--worst"), best: try count("--best"))
+        let summary = try Report.build(options) { Progress(label: "report", total: $0, unit: "pages") }
+        print(summary.index)
+        if !summary.missingStreams.isEmpty || !summary.missingSources.isEmpty {
+            let s = summary.missingStreams, c = summary.missingSources
+            let parts = [s.isEmpty ? nil : "stream missing for run\(s.count == 1 ? "" : "s") \(s.map(String.init).joined(separator: ", "))",
+                         c.isEmpty ? nil : "source missing for run\(c.count == 1 ? "" : "s") \(c.map(String.init).joined(separator: ", "))"]
+            FileHandle.standardError.write(Data("enclab: note: \(parts.compactMap { $0 }.joined(separator: "; ")) (marked in the report)\n".utf8))
+        }
+    }
+}
