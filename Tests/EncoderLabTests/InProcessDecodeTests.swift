@@ -104,6 +104,9 @@ struct InProcessDecodeTests {
             #expect(f[0].double != nil)
             #expect(Array(f[0..<4]) == Array(f[4..<8]))
         }
+        // The run metrics say where their PSNR comes from: the lab's decode, or x264's report (unverified).
+        let sources = try store.database.query("SELECT psnr_source FROM run_metrics ORDER BY run_id")
+        #expect(sources == [[.text("lab")], [.text("x264")]])
         // The stream bytes do not depend on the verify mode.
         let paths = try store.database.query("SELECT stream_path FROM runs WHERE status = 'done' ORDER BY run_id").compactMap { row -> String? in
             if case .text(let path) = row[0] { return path } else { return nil }

@@ -230,7 +230,9 @@ public struct RunMetrics: Sendable, Equatable {
         set("psnr_v_pooled", pooled?.pooled.v)
         set("psnr_global", pooled?.pooled.all)
         set("psnr_611", pooled?.pooled.weighted611)
-        c["psnr_source"] = pooled == nil ? .null : .text("lab")
+        // A run encoded with `--verify none` has no decode of its own: its squared errors stand for x264's PSNR.
+        let unverified = (settings.resolved?["verify"] as? String) == "none"
+        c["psnr_source"] = pooled == nil ? .null : .text(unverified ? "x264" : "lab")
         // SSIM: x264's per-frame luma SSIM where stored (the lab measures none of its own).
         let ssims = byDisplay.compactMap(\.ssim)
         let ssimMean = ssims.isEmpty ? nil : ssims.reduce(0, +) / Double(ssims.count)

@@ -24,7 +24,7 @@ extension LabStore {
         ("psnr_611", "REAL"), ("ssim_mean", "REAL"), ("ssim_db", "REAL"),
         ("qp_mean_i", "REAL"), ("qp_mean_p", "REAL"), ("qp_mean_b", "REAL"),
         ("vbv_underflows", "INTEGER"), ("vbv_overflows", "INTEGER"),
-        ("psnr_source", "TEXT CHECK (psnr_source IN ('lab'))"),
+        ("psnr_source", "TEXT CHECK (psnr_source IN ('lab', 'x264'))"),
     ]
 
     /// `run_metrics` (one row per analysed run) and `run_gops` (one row per GOP of it). Every statement is
