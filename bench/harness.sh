@@ -28,7 +28,7 @@ trap 'rm -rf "$work"' EXIT
 
 ffmpeg -nostdin -v error -stream_loop -1 -i fixtures/bigbuckbunny.mp4 -t "$seconds" -an -fps_mode passthrough \
     -pix_fmt yuv420p -f yuv4mpegpipe "$work/clip.y4m"
-frames=$(grep -c -a '^FRAME' "$work/clip.y4m" || true)
+frames=$(ffprobe -v error -count_frames -show_entries stream=nb_read_frames -of csv=p=0 "$work/clip.y4m")
 
 # x264's CPU flags as its CLI detects them, minus AVX-512 (x264 prints "using cpu capabilities: ...").
 caps=$(x264 --frames 1 -o /dev/null "$work/clip.y4m" 2>&1 | sed -n 's/.*using cpu capabilities: //p' | head -1)
@@ -41,7 +41,7 @@ cat >"$work/sweep.json" <<EOF
  "grid": {"bitrate": [400, 700, 1000, 1300], "keyint": [30, 60]}}
 EOF
 
-has_flag() { "$lab" "$1" --help 2>&1 | grep -q -- "$2"; }
+has_flag() { local help; help=$("$lab" "$1" --help 2>&1); [[ $help == *"$2"* ]]; }
 declare -A wall cpu
 measure() {   # measure NAME command...: appends "wall cpu" to the variant's lists
     local name=$1; shift

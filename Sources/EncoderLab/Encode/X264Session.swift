@@ -149,11 +149,10 @@ public struct ResolvedParameters: Sendable {
 /// measurement switches: `i_log_level` DEBUG (x264 fills `f_psnr`/`f_ssim` only at INFO or above, and logs
 /// each frame's average QP at DEBUG), `b_psnr`, `b_ssim`, and `b_full_recon` (so non-reference B-frames are
 /// measured after deblocking). None of these change the bytes written. Last, x264's AVX-512 code is turned
-/// off (`cpu &= ~X264_CPU_AVX512`) unless the picture is a multiple of 8 macroblocks wide: its macroblock-tree
-/// propagation reads memory x264 never initialised past a row's end, so with it an encode's bytes depend on the
-/// encoders that ran before it in the process. Without it the bytes are x264's SSE/AVX2 bytes, which are also an
-/// AVX-512 process's bytes while that memory is still zero (a fresh process, x264's CLI), and always at widths of
-/// a multiple of 8 macroblocks (no lanes past the row's end).
+/// off (`cpu &= ~X264_CPU_AVX512`): its macroblock-tree propagation reads memory x264 never initialised, so
+/// with it an encode's bytes depend on the encoders that ran before it in the process. Without it the bytes
+/// are x264's SSE/AVX2 bytes, which are also an AVX-512 process's bytes while that memory is still zero (a
+/// fresh process, x264's CLI).
 public final class X264Session {
     private var handle: OpaquePointer
     private let log: X264Log
@@ -285,13 +284,7 @@ public final class X264Session {
         // past lowres_mvs, lowres_costs and its propagate buffer into memory x264 never set: the bytes then
         // depend on what an earlier encoder in the process left in the heap. The SSE/AVX2 versions stop at
         // the row's end; without AVX-512 x264 writes the bytes a fresh process writes, in every process.
-        // A row of a multiple of 8 macroblocks has no lanes past its end, so there AVX-512 stays on (x264's CLI
-        // keeps it; 8 to 11 % of the encode's CPU time at 1280x720): seen under MALLOC_PERTURB_=1 at widths of
-        // 120, 256, 384, 632, 640, 1272 and 1280 (8 to 80 macroblocks) the AVX-512 bytes equal the AVX2 bytes,
-        // at 176 and 240 (11 and 15) they do not.
-        if (Int(p.i_width) + 15) / 16 % 8 != 0 {
-            p.cpu &= ~UInt32(X264_CPU_AVX512)
-        }
+        p.cpu &= ~UInt32(X264_CPU_AVX512)
         // The lab's measurement switches (see the type's documentation).
         p.i_log_level = X264_LOG_DEBUG
         p.analyse.b_psnr = 1
