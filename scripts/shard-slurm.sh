@@ -165,6 +165,7 @@ check "the shards' keys are disjoint and cover the sweep" \
 
 "$ENCLAB" merge merged.sqlite shard-1.sqlite shard-2.sqlite shard-3.sqlite >merge.out 2>merge.err
 check "merge exit status" "$?" 0
+check "merged.sqlite was written" "$([ -s merged.sqlite ] && echo yes || echo no)" yes
 check "merge summary" "$(tail -1 merge.out)" "merged.sqlite: $runs runs from 3 databases (0 already there left out, 0 conflicts)"
 check "merged: runs, distinct keys, done" "$(sqlite3 merged.sqlite "SELECT count(*), count(DISTINCT run_key), sum(status = 'done') FROM runs")" "$runs|$runs|$runs"
 check "merged: integrity_check" "$(sqlite3 merged.sqlite "PRAGMA integrity_check")" ok
