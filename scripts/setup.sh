@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Installs what enclab needs and is missing (Debian packages), then puts the real clips in fixtures/.
+# With --tests (scripts/test.sh) it also makes the venv of the tests' BD-rate witness.
 # Safe to run again: it installs nothing that is already there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,7 +25,7 @@ fi
 # $ENCLAB_VENV (default /opt/enclab-venv; the tests look in the same place). Made again only when it cannot import
 # bjontegaard 1.3.0.
 venv="${ENCLAB_VENV:-/opt/enclab-venv}"
-if ! "$venv/bin/python" -c 'import bjontegaard, sys; sys.exit(bjontegaard.__version__ != "1.3.0")' 2>/dev/null; then
+if [ "${1:-}" = "--tests" ] && ! "$venv/bin/python" -c 'import bjontegaard, sys; sys.exit(bjontegaard.__version__ != "1.3.0")' 2>/dev/null; then
     echo "setup: creating $venv with bjontegaard 1.3.0 from PyPI"
     SUDO=""; [ -w "$(dirname "$venv")" ] || SUDO="sudo"
     $SUDO python3 -m venv --clear "$venv"

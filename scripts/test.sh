@@ -2,7 +2,7 @@
 # The README's second command: install what is missing and run the tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+bash scripts/setup.sh --tests
 swift build --build-tests
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
