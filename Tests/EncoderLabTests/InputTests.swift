@@ -129,3 +129,36 @@ struct InputTests {
         #expect(n == frames)
     }
 }
+
+@Suite("y4m input: pooled picture buffers")
+struct PictureBufferPoolTests {
+    @Test("pictures held stay intact while the reader goes on; a released picture's buffer is refilled, no new one")
+    func pool() throws {
+        let scratch = Scratch()
+        // 4x2: 12 bytes a frame, each frame's bytes (k*7 + f) mod 256, as InputTests.writeY4M writes them.
+        try InputTests().writeY4M(scratch.file("p.y4m"), header: "YUV4MPEG2 W4 H2 F25:1", frames: 6, frameBytes: 12)
+        func expected(_ f: Int) -> [UInt8] { (0..<12).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ f) } }
+        let clip = try Clip(path: scratch.file("p.y4m"))
+        var held = try (0..<3).map { _ in try #require(try clip.next()) }
+        #expect(held.map(\.bytes) == (0..<3).map(expected))
+        #expect(Set(held.map { ObjectIdentifier($0.storage) }).count == 3)
+        // The first picture released: the pool keeps its buffer (alive through the weak reference) and the next
+        // picture is read into it, while the two still held keep their bytes.
+        weak let firstBuffer = held[0].storage
+        held.removeFirst()
+        let fourth = try #require(try clip.next())
+        #expect(firstBuffer != nil && fourth.storage === firstBuffer)
+        #expect(fourth.bytes == expected(3))
+        #expect(held.map(\.bytes) == (1..<3).map(expected))
+        // A picture released at once: the rest of the clip goes through one buffer.
+        held = []
+        weak let reused = fourth.storage
+        _ = consume fourth
+        for f in 4..<6 {
+            let p = try #require(try clip.next())
+            #expect(p.bytes == expected(f))
+            #expect(p.storage === reused)
+        }
+        #expect(try clip.next() == nil)
+    }
+}

@@ -440,8 +440,8 @@ public final class X264Session {
         var count: Int32 = 0
         var out = x264_picture_t()
         var size: Int32
-        if var bytes = picture?.bytes {
-            precondition(picture?.width == width && picture?.height == height, "picture size differs from the session's")
+        if let picture {
+            precondition(picture.width == width && picture.height == height, "picture size differs from the session's")
             var pic = x264_picture_t()
             x264_picture_init(&pic)
             pic.i_pts = pts
@@ -457,8 +457,9 @@ public final class X264Session {
             pic.img.i_plane = 3
             let w = Int32(width)  // checked when the session opened (makeParam)
             pic.img.i_stride = (w, w / 2, w / 2, 0)
-            size = bytes.withUnsafeMutableBufferPointer { buf -> Int32 in
-                let base = buf.baseAddress!
+            // x264 reads the planes during the call (x264_frame_copy_picture copies them) and never writes them.
+            size = picture.withUnsafeBytes { buf -> Int32 in
+                let base = UnsafeMutablePointer(mutating: buf.baseAddress!)
                 let lumaSize = width * height
                 pic.img.plane = (base, base + lumaSize, base + lumaSize + lumaSize / 4, nil)
                 return x264_encoder_encode(handle, &nals, &count, &pic, &out)

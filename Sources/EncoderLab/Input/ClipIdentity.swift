@@ -8,27 +8,67 @@ public struct ClipIdentity: Sendable, Equatable {
     /// SHA-256 of the file's bytes, 64 lowercase hex digits.
     public var sha256: String
 
-    /// Hashes `path`, or takes the digest from the store's cache when the file's device, inode, size and last change
-    /// (the later of its modification and status-change times, ns) are those it was hashed with, so a large y4m is
-    /// read for its digest once.
+    /// Hashes `path`, or takes the digest from a cache when the file's device, inode, size and last change (the later
+    /// of its modification and status-change times, ns) are those it was hashed with, so a large y4m is read for its
+    /// digest once: first the store's `clip_hashes`, then the per-user cache (``UserClipHashCache``); a digest found
+    /// in one is copied to the other.
+    ///
+    /// A digest is cached only when the file's state was the same before and after hashing and its last change was at
+    /// least ``racyChangeSeconds`` before hashing began: a file's times have a coarse granularity (a kernel tick, or
+    /// seconds on some file systems), so a file rewritten at the same size within the tick it was hashed in could
+    /// otherwise keep its key and get its old digest (git's "racy clean" entries).
+    /// - Parameters:
+    ///   - store: the database whose `clip_hashes` to read and fill, or nil.
+    ///   - userCache: the per-user cache, or nil for none (the default opens ``UserClipHashCache/user(environment:)``).
+    ///   - settleSeconds: how long before hashing the file must have last changed for its digest to be cached.
     /// - Throws: `.noInput` for a file that cannot be examined or read; the store's errors.
-    public static func identify(_ path: String, cache store: LabStore?) throws -> ClipIdentity {
+    public static func identify(_ path: String, cache store: LabStore?,
+                                userCache: UserClipHashCache? = UserClipHashCache.user(),
+                                settleSeconds: Int64 = racyChangeSeconds) throws -> ClipIdentity {
+        let key = try fileKey(path)
+        if let known = try store?.cachedClipHash(device: key.device, inode: key.inode, size: key.size, mtimeNs: key.changeNs) {
+            if let userCache, userCache.digest(device: key.device, inode: key.inode, size: key.size, mtimeNs: key.changeNs) == nil {
+                userCache.store(device: key.device, inode: key.inode, size: key.size, mtimeNs: key.changeNs, sha256: known)
+            }
+            return ClipIdentity(path: path, sha256: known)
+        }
+        if let known = userCache?.digest(device: key.device, inode: key.inode, size: key.size, mtimeNs: key.changeNs) {
+            try store?.storeClipHash(device: key.device, inode: key.inode, size: key.size, mtimeNs: key.changeNs, sha256: known)
+            return ClipIdentity(path: path, sha256: known)
+        }
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        let startedNs = Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
+        let digest = try SHA256.file(path)
+        let settled = key.changeNs <= startedNs - settleSeconds * 1_000_000_000
+        if settled, try fileKey(path) == key {
+            try store?.storeClipHash(device: key.device, inode: key.inode, size: key.size, mtimeNs: key.changeNs, sha256: digest)
+            userCache?.store(device: key.device, inode: key.inode, size: key.size, mtimeNs: key.changeNs, sha256: digest)
+        }
+        return ClipIdentity(path: path, sha256: digest)
+    }
+
+    /// A file changed less than this long before it is hashed is not cached (see ``identify(_:cache:userCache:settleSeconds:)``):
+    /// 2 s, FAT's granularity, far above a kernel tick.
+    public static let racyChangeSeconds: Int64 = 2
+
+    /// What a cached digest is keyed by, from stat(2).
+    struct FileKey: Equatable {
+        var device: UInt64, inode: UInt64, size: Int64
+        /// The later of `st_mtim` and `st_ctim`, ns since the epoch: a file's mtime can be set back (touch -d) after
+        /// its bytes changed, its ctime cannot, and every write moves both.
+        var changeNs: Int64
+    }
+
+    /// - Throws: `.noInput` when `path` cannot be examined or is not a regular file.
+    static func fileKey(_ path: String) throws -> FileKey {
         var st = stat()
         guard stat(path, &st) == 0 else { throw LabError.noInput("\(path): cannot be examined: \(OutputFiles.reason(errno))") }
         guard (st.st_mode & S_IFMT) == S_IFREG else {
             throw LabError.noInput("\(path): not a regular file; enclab reads a clip twice, give it a file")
         }
-        let device = UInt64(st.st_dev), inode = UInt64(st.st_ino), size = Int64(st.st_size)
-        // The later of the modification and status-change times: a file's mtime can be set back (touch -d) after its
-        // bytes changed, its ctime cannot, and every write moves both.
         let modified = Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec)
         let changed = Int64(st.st_ctim.tv_sec) * 1_000_000_000 + Int64(st.st_ctim.tv_nsec)
-        let mtime = max(modified, changed)
-        if let known = try store?.cachedClipHash(device: device, inode: inode, size: size, mtimeNs: mtime) {
-            return ClipIdentity(path: path, sha256: known)
-        }
-        let digest = try SHA256.file(path)
-        try store?.storeClipHash(device: device, inode: inode, size: size, mtimeNs: mtime, sha256: digest)
-        return ClipIdentity(path: path, sha256: digest)
+        return FileKey(device: UInt64(st.st_dev), inode: UInt64(st.st_ino), size: Int64(st.st_size), changeNs: max(modified, changed))
     }
 }

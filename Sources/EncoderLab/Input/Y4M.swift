@@ -141,24 +141,66 @@ public struct Y4MHeader: Equatable, Sendable {
     }
 }
 
+/// The bytes of one picture, on the heap, allocated once and refilled by ``Y4MReader`` while nothing else holds them
+/// (a pool of a few such buffers serves a whole clip, so no fresh pages are zeroed per frame).
+///
+/// `@unchecked Sendable`: the bytes are written only by the reader that made the buffer, and only while it holds the
+/// sole reference (`isKnownUniquelyReferenced`); once a ``Picture`` carries them they are only read.
+final class PictureStorage: @unchecked Sendable {
+    /// Bytes held: width*height*3/2.
+    let count: Int
+    let base: UnsafeMutablePointer<UInt8>
+
+    init(count: Int) {
+        self.count = count
+        base = .allocate(capacity: max(count, 1))
+    }
+
+    convenience init(copying bytes: [UInt8]) {
+        self.init(count: bytes.count)
+        bytes.withUnsafeBufferPointer { base.initialize(from: $0.baseAddress!, count: bytes.count) }
+    }
+
+    deinit { base.deallocate() }
+}
+
 /// One 8-bit 4:2:0 picture: three planes stored contiguously (Y, then Cb, then Cr), each row-major without padding.
 public struct Picture: Sendable {
     /// Luma width in samples (even).
     public let width: Int
     /// Luma height in samples (even).
     public let height: Int
-    /// width*height luma bytes, then two chroma planes of (width/2)*(height/2) bytes.
-    public var bytes: [UInt8]
+    /// Shared, read-only once the picture exists (see ``PictureStorage``).
+    let storage: PictureStorage
 
+    /// A picture holding a copy of `bytes`: width*height luma bytes, then two chroma planes of (width/2)*(height/2).
     public init(width: Int, height: Int, bytes: [UInt8]) {
         precondition(bytes.count == width * height * 3 / 2, "picture buffer size does not match its dimensions")
+        self.init(width: width, height: height, storage: PictureStorage(copying: bytes))
+    }
+
+    init(width: Int, height: Int, storage: PictureStorage) {
+        precondition(storage.count == width * height * 3 / 2, "picture buffer size does not match its dimensions")
         self.width = width
         self.height = height
-        self.bytes = bytes
+        self.storage = storage
+    }
+
+    /// A copy of the picture's width*height*3/2 bytes (luma, then Cb, then Cr). Per-frame code reads them in place
+    /// with ``withUnsafeBytes(_:)`` instead.
+    public var bytes: [UInt8] { withUnsafeBytes { Array($0) } }
+
+    /// Calls `body` with the picture's bytes in place (luma, then Cb, then Cr), valid only during the call.
+    public func withUnsafeBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+        try withExtendedLifetime(storage) { try body(UnsafeBufferPointer(start: storage.base, count: storage.count)) }
     }
 }
 
 /// Reads YUV4MPEG2 frames one at a time from a file or pipe, so memory stays flat in the clip's length.
+///
+/// Each picture's bytes go from `read(2)` straight into a buffer of a small pool that the reader refills once the
+/// pictures it handed out are released (x264 copies what it is given; the verify stage holds a window of them), so
+/// a clip costs one kernel copy per frame and no per-frame allocation.
 ///
 /// Odd widths or heights are cropped to even (the last column or row dropped, and the chroma planes,
 /// which are ceil(w/2) x ceil(h/2) in the file, cut to w/2 x h/2); ``crop`` says what was removed.
@@ -177,44 +219,50 @@ public final class Y4MReader {
 
     private let handle: FileHandle
     private let name: String
-    private var buffer: [UInt8] = []
-    private var bufferStart = 0
-    private var atEnd = false
+    /// Bytes read but not yet taken: the header and FRAME lines and the first bytes after them.
+    private var staged = LineBuffer()
+    /// Buffers for pictures (see ``PictureStorage``), reused once only the pool holds them.
+    private var pool: [PictureStorage] = []
+    /// A whole picture as stored in the file when its size is odd, before the crop copies its even part.
+    private var uncropped: PictureStorage?
+
+    /// At most this many buffers are kept for reuse: more than the pictures in flight in a run (the current and the
+    /// next, plus the verify stage's window, x264's delay: its look-ahead and B-frames).
+    static let poolLimit = 96
+    /// Longest header or FRAME line accepted.
+    static let lineLimit = 4096
 
     /// Opens a y4m stream and parses its header.
     ///
     /// - Parameters:
     ///   - handle: the stream, positioned at its first byte; the reader does not close it.
     ///   - name: the file name used in errors.
-    /// - Throws: ``LabError`` `.data` for an empty input or a bad header (see ``Y4MHeader/init(line:file:)``).
+    /// - Throws: ``LabError`` `.data` for an empty input or a bad header (see ``Y4MHeader/init(line:file:)``);
+    ///   `.ioError` when reading fails.
     public init(handle: FileHandle, name: String) throws {
         self.handle = handle
         self.name = name
-        var reader = LineState()
-        guard let line = try Self.readLine(name: name, handle: handle, buffer: &reader.buffer, start: &reader.start, atEnd: &reader.atEnd, limit: 4096) else {
+        var staged = LineBuffer()
+        guard let line = try staged.readLine(fd: handle.fileDescriptor, name: name, limit: Self.lineLimit) else {
             throw LabError.data("\(name): empty input, no YUV4MPEG2 header")
         }
         self.header = try Y4MHeader(line: line, file: name)
         self.width = header.width & ~1
         self.height = header.height & ~1
         self.crop = (header.width & 1, header.height & 1)
-        self.buffer = reader.buffer
-        self.bufferStart = reader.start
-        self.atEnd = reader.atEnd
+        self.staged = staged
         guard width > 0, height > 0 else {
             throw LabError.data("\(name): y4m picture \(header.width)x\(header.height) is empty after cropping to even dimensions")
         }
     }
 
-    private struct LineState { var buffer: [UInt8] = []; var start = 0; var atEnd = false }
-
     /// Reads the next picture, or returns nil at the end of the stream.
     ///
     /// A last frame cut short is not an error (x264's CLI encodes the whole frames too): the reader returns
     /// nil and records the partial frame's byte count in ``truncatedBytes``.
-    /// - Throws: ``LabError`` `.data` when a frame does not start with `FRAME`.
+    /// - Throws: ``LabError`` `.data` when a frame does not start with `FRAME`; `.ioError` when reading fails.
     public func next() throws -> Picture? {
-        guard let line = try Self.readLine(name: name, handle: handle, buffer: &buffer, start: &bufferStart, atEnd: &atEnd, limit: 4096) else {
+        guard let line = try staged.readLine(fd: handle.fileDescriptor, name: name, limit: Self.lineLimit) else {
             return nil
         }
         if line.last != 0x0A {
@@ -228,77 +276,122 @@ public final class Y4MReader {
             throw LabError.data("\(name): frame \(offset) does not start with FRAME (y4m stream damaged)")
         }
         let need = header.pictureBytes
-        let payload = try readExactly(need)
-        if payload.count < need {
-            truncatedBytes = lineLength + payload.count
+        let storage = freeStorage()
+        let target: PictureStorage
+        if crop == (0, 0) {
+            target = storage
+        } else {
+            if uncropped == nil { uncropped = PictureStorage(count: need) }
+            target = uncropped!
+        }
+        let got = try staged.read(into: target.base, count: need, fd: handle.fileDescriptor, name: name)
+        if got < need {
+            truncatedBytes = lineLength + got
             return nil
         }
         framesRead += 1
-        if crop == (0, 0) { return Picture(width: width, height: height, bytes: payload) }
-        return Picture(width: width, height: height, bytes: Self.cropToEven(payload, width: header.width, height: header.height))
+        if crop != (0, 0) { Self.cropToEven(target.base, into: storage.base, width: header.width, height: header.height) }
+        return Picture(width: width, height: height, storage: storage)
     }
 
-    /// Copies the even top-left part of a picture with odd dimensions (luma w x h, chroma ceil(w/2) x ceil(h/2)).
-    static func cropToEven(_ src: [UInt8], width w: Int, height h: Int) -> [UInt8] {
+    /// A buffer for the next picture: one of the pool's that no picture holds any more, else a new one (kept in the
+    /// pool while it has room).
+    private func freeStorage() -> PictureStorage {
+        for k in pool.indices where isKnownUniquelyReferenced(&pool[k]) { return pool[k] }
+        let storage = PictureStorage(count: width * height * 3 / 2)
+        if pool.count < Self.poolLimit { pool.append(storage) }
+        return storage
+    }
+
+    /// Copies the even top-left part of a picture with odd dimensions (luma w x h, chroma ceil(w/2) x ceil(h/2)) from
+    /// a buffer of the file's picture size into one of the even picture's size.
+    static func cropToEven(_ src: UnsafePointer<UInt8>, into out: UnsafeMutablePointer<UInt8>, width w: Int, height h: Int) {
         let ew = w & ~1, eh = h & ~1
         let cw = (w + 1) / 2, ch = (h + 1) / 2
-        var out = [UInt8]()
-        out.reserveCapacity(ew * eh * 3 / 2)
-        for y in 0..<eh { out.append(contentsOf: src[(y * w)..<(y * w + ew)]) }
+        var o = 0
+        for y in 0..<eh {
+            (out + o).update(from: src + y * w, count: ew)
+            o += ew
+        }
         for plane in 0..<2 {
             let base = w * h + plane * cw * ch
-            for y in 0..<(eh / 2) { out.append(contentsOf: src[(base + y * cw)..<(base + y * cw + ew / 2)]) }
+            for y in 0..<(eh / 2) {
+                (out + o).update(from: src + base + y * cw, count: ew / 2)
+                o += ew / 2
+            }
         }
-        return out
     }
+}
 
-    private func fill() throws {
-        if bufferStart > 0 && bufferStart >= buffer.count / 2 {
-            buffer.removeFirst(bufferStart)
-            bufferStart = 0
+/// The bytes read ahead of a y4m stream's lines: lines are found here, a picture's first bytes are copied out, the
+/// rest of a picture is read straight into its buffer.
+private struct LineBuffer {
+    /// Small reads for lines: a FRAME line is 6 bytes, so little of a picture passes through this buffer.
+    static let chunk = 4096
+    var bytes: [UInt8] = []
+    var start = 0
+    var atEnd = false
+
+    /// read(2) on `fd`, retried after EINTR; 0 at the end of input.
+    /// - Throws: `.ioError` naming the file when the read fails.
+    static func read(fd: Int32, _ into: UnsafeMutableRawPointer, _ count: Int, name: String) throws -> Int {
+        while true {
+            let n = Glibc.read(fd, into, count)
+            if n >= 0 { return n }
+            if errno == EINTR { continue }
+            throw LabError.ioError("\(name): read failed: \(String(cString: strerror(errno)))")
         }
-        let chunk = try handle.read(upToCount: 1 << 20) ?? Data()
-        if chunk.isEmpty { atEnd = true } else { buffer.append(contentsOf: chunk) }
     }
 
-    private func readExactly(_ count: Int) throws -> [UInt8] {
-        while buffer.count - bufferStart < count && !atEnd { try fill() }
-        let take = min(count, buffer.count - bufferStart)
-        let out = Array(buffer[bufferStart..<(bufferStart + take)])
-        bufferStart += take
-        return out
-    }
-
-    /// Reads one line (through its newline); nil at a clean end of input; throws past `limit` bytes.
-    private static func readLine(name: String, handle: FileHandle, buffer: inout [UInt8], start: inout Int, atEnd: inout Bool, limit: Int) throws -> [UInt8]? {
+    /// Reads one line (through its newline); nil at a clean end of input; a line without its newline when the input
+    /// ends inside it; throws past `limit` bytes.
+    mutating func readLine(fd: Int32, name: String, limit: Int) throws -> [UInt8]? {
         var searchFrom = start
         while true {
-            if let nl = buffer[searchFrom...].firstIndex(of: 0x0A) {
-                let line = Array(buffer[start...nl])
+            if let nl = bytes[searchFrom...].firstIndex(of: 0x0A) {
+                let line = Array(bytes[start...nl])
                 start = nl + 1
                 return line
             }
-            searchFrom = buffer.count
-            if buffer.count - start > limit {
+            searchFrom = bytes.count
+            if bytes.count - start > limit {
                 throw LabError.data("\(name): y4m header or FRAME line longer than \(limit) bytes without a newline")
             }
             if atEnd {
-                if start < buffer.count {
+                if start < bytes.count {
                     // Bytes after the last frame without a newline: a truncated FRAME line.
-                    // The input ended inside a line: the caller sees a line without its newline.
-                    let line = Array(buffer[start...])
-                    start = buffer.count
+                    let line = Array(bytes[start...])
+                    start = bytes.count
                     return line
                 }
                 return nil
             }
-            if start > 0 && start >= buffer.count / 2 {
-                buffer.removeFirst(start)
+            if start > 0 {
+                bytes.removeFirst(start)
                 searchFrom -= start
                 start = 0
             }
-            let chunk = try handle.read(upToCount: 1 << 20) ?? Data()
-            if chunk.isEmpty { atEnd = true } else { buffer.append(contentsOf: chunk) }
+            let old = bytes.count
+            bytes.append(contentsOf: repeatElement(0, count: Self.chunk))
+            let n = try bytes.withUnsafeMutableBytes { try Self.read(fd: fd, $0.baseAddress! + old, Self.chunk, name: name) }
+            bytes.removeLast(Self.chunk - n)
+            if n == 0 { atEnd = true }
         }
+    }
+
+    /// Fills `count` bytes at `target`: first the bytes read ahead, then straight from `fd`.
+    /// - Returns: the bytes filled, fewer than `count` only at the end of input.
+    mutating func read(into target: UnsafeMutablePointer<UInt8>, count: Int, fd: Int32, name: String) throws -> Int {
+        let ahead = min(count, bytes.count - start)
+        if ahead > 0 {
+            bytes.withUnsafeBufferPointer { target.update(from: $0.baseAddress! + start, count: ahead) }
+            start += ahead
+        }
+        var filled = ahead
+        while filled < count && !atEnd {
+            let n = try Self.read(fd: fd, target + filled, count - filled, name: name)
+            if n == 0 { atEnd = true } else { filled += n }
+        }
+        return filled
     }
 }

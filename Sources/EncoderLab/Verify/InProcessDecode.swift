@@ -114,43 +114,42 @@ final class H264StreamDecoder {
                 throw LabError.software("\(name): libavcodec decoded more pictures than were encoded (\(decodedCount + 1))")
             }
             let source = window.removeFirst()
-            errors.append(Self.squaredErrors(frame, source: source.bytes, width: width, height: height))
+            errors.append(source.withUnsafeBytes { Self.squaredErrors(frame, source: $0, width: width, height: height) })
             decodedCount += 1
         }
     }
 
     /// Sum of squared differences per plane of a decoded yuv420p frame (rows `linesize` apart) and a packed 4:2:0
-    /// picture of the same size (``Picture/bytes``): the same sums as ``IndependentDecode/squaredErrors(_:_:width:height:)``.
-    static func squaredErrors(_ frame: UnsafePointer<AVFrame>, source: [UInt8], width: Int, height: Int) -> PlaneErrors {
-        source.withUnsafeBufferPointer { s in
-            func sse(plane: Int, offset: Int, width w: Int, height h: Int) -> Int64 {
-                let base = enclab_frame_plane(frame, Int32(plane))!
-                let stride = Int(enclab_frame_linesize(frame, Int32(plane)))
-                var total: Int64 = 0
-                for row in 0..<h {
-                    let d = base + row * stride
-                    let o = offset + row * w
-                    // Runs of at most 32768 samples sum exactly in an Int32 (32768 x 255^2 < 2^31), which the
-                    // compiler vectorizes; the runs add up in an Int64.
-                    var x = 0
-                    while x < w {
-                        let end = min(w, x + 32768)
-                        var run: Int32 = 0
-                        for i in x..<end {
-                            let e = Int32(d[i]) &- Int32(s[o + i])
-                            run &+= e &* e
-                        }
-                        total += Int64(run)
-                        x = end
+    /// picture of the same size (a ``Picture``'s bytes, read in place): the same sums as ``IndependentDecode/squaredErrors(_:_:width:height:)``.
+    static func squaredErrors(_ frame: UnsafePointer<AVFrame>, source s: UnsafeBufferPointer<UInt8>, width: Int, height: Int) -> PlaneErrors {
+        precondition(s.count == width * height * 3 / 2, "source picture size does not match the decoded picture's")
+        func sse(plane: Int, offset: Int, width w: Int, height h: Int) -> Int64 {
+            let base = enclab_frame_plane(frame, Int32(plane))!
+            let stride = Int(enclab_frame_linesize(frame, Int32(plane)))
+            var total: Int64 = 0
+            for row in 0..<h {
+                let d = base + row * stride
+                let o = offset + row * w
+                // Runs of at most 32768 samples sum exactly in an Int32 (32768 x 255^2 < 2^31), which the
+                // compiler vectorizes; the runs add up in an Int64.
+                var x = 0
+                while x < w {
+                    let end = min(w, x + 32768)
+                    var run: Int32 = 0
+                    for i in x..<end {
+                        let e = Int32(d[i]) &- Int32(s[o + i])
+                        run &+= e &* e
                     }
+                    total += Int64(run)
+                    x = end
                 }
-                return total
             }
-            let luma = width * height, cw = width / 2, ch = height / 2
-            return PlaneErrors(sseY: sse(plane: 0, offset: 0, width: width, height: height),
-                               sseU: sse(plane: 1, offset: luma, width: cw, height: ch),
-                               sseV: sse(plane: 2, offset: luma + cw * ch, width: cw, height: ch))
+            return total
         }
+        let luma = width * height, cw = width / 2, ch = height / 2
+        return PlaneErrors(sseY: sse(plane: 0, offset: 0, width: width, height: height),
+                           sseU: sse(plane: 1, offset: luma, width: cw, height: ch),
+                           sseV: sse(plane: 2, offset: luma + cw * ch, width: cw, height: ch))
     }
 
     /// libavcodec's message for an error code (av_strerror).
