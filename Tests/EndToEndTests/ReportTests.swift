@@ -171,4 +171,120 @@ struct ReportTests {
         #expect(bad.status == 64)
         #expect(!FileManager.default.fileExists(atPath: "\(dir)/rep"))
     }
+
+    /// One clip (64x48, 30 frames), crf and cbr at 4 rates each (threads 1, ultrafast), plus `extra` keys at the
+    /// experiment's top level and `cbrExtra` settings in each cbr grid point; run by the built enclab into `dir/out`
+    /// with database `dir/db`.
+    static func small(in dir: String, file: String, db: String, extra: [String: Any] = [:], cbrExtra: [String: Any] = [:]) throws {
+        if !FileManager.default.fileExists(atPath: "\(dir)/c.y4m") {
+            try SyntheticClip(width: 64, height: 48, frames: 30, seed: 7).write(to: "\(dir)/c.y4m")
+        }
+        let crf: [[String: Any]] = [18, 26, 34, 42].map { ["rc": "crf", "crf": $0] }
+        let cbr: [[String: Any]] = [300, 500, 800, 1200].map { ["rc": "cbr", "bitrate": $0].merging(cbrExtra) { a, _ in a } }
+        var json: [String: Any] = ["name": "small", "clips": ["c.y4m"], "base": ["threads": 1, "preset": "ultrafast", "bframes": 2],
+                                   "grid": ["mode": crf + cbr]]
+        json.merge(extra) { _, b in b }
+        try JSONSerialization.data(withJSONObject: json).write(to: URL(fileURLWithPath: "\(dir)/\(file)"))
+        let r = try CLI.process(CLI.binary, ["run", file, "--db", db, "--out", "out-\(db)"], in: dir)
+        try #require(r.status == 0, "\(r.stderr)")
+    }
+
+    @Test("report anchor from the experiment file: stored in runs.settings as $.report.anchor, used by the report, --anchor wins over it")
+    func anchorFromFile() throws {
+        let dir = cli.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try Self.small(in: dir, file: "small.json", db: "lab.sqlite", extra: ["report": ["anchor": "cbr"]])
+        // Every run carries the file's report object (sqlite3's JSON functions read it).
+        #expect(try cli.sqlite("\(dir)/lab.sqlite", "SELECT DISTINCT json_extract(settings, '$.report.anchor') FROM runs") == ["cbr"])
+        #expect(try cli.sqlite("\(dir)/lab.sqlite", "SELECT count(*) FROM runs WHERE json_valid(settings)") == ["8"])
+        // Without --anchor, the default would be crf (the first configuration, lowest run id); the file says cbr.
+        let first = try cli.sqlite("\(dir)/lab.sqlite", "SELECT json_extract(settings, '$.rc') FROM runs ORDER BY run_id LIMIT 1")
+        #expect(first == ["crf"])
+        let r = try cli.enclab(["report", "--db", "lab.sqlite", "--out", "rep", "--runs", "1"], in: dir)
+        #expect(r.status == 0, "\(r.stderr)")
+        let page = try String(contentsOfFile: "\(dir)/rep/small/index.html", encoding: .utf8)
+        #expect(page.contains("BD-rate against the anchor <b>cbr</b>"), "\(page)")
+        #expect(page.contains("anchor from the experiment file (report.anchor, stored in runs.settings with run 8)"))
+        // The table compares the other configuration, crf, against it.
+        #expect(page.contains("<td class=\"text\">crf</td><td>4</td>"))
+        // The command line wins.
+        let c = try cli.enclab(["report", "--db", "lab.sqlite", "--out", "rep2", "--runs", "1", "--anchor", "crf"], in: dir)
+        #expect(c.status == 0, "\(c.stderr)")
+        let page2 = try String(contentsOfFile: "\(dir)/rep2/small/index.html", encoding: .utf8)
+        #expect(page2.contains("BD-rate against the anchor <b>crf</b>") && !page2.contains("BD-rate against the anchor <b>cbr</b>"))
+        #expect(page2.contains("anchor from --anchor (the experiment file's report.anchor 'cbr' overridden)"))
+    }
+
+    @Test("an experiment file's report.anchor that names no configuration: the report refuses it (65), naming the experiment and the value; --anchor overrides it")
+    func badAnchorFromFile() throws {
+        let dir = cli.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try Self.small(in: dir, file: "small.json", db: "lab.sqlite", extra: ["report": ["anchor": "vbr"]])
+        let r = try cli.enclab(["report", "--db", "lab.sqlite", "--out", "rep", "--runs", "1"], in: dir)
+        #expect(r.status == 65)
+        #expect(r.stderr == "enclab: lab.sqlite: experiment 'small': report.anchor 'vbr' of its experiment file (runs.settings $.report.anchor of run 8) names no configuration with curve points (configurations: cbr; crf); correct the file and run it again, or give --anchor\n", "\(r.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: "\(dir)/rep"))
+        let c = try cli.enclab(["report", "--db", "lab.sqlite", "--out", "rep", "--runs", "1", "--anchor", "crf"], in: dir)
+        #expect(c.status == 0, "\(c.stderr)")
+        // And the experiment file's own shape is checked when it is read.
+        let bad: [String: Any] = ["name": "x", "clips": ["c.y4m"], "report": ["anchor": ""]]
+        try JSONSerialization.data(withJSONObject: bad).write(to: URL(fileURLWithPath: "\(dir)/bad.json"))
+        let b = try cli.enclab(["run", "bad.json", "--db", "bad.sqlite"], in: dir)
+        #expect(b.status == 64 && b.stderr.hasPrefix("enclab: bad.json: key 'report.anchor' must be a configuration name"), "\(b.stderr)")
+    }
+
+    @Test("the report key changes no run key: the same runs with and without it have the same keys and, but for $.report, the same settings")
+    func reportKeyKeepsRunKeys() throws {
+        let dir = cli.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try Self.small(in: dir, file: "plain.json", db: "a.sqlite")
+        try Self.small(in: dir, file: "anchored.json", db: "b.sqlite", extra: ["report": ["anchor": "cbr"]])
+        let a = "\(dir)/a.sqlite", b = "\(dir)/b.sqlite"
+        let keysA = try cli.sqlite(a, "SELECT run_key FROM runs ORDER BY run_key")
+        let keysB = try cli.sqlite(b, "SELECT run_key FROM runs ORDER BY run_key")
+        #expect(keysA.count == 8 && Set(keysA).count == 8)
+        #expect(keysA == keysB)
+        // The settings differ only by the report object (compared by sqlite3 across the two databases).
+        let differing = try cli.sqlite(b, """
+            ATTACH '\(a)' AS a;
+            SELECT count(*) FROM runs r JOIN a.runs p ON p.run_key = r.run_key
+            WHERE json_remove(r.settings, '$.report') IS NOT p.settings OR json(r.settings) = json(p.settings)
+            """)
+        #expect(differing == ["0"])
+        // Run again with the report key into the first database: every run is already done there (same keys).
+        let again = try CLI.process(CLI.binary, ["run", "anchored.json", "--db", "a.sqlite", "--out", "out-a.sqlite"], in: dir)
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(again.stdout.contains("8 runs done (8 already done before)"), "\(again.stdout)")
+        #expect(try cli.sqlite(a, "SELECT count(*) FROM runs") == ["8"])
+    }
+
+    @Test("runs encoded with --verify none are marked: runs table, run page, curves and BD-rate tables that include them")
+    func unverifiedRuns() throws {
+        let dir = cli.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try Self.small(in: dir, file: "small.json", db: "lab.sqlite", cbrExtra: ["verify": "none"])
+        let db = "\(dir)/lab.sqlite"
+        let unverified = try cli.sqlite(db, "SELECT run_id FROM run_metrics WHERE psnr_source = 'x264' ORDER BY run_id")
+        let verified = try cli.sqlite(db, "SELECT run_id FROM run_metrics WHERE psnr_source = 'lab' ORDER BY run_id")
+        #expect(unverified.count == 4 && verified.count == 4)
+        #expect(try cli.sqlite(db, "SELECT run_id FROM runs WHERE json_extract(settings, '$.resolved.verify') = 'none' ORDER BY run_id") == unverified)
+        let r = try cli.enclab(["report", "--db", "lab.sqlite", "--out", "rep", "--runs", "\(unverified[0]),\(verified[0])"], in: dir)
+        #expect(r.status == 0, "\(r.stderr)")
+        let page = try String(contentsOfFile: "\(dir)/rep/small/index.html", encoding: .utf8)
+        // The runs table: each row's first cell is its run id; the unverified ones, and only they, carry the badge.
+        let rows = page.components(separatedBy: "<tr>").dropFirst().filter { $0.hasPrefix("<td>") }
+        func row(_ id: String) -> String? {
+            rows.first { $0.hasPrefix("<td>\(id)</td>") || $0.hasPrefix("<td><a href=\"run-\(id)/index.html\">\(id)</a></td>") }
+        }
+        for id in unverified { #expect(row(id)?.contains("<span class=\"unverified\">unverified: x264 PSNR</span>") == true, "run \(id)") }
+        for id in verified { #expect(row(id).map { !$0.contains("unverified") } == true, "run \(id)") }
+        // The curves and the BD-rate table say which configuration holds unverified runs.
+        #expect(page.contains("This plot includes 4 unverified runs (--verify none: PSNR from x264's own report, not the lab's decode): configuration cbr verify=none."), "\(page)")
+        #expect(page.contains("<td class=\"text\">cbr verify=none <span class=\"unverified\">unverified</span></td>"))
+        // Run pages.
+        let runPage = try String(contentsOfFile: "\(dir)/rep/small/run-\(unverified[0])/index.html", encoding: .utf8)
+        #expect(runPage.contains("Unverified run: encoded with --verify none"))
+        let verifiedPage = try String(contentsOfFile: "\(dir)/rep/small/run-\(verified[0])/index.html", encoding: .utf8)
+        #expect(!verifiedPage.contains("Unverified run"))
+    }
 }

@@ -11,9 +11,24 @@ import Foundation
 /// names (`"MaxKeyFrameIntervalDuration": 3.5`, `"kVTCompressionPropertyKey_AllowFrameReordering": false`), with
 /// `"vt-compat": true`; a DataRateLimits value is a list of `[bytes, seconds]` pairs (`[[250000, 1], [50000, 0.1]]`;
 /// in a grid, a list of such lists).
+///
+/// An optional `report` object holds what `enclab report` uses for this experiment unless its command line says
+/// otherwise: `{"anchor": "CONFIG"}`, the BD-rate anchor configuration as the report names it (``Report``).
 public struct Experiment: Sendable {
     public var name: String
     public var clips: [String]
+    /// The file's `report` object; nil without one. Stored in each run's settings (`runs.settings` `$.report`),
+    /// never in its key.
+    public var report: Report?
+
+    /// An experiment file's `report` object.
+    public struct Report: Sendable, Equatable {
+        /// `report.anchor`: the configuration the BD-rate tables compare against ("crf", "abr bframes=0"); checked
+        /// against the experiment's configurations when the report is made (`enclab report --anchor` wins over it).
+        public var anchor: String?
+
+        public init(anchor: String? = nil) { self.anchor = anchor }
+    }
     /// The runs, in order: each a clip, its settings and a label naming the grid point.
     public var runs: [Run]
 
@@ -58,9 +73,19 @@ public struct Experiment: Sendable {
     /// Expands an already parsed experiment object (see ``init(path:)``).
     public init(object: Any, file: String, baseDirectory: String, maxRuns: Int = Experiment.defaultMaxRuns) throws {
         guard let root = object as? [String: Any] else { throw LabError.usage("\(file): the experiment must be a JSON object") }
-        let known: Set<String> = ["name", "clips", "base", "grid", "description"]
+        let known: Set<String> = ["name", "clips", "base", "grid", "description", "report"]
         if let extra = root.keys.sorted().first(where: { !known.contains($0) }) {
-            throw LabError.usage("\(file): unknown key '\(extra)' (expected name, clips, base, grid, description)")
+            throw LabError.usage("\(file): unknown key '\(extra)' (expected name, clips, base, grid, description, report)")
+        }
+        if let value = root["report"] {
+            guard let object = value as? [String: Any] else { throw LabError.usage("\(file): key 'report' must be an object ({\"anchor\": \"CONFIG\"})") }
+            if let extra = object.keys.sorted().first(where: { $0 != "anchor" }) {
+                throw LabError.usage("\(file): key 'report': unknown key '\(EncodeSettings.visible(extra))' (expected anchor)")
+            }
+            guard let anchor = object["anchor"] as? String, !anchor.isEmpty, !anchor.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+                throw LabError.usage("\(file): key 'report.anchor' must be a configuration name, a non-empty string without control characters (\"crf\", \"abr bframes=0\")")
+            }
+            report = Report(anchor: anchor)
         }
         guard let name = root["name"] as? String, !name.isEmpty else {
             throw LabError.usage("\(file): key 'name' must be a non-empty string")

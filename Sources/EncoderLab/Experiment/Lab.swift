@@ -51,6 +51,9 @@ public final class Lab {
     public let plotQueue = PlotQueue()
     /// Where warnings are reported as they happen (stderr for the CLI).
     public var warn: (String) -> Void = { FileHandle.standardError.write(Data("warning: \($0)\n".utf8)) }
+    /// The experiment file's `report` object while ``run(_:checked:jobs:progress:)`` runs its runs: stored in each
+    /// recorded run's settings as `report` (``Experiment/Report/stored(in:)``), never in its key.
+    var report: Experiment.Report?
     /// Clip digests already known to this process, by path.
     private var identities: [String: ClipIdentity] = [:]
 
@@ -313,7 +316,7 @@ public final class Lab {
         let temporary = "\(outDirectory)/\(temporaryName(key: key))"
         try OutputFiles.makeNewDirectory(temporary)
         let start = LabStore.RunStart(experiment: checked.experiment, clip: checked.clipPath,
-                                      settingsJSON: Pipeline.settingsJSON(spec, resolved: spec.resolved, plan: spec.input.timestamps),
+                                      settingsJSON: withReport(Pipeline.settingsJSON(spec, resolved: spec.resolved, plan: spec.input.timestamps)),
                                       crop: nil, ffmpegVersion: nil, width: spec.input.width, height: spec.input.height,
                                       fpsNum: spec.input.fpsNum, fpsDen: spec.input.fpsDen)
         return .ready(PreparedRun(checked: checked, spec: spec, existing: existing, final: final, replacing: replacing,
@@ -356,13 +359,14 @@ public final class Lab {
         // The store's writer: one transaction; the folder is checked again just before the commit.
         let outDirectory = self.outDirectory, folderName = spec.folderName
         var recordStart = start
-        recordStart.settingsJSON = result.settingsJSON
+        let settingsJSON = withReport(result.settingsJSON)
+        recordStart.settingsJSON = settingsJSON
         recordStart.crop = result.crop
         recordStart.ffmpegVersion = result.ffmpegVersion
         var finished = LabStore.RunRecord.Finished(
             frames: result.frames, timebaseNum: result.resolved.timebaseNum, timebaseDen: result.resolved.timebaseDen,
             durationSeconds: result.duration.approximateValue, streamPath: { _ in "\(outDirectory)/\(folderName)/stream.264" },
-            inputFrames: result.inputFrames, truncatedBytes: result.truncatedBytes, settingsJSON: result.settingsJSON,
+            inputFrames: result.inputFrames, truncatedBytes: result.truncatedBytes, settingsJSON: settingsJSON,
             verification: result.verification, decoded: result.decoded)
         finished.inputPTS = result.inputPTS
         finished.timestampAnalysis = result.timestampAnalysis
@@ -479,6 +483,9 @@ public final class Lab {
                           alreadyDone: alreadyDone)
     }
 
+    /// `settingsJSON` with the experiment's `report` object, if any (``report``).
+    func withReport(_ settingsJSON: String) -> String { report.map { $0.stored(in: settingsJSON) } ?? settingsJSON }
+
     static func mean(_ values: [Double]) -> Double? {
         values.isEmpty ? nil : values.reduce(0, +) / Double(values.count)
     }
@@ -491,6 +498,8 @@ public final class Lab {
     public func run(_ experiment: Experiment, checked: [CheckedRun]? = nil, jobs: Int = 1,
                     progress: (RunOutcome) -> Void = { _ in }) throws -> [RunOutcome] {
         let runs = try checked ?? Self.check(experiment.runs, experiment: experiment.name)
+        report = experiment.report
+        defer { report = nil }
         // However the sweep ends, its write-ahead log is folded back into the database file.
         defer { try? store.checkpoint() }
         let outcomes = try run(runs, jobs: jobs, progress: progress)

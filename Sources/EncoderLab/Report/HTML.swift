@@ -22,11 +22,53 @@ enum HTML {
     }
 
     /// A number as the tables show it: up to `digits` decimals, trailing zeros kept (so columns line up), "" for nil,
-    /// and "n/a" for a value that is not finite.
+    /// and "n/a" for a value that is not finite. The text of C's `%.Nf` (``fixed(_:digits:)``).
     static func number(_ value: Double?, digits: Int = 2) -> String {
         guard let value else { return "" }
         guard value.isFinite else { return "n/a" }
-        return String(format: "%.\(digits)f", value)
+        return fixed(value, digits: digits)
+    }
+
+    /// `value` (finite) as C's `printf("%.*f", digits, value)` writes it: the exact binary value rounded to `digits`
+    /// decimals, ties to even, a minus sign for any negative value (also one that rounds to zero, and -0).
+    /// `String(format:)` goes through CFString and costs ten times as much (a runs table has a cell per run and
+    /// metric): for |value| < 2^53 and `digits` 0...3 the rounding is done here in integers (the value is m x 2^e
+    /// exactly, so m x 10^digits fits 63 bits); anything else goes to `vsnprintf`.
+    static func fixed(_ value: Double, digits: Int) -> String {
+        precondition(value.isFinite && (0...17).contains(digits), "a finite value, digits 0...17")
+        let magnitude = value.magnitude
+        guard digits <= 3, magnitude < 9007199254740992 else {
+            return withUnsafeTemporaryAllocation(of: CChar.self, capacity: 352) { buffer in
+                // 352 bytes hold any double in %.17f (at most 309 digits before the point).
+                let written = withVaList([Int32(digits), value]) { vsnprintf(buffer.baseAddress!, buffer.count, "%.*f", $0) }
+                precondition(written > 0 && Int(written) < buffer.count, "vsnprintf wrote \(written) bytes")
+                return String(decoding: UnsafeRawBufferPointer(start: buffer.baseAddress!, count: Int(written)), as: UTF8.self)
+            }
+        }
+        // magnitude = m x 2^e exactly.
+        var m: UInt64 = magnitude.significandBitPattern, e: Int
+        if magnitude.isSubnormal || magnitude == 0 { e = -1074 } else { m |= 1 << 52; e = Int(magnitude.exponent) - 52 }
+        let scale: UInt64 = [1, 10, 100, 1000][digits]
+        var q: UInt64
+        if e >= 0 {
+            q = (m << UInt64(e)) * scale  // an integer below 2^53, times at most 1000
+        } else {
+            let n = m * scale  // below 2^63
+            let shift = -e
+            if shift >= 64 {
+                q = 0  // n / 2^shift < 2^63 / 2^64: below one half
+            } else {
+                q = n >> UInt64(shift)
+                let rest = n & ((1 << UInt64(shift)) - 1), half: UInt64 = 1 << UInt64(shift - 1)
+                if rest > half || (rest == half && q & 1 == 1) { q += 1 }
+            }
+        }
+        var text = String(q)
+        if digits > 0 {
+            if text.count <= digits { text = String(repeating: "0", count: digits + 1 - text.count) + text }
+            text.insert(".", at: text.index(text.endIndex, offsetBy: -digits))
+        }
+        return value.sign == .minus ? "-" + text : text
     }
 
     /// The style of every page: readable at 1280 px, no web fonts.
@@ -42,6 +84,8 @@ enum HTML {
     .plot svg { width: 100%; height: auto; max-width: 1200px; } .plot { margin: 0.5em 0 1em 0; }
     .files { font-size: 0.8em; color: #555; } .pictures img { image-rendering: pixelated; border: 1px solid #ccc; margin-right: 8px; }
     .pictures figure { display: inline-block; margin: 0 12px 0 0; } .scroll { overflow-x: auto; }
+    .unverified { color: #8a5a00; background: #fff1cc; border: 1px solid #e0c060; border-radius: 3px; padding: 0 4px; font-size: 0.85em; white-space: nowrap; }
+    p.unverified-note { color: #6b4700; background: #fff8e1; border-left: 4px solid #e0a800; padding: 4px 8px; }
     """
 
     /// The inline script that sorts a `table.sortable` by the column whose header is clicked (numbers as numbers,
@@ -115,16 +159,57 @@ enum HTML {
 
     /// A plot of the report: the SVG inline (or the PNG when it cannot be inlined), then links to its PNG, SVG, script
     /// and data file, which lie in the same folder as the page (`name.*`, fixed names chosen by the report).
-    static func plot(dir: String, name: String, data: [String], alt: String) -> String {
+    /// - Parameter deferred: true when the plot is not drawn yet (queued, ``PlotQueue``): the picture is then a
+    ///   placeholder, `<!--enclab-svg:NAME-->`, the PNG's `<img>`, `<!--/enclab-svg-->`, that ``fillPlots(_:dir:)``
+    ///   replaces by the SVG once drawn.
+    static func plot(dir: String, name: String, data: [String], alt: String, deferred: Bool = false) -> String {
         var html = "<div class=\"plot\">\n"
-        if let svg = inlineSVG(path: "\(dir)/\(name).svg") {
+        let image = "<img src=\"\(escape(name)).png\" alt=\"\(escape(alt))\">\n"
+        if deferred {
+            precondition(name.unicodeScalars.allSatisfy { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "-_".unicodeScalars.contains($0)) },
+                         "a plot's name is the report's own word")
+            html += "\(placeholderStart)\(name)-->\(image)\(placeholderEnd)"
+        } else if let svg = inlineSVG(path: "\(dir)/\(name).svg") {
             html += svg
         } else {
-            html += "<img src=\"\(escape(name)).png\" alt=\"\(escape(alt))\">\n"
+            html += image
         }
         let files = ["\(name).png", "\(name).svg", "\(name).gp"] + data
         html += "<div class=\"files\">files: " + files.map { "<a href=\"\(escape($0))\">\(escape($0))</a>" }.joined(separator: " · ")
         html += " (redraw with <code>gnuplot -c \(escape(name)).gp</code> in this folder)</div>\n</div>\n"
         return html
+    }
+
+    static let placeholderStart = "<!--enclab-svg:", placeholderEnd = "<!--/enclab-svg-->"
+
+    /// `html` with each deferred plot's placeholder (``plot(dir:name:data:alt:deferred:)``) replaced by its SVG from
+    /// `dir` (``inlineSVG(path:)``), or by its PNG's `<img>` when the SVG cannot be inlined. Text from the database
+    /// cannot hold a placeholder: it is escaped (``escape(_:)``), so it never holds `<`.
+    static func fillPlots(_ html: String, dir: String) -> String {
+        let bytes = Array(html.utf8)
+        let start = Array(placeholderStart.utf8), end = Array(placeholderEnd.utf8), close = Array("-->".utf8)
+        /// The index of `pattern` in `bytes` from `from`, or nil (a byte scan: Foundation's `range(of:)` is slow on a
+        /// page of megabytes).
+        func find(_ pattern: [UInt8], from: Int) -> Int? {
+            guard pattern.count <= bytes.count else { return nil }
+            var i = from
+            while i <= bytes.count - pattern.count {
+                if bytes[i] == pattern[0] && bytes[i..<(i + pattern.count)].elementsEqual(pattern) { return i }
+                i += 1
+            }
+            return nil
+        }
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
+        var at = 0
+        while let s = find(start, from: at) {
+            guard let nameEnd = find(close, from: s + start.count), let e = find(end, from: nameEnd) else { break }
+            out += bytes[at..<s]
+            let name = String(decoding: bytes[(s + start.count)..<nameEnd], as: UTF8.self)
+            if let svg = inlineSVG(path: "\(dir)/\(name).svg") { out += svg.utf8 } else { out += bytes[(nameEnd + close.count)..<e] }
+            at = e + end.count
+        }
+        out += bytes[at...]
+        return String(decoding: out, as: UTF8.self)
     }
 }

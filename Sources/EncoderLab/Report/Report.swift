@@ -23,7 +23,9 @@ public enum Report {
         /// Only this experiment; nil: every experiment.
         public var experiment: String?
         /// The anchor configuration of the BD-rate tables (a configuration name as the report shows it, "crf" or
-        /// "abr bframes=0"); nil: each experiment's first configuration (that of its lowest run id with a curve point).
+        /// "abr bframes=0"); it wins over the experiment file's. Nil: the experiment file's `report.anchor` as stored
+        /// with each experiment's most recent run (``ReportData/fileAnchors``), else each experiment's first
+        /// configuration (that of its lowest run id with a curve point).
         public var anchor: String?
         /// Runs given a page, by run id; with ``worst`` and ``best`` they add up. Nil: none by id.
         public var runs: [Int64]?
@@ -59,8 +61,10 @@ public enum Report {
     ///   once per page (nil: none).
     /// - Throws: `.usage` for an empty database path, an `--experiment` or `--anchor` that names nothing in the
     ///   database, a negative count; `.noInput` for a missing database or a `--runs` id it does not hold; `.data` for a
-    ///   file that is not an enclab database or a damaged stored row; `.cantCreate`/`.ioError` for OUT and its files;
-    ///   `.software` when gnuplot or ffmpeg is missing or fails; `.interrupted` after SIGINT/SIGTERM.
+    ///   file that is not an enclab database, a damaged stored row, or (without `--anchor`) an experiment file's
+    ///   `report.anchor` that names no configuration of its experiment with curve points; `.cantCreate`/`.ioError`
+    ///   for OUT and its files; `.software` when gnuplot or ffmpeg is missing or fails; `.interrupted` after
+    ///   SIGINT/SIGTERM.
     public static func build(_ options: Options, progress: ((Int) -> Progress?)? = nil) throws -> Summary {
         let db = options.databasePath
         if db.isEmpty { throw LabError.usage("--db needs a database file path") }
@@ -73,8 +77,7 @@ public enum Report {
         _ = try Tools.require("gnuplot", package: "gnuplot-nox")
         try LabStore.requireLabDatabase(path: db)
         let store = try LabStore(path: db)
-        let all = try store.runs()
-        let names = Array(Set(all.map(\.experiment))).sorted()
+        let names = try store.database.query("SELECT DISTINCT experiment FROM runs").compactMap { $0.first?.string }.sorted()
         if let wanted = options.experiment, !names.contains(wanted) {
             throw LabError.usage("--experiment '\(Plots.shown(wanted))': \(db) holds no such experiment (it holds: \(names.map { Plots.shown($0) }.joined(separator: ", ")))")
         }
@@ -89,6 +92,15 @@ public enum Report {
         if let anchor = options.anchor, !curves.values.contains(where: { $0.contains { $0.configuration == anchor } }) {
             let known = Array(Set(curves.values.flatMap { $0.map(\.configuration) })).sorted()
             throw LabError.usage("--anchor '\(Plots.shown(anchor))': no configuration of that name has curve points (configurations: \(known.map { Plots.shown($0) }.joined(separator: "; ")))")
+        }
+        if options.anchor == nil {
+            for name in experiments {
+                guard let (runID, anchor) = data.fileAnchors[name] else { continue }
+                let known = Array(Set((curves[name] ?? []).filter { $0.row.status == "done" }.map(\.configuration))).sorted()
+                if !known.contains(anchor) {
+                    throw LabError.data("\(db): experiment '\(Plots.shown(name))': report.anchor '\(Plots.shown(anchor))' of its experiment file (runs.settings $.report.anchor of run \(runID)) names no configuration with curve points (configurations: \(known.map { Plots.shown($0) }.joined(separator: "; "))); correct the file and run it again, or give --anchor")
+                }
+            }
         }
         let out = options.outDirectory ?? PlotFromStore.defaultOutDirectory(databasePath: db) + "-report"
         try OutputFiles.makeDirectory(out)
@@ -110,36 +122,108 @@ public enum Report {
 
         var summary = Summary(index: "\(out)/index.html", experiments: experiments.count, runPages: 0, missingStreams: [], missingSources: [])
         var indexRows: [[String]] = []
+        // The experiments' curves are drawn together once every page is built (one gnuplot process for all).
+        let curveQueue = PlotQueue()
+        // The source pictures of every page, each clip read once.
+        let sources = RunPage.SourcePictures()
+        for run in data.runs where paged.contains(run.row.runID) {
+            try RunPage.wantSource(of: run, store: store, databasePath: db, sources: sources)
+        }
+        var experimentPages: [(html: String, dir: String)] = []
+        let byExperiment = Dictionary(grouping: data.runs, by: \.row.experiment)
         for (n, name) in experiments.enumerated() {
             try Interruption.check()
             let folder = safeFolder(name) ?? "experiment-\(n + 1)"
             let dir = "\(out)/\(folder)"
             try OutputFiles.makeDirectory(dir)
-            let runs = data.runs.filter { $0.row.experiment == name }
+            let runs = byExperiment[name] ?? []
             var outcomes: [Int64: RunPage.Outcome] = [:]
-            for run in runs where paged.contains(run.row.runID) {
+            // The run pages, on two threads (ffmpeg's pictures and gnuplot's drawing are processes of their own):
+            // each worker writes the pages it takes, queueing their plots, then draws its queue in one gnuplot
+            // process (run-ID are direct subfolders of dir). The store is read here, before.
+            let chosen = runs.filter { paged.contains($0.row.runID) }
+            var loaded: [[ReportData.Frame]] = []
+            for run in chosen {
                 try Interruption.check()
-                outcomes[run.row.runID] = try RunPage.write(run, columns: data.metricColumns, hasMetricsTable: data.hasMetricsTable,
-                                                            store: store, databasePath: db, dir: "\(dir)/run-\(run.row.runID)")
+                loaded.append(try ReportData.frames(run: run.row.runID, store: store))
+            }
+            let frames = loaded
+            let work = PageWork(count: chosen.count)
+            let columns = data.metricColumns, hasMetricsTable = data.hasMetricsTable
+            DispatchQueue.concurrentPerform(iterations: min(2, chosen.count)) { _ in
+                let queue = PlotQueue()
+                while let k = work.take() {
+                    do {
+                        try Interruption.check()
+                        let run = chosen[k]
+                        work.put(k, try RunPage.write(run, frames: frames[k], columns: columns, hasMetricsTable: hasMetricsTable,
+                                                      databasePath: db, dir: "\(dir)/run-\(run.row.runID)", queue: queue, sources: sources))
+                        reporter?.advance(detail: "run \(run.row.runID)")
+                    } catch {
+                        work.fail(error)
+                    }
+                }
+                do { try queue.draw(in: dir) } catch { work.fail(error) }
+            }
+            if let error = work.firstError { throw error }
+            let written = work.results
+            for (k, run) in chosen.enumerated() {
+                guard let page = written[k] else { continue }
+                outcomes[run.row.runID] = page.outcome
+                let pageDir = "\(dir)/run-\(run.row.runID)"
+                try OutputFiles.write(HTML.fillPlots(page.html, dir: pageDir), to: "\(pageDir)/index.html")
                 summary.runPages += 1
-                reporter?.advance(detail: "run \(run.row.runID)")
             }
+            // Each stored path looked up once (the runs table asks again).
+            var files: [Int64: (stream: Bool, source: Bool)] = [:]
             for run in runs where run.row.status == "done" {
-                if RunPage.locate(run.row.streamPath, databasePath: db) == nil { summary.missingStreams.append(run.row.runID) }
-                if RunPage.locate(run.row.clip, databasePath: db) == nil { summary.missingSources.append(run.row.runID) }
+                let found = (RunPage.locate(run.row.streamPath, databasePath: db) != nil, RunPage.locate(run.row.clip, databasePath: db) != nil)
+                files[run.row.runID] = found
+                if !found.0 { summary.missingStreams.append(run.row.runID) }
+                if !found.1 { summary.missingSources.append(run.row.runID) }
             }
-            try writeExperiment(name, runs: runs, data: data, anchor: options.anchor, pages: outcomes, databasePath: db, dir: dir)
+            let anchor = options.anchor.map { (name: $0, source: AnchorSource.commandLine(overriding: data.fileAnchors[name]?.anchor)) }
+                ?? data.fileAnchors[name].map { (name: $0.anchor, source: .experimentFile(runID: $0.runID)) }
+            experimentPages.append((try writeExperiment(name, runs: runs, data: data, anchor: anchor, pages: outcomes, files: files,
+                                                        dir: dir, queue: curveQueue), dir))
             let done = runs.filter { $0.row.status == "done" }.count
             indexRows.append(["<a href=\"\(HTML.escape(folder))/index.html\">\(HTML.escape(name))</a>", "\(runs.count)", "\(done)",
                               "\(runs.count - done)", "\(outcomes.count)",
                               HTML.escape(Array(Set(runs.map(\.clipName))).sorted().joined(separator: ", "))])
         }
+        try Interruption.check()
+        try curveQueue.draw(in: out)
+        for page in experimentPages { try OutputFiles.write(HTML.fillPlots(page.html, dir: page.dir), to: "\(page.dir)/index.html") }
         var body = "<h1>enclab report</h1>\n<p>Database <code>\(HTML.escape(db))</code>, \(data.runs.count) runs"
         body += data.hasMetricsTable ? ", metrics from table run_metrics.</p>\n"
             : ". This database has no run_metrics table: the report computes bitrate and pooled PSNR from the frames; <code>enclab analyze</code> adds the full metrics.</p>\n"
         body += HTML.table(headers: ["experiment", "runs", "done", "failed", "run pages", "clips"], rows: indexRows, sortable: true, textColumns: [0, 5])
         try OutputFiles.write(HTML.page(title: "enclab report", body: body), to: summary.index)
         return summary
+    }
+
+    /// The run pages shared out to the workers: the next page to take, each page's result, the first error (after
+    /// which no page is taken).
+    final class PageWork: @unchecked Sendable {
+        private let lock = NSLock()
+        private var next = 0
+        private let count: Int
+        private var written: [(outcome: RunPage.Outcome, html: String)?]
+        private var error: Error?
+
+        init(count: Int) { self.count = count; written = Array(repeating: nil, count: count) }
+
+        /// The index of the next page to write, or nil when none is left or a worker failed.
+        func take() -> Int? {
+            lock.lock(); defer { lock.unlock() }
+            guard next < count, error == nil else { return nil }
+            next += 1
+            return next - 1
+        }
+        func put(_ k: Int, _ page: (outcome: RunPage.Outcome, html: String)) { lock.lock(); written[k] = page; lock.unlock() }
+        func fail(_ e: Error) { lock.lock(); if error == nil { error = e }; lock.unlock() }
+        var firstError: Error? { lock.lock(); defer { lock.unlock() }; return error }
+        var results: [(outcome: RunPage.Outcome, html: String)?] { lock.lock(); defer { lock.unlock() }; return written }
     }
 
     /// `name` when it is a safe folder name (letters, digits, `.`, `_`, `-`, not starting with `.`, not `index.html`).
@@ -154,6 +238,16 @@ public enum Report {
         var clip: String
         var configuration: String
         var points: [(rate: Double, psnr: Double, runID: Int64)]
+        /// The ids of its unverified runs (``ReportData/Run/unverified``).
+        var unverified: Set<Int64> = []
+    }
+
+    /// Where an experiment's BD-rate anchor came from.
+    enum AnchorSource {
+        /// `--anchor`, with the experiment file's `report.anchor` it overrides, if any.
+        case commandLine(overriding: String?)
+        /// The experiment file's `report.anchor`, as stored with run `runID` (``ReportData/fileAnchors``).
+        case experimentFile(runID: Int64)
     }
 
     /// The curves of `runs` (those with a rate and a PSNR), by clip path then configuration, each clip's
@@ -163,11 +257,15 @@ public enum Report {
         for run in runs.sorted(by: { $0.row.runID < $1.row.runID }) {
             guard run.row.status == "done", let kbps = run.kbps, let psnr = run.psnr else { continue }
             var list = result[run.row.clip] ?? []
-            if let i = list.firstIndex(where: { $0.configuration == run.configuration }) {
+            let i: Int
+            if let found = list.firstIndex(where: { $0.configuration == run.configuration }) {
+                i = found
                 list[i].points.append((kbps, psnr, run.row.runID))
             } else {
+                i = list.count
                 list.append(Curve(clip: run.row.clip, configuration: run.configuration, points: [(kbps, psnr, run.row.runID)]))
             }
+            if run.unverified { list[i].unverified.insert(run.row.runID) }
             result[run.row.clip] = list
         }
         for (clip, list) in result {
@@ -176,9 +274,15 @@ public enum Report {
         return result
     }
 
-    /// Writes an experiment's page and its curve plots in `dir`.
-    static func writeExperiment(_ name: String, runs: [ReportData.Run], data: ReportData, anchor wanted: String?,
-                                pages: [Int64: RunPage.Outcome], databasePath: String, dir: String) throws {
+    /// Writes an experiment's curve data and scripts in `dir`, their plots queued on `queue` (drawn by the caller,
+    /// ``PlotQueue/draw(in:)`` of `dir`'s parent), and returns its page's HTML, the plots as placeholders
+    /// (``HTML/fillPlots(_:dir:)``).
+    /// - Parameter anchor: the anchor asked for and where it came from; nil: the first configuration.
+    /// - Parameter files: per done run, whether its stream and its source file are found on this machine.
+    static func writeExperiment(_ name: String, runs: [ReportData.Run], data: ReportData, anchor asked: (name: String, source: AnchorSource)?,
+                                pages: [Int64: RunPage.Outcome], files: [Int64: (stream: Bool, source: Bool)], dir: String,
+                                queue: PlotQueue) throws -> String {
+        let wanted = asked?.name
         let e = HTML.escape
         var body = "<p><a href=\"../index.html\">← all experiments</a></p>\n<h1>Experiment \(e(name))</h1>\n"
         if !data.hasMetricsTable {
@@ -186,22 +290,26 @@ public enum Report {
         }
         // Runs table.
         body += "<h2>Runs</h2>\n<p class=\"note\">Click a column's header to sort by it. A run page is linked from its id.</p>\n"
-        let headers = ["run", "clip", "configuration", "label", "status", "frames", "files"] + data.metricColumns
+        let unverifiedCount = runs.filter { $0.unverified && $0.row.status == "done" }.count
+        if unverifiedCount > 0 {
+            body += "<p class=\"unverified-note\">\(unverifiedCount) run\(unverifiedCount == 1 ? " was" : "s were") encoded with --verify none (column \"PSNR from\" <span class=\"unverified\">unverified: x264 PSNR</span>): \(unverifiedCount == 1 ? "its" : "their") PSNR is x264's own report, not the lab's decode of the stream checked against the source.</p>\n"
+        }
+        let headers = ["run", "clip", "configuration", "label", "status", "frames", "files", "PSNR from"] + data.metricColumns
         var rows: [[String]] = []
+        rows.reserveCapacity(runs.count)
         for run in runs {
             let id = run.row.runID
             let idCell = pages[id] != nil ? "<a href=\"run-\(id)/index.html\">\(id)</a>" : "\(id)"
-            var files = ""
-            if run.row.status == "done" {
-                let stream = RunPage.locate(run.row.streamPath, databasePath: databasePath) != nil
-                let source = RunPage.locate(run.row.clip, databasePath: databasePath) != nil
-                files = stream && source ? "ok" : "<span class=\"missing\">\([stream ? nil : "stream missing", source ? nil : "source missing"].compactMap { $0 }.joined(separator: ", "))</span>"
+            var filesCell = ""
+            if run.row.status == "done", let found = files[id] {
+                filesCell = found.stream && found.source ? "ok" : "<span class=\"missing\">\([found.stream ? nil : "stream missing", found.source ? nil : "source missing"].compactMap { $0 }.joined(separator: ", "))</span>"
             }
             let status = run.row.status == "done" ? "done" : "<span class=\"missing\">\(e(run.row.status))</span>"
-            rows.append([idCell, e(run.clipName), e(run.configuration), e(run.label), status, run.row.frames.map(String.init) ?? "", files]
+            let source = run.row.status != "done" || run.psnr == nil ? "" : run.unverified ? "<span class=\"unverified\">unverified: x264 PSNR</span>" : "lab"
+            rows.append([idCell, e(run.clipName), e(run.configuration), e(run.label), status, run.row.frames.map(String.init) ?? "", filesCell, source]
                         + data.metricColumns.map { HTML.number(run.metrics[$0] ?? nil, digits: 3) })
         }
-        body += HTML.table(headers: headers, rows: rows, sortable: true, textColumns: [1, 2, 3, 4, 6])
+        body += HTML.table(headers: headers, rows: rows, sortable: true, textColumns: [1, 2, 3, 4, 6, 7])
 
         // Curves and BD-rate.
         let byClip = curves(runs)
@@ -209,6 +317,16 @@ public enum Report {
         let firstConfiguration = runs.filter { $0.kbps != nil && $0.psnr != nil && $0.row.status == "done" }.min { $0.row.runID < $1.row.runID }?.configuration
         let anchor = wanted.flatMap { w in byClip.values.contains { $0.contains { $0.configuration == w } } ? w : nil } ?? firstConfiguration
         body += "<h2>Rate-quality curves</h2>\n"
+        if let anchor, let asked, asked.name == anchor {
+            switch asked.source {
+            case .commandLine(let overridden):
+                body += "<p class=\"note\">BD-rate anchor <b>\(e(anchor))</b>: anchor from --anchor\(overridden.map { " (the experiment file's report.anchor '\(e($0))' overridden)" } ?? "").</p>\n"
+            case .experimentFile(let runID):
+                body += "<p class=\"note\">BD-rate anchor <b>\(e(anchor))</b>: anchor from the experiment file (report.anchor, stored in runs.settings with run \(runID)); --anchor overrides it.</p>\n"
+            }
+        } else if let anchor {
+            body += "<p class=\"note\">BD-rate anchor <b>\(e(anchor))</b>: the first configuration (no --anchor, and no report.anchor in the experiment file).</p>\n"
+        }
         body += "<p class=\"note\">One curve per clip and configuration: the runs' rate-control mode and grid settings other than those that set the rate (qp, crf, bitrate, vbv-*), points sorted by bitrate (\(data.hasMetricsTable ? "run_metrics.bitrate_kbps" : "bitrate computed from the frames")) against psnr_global, the PSNR of the squared error pooled over all samples of the three planes.</p>\n"
         if clips.isEmpty { body += "<p>No run has both a bitrate and a PSNR.</p>\n" }
         for (i, clip) in clips.enumerated() {
@@ -216,19 +334,25 @@ public enum Report {
             let list = byClip[clip]!
             let plotName = "rq-\(i + 1)"
             body += "<h3>\(e(Paths.fileName(clip)))</h3>\n"
-            try writeCurves(list, title: Paths.fileName(clip), name: plotName, dir: dir)
-            body += HTML.plot(dir: dir, name: plotName, data: ["\(plotName).dat"], alt: "rate-quality curves of \(Paths.fileName(clip))")
+            try writeCurves(list, title: Paths.fileName(clip), name: plotName, dir: dir, queue: queue)
+            body += HTML.plot(dir: dir, name: plotName, data: ["\(plotName).dat"], alt: "rate-quality curves of \(Paths.fileName(clip))", deferred: true)
+            let marked = list.filter { !$0.unverified.isEmpty }
+            if !marked.isEmpty {
+                let n = marked.reduce(0) { $0 + $1.unverified.count }
+                body += "<p class=\"unverified-note\">This plot includes \(n) unverified run\(n == 1 ? "" : "s") (--verify none: PSNR from x264's own report, not the lab's decode): configuration\(marked.count == 1 ? "" : "s") \(marked.map { e($0.configuration) }.joined(separator: "; ")). Their key titles end in (unverified).</p>\n"
+            }
             body += "<p class=\"note\">The plot's title and key titles are gnuplot arguments: <code>gnuplot -c \(plotName).gp TITLE KEYTITLES</code>, KEYTITLES one per line, in the order of the data file's blocks (each block starts with a comment naming its configuration).</p>\n"
             body += bdTable(list, anchor: anchor)
         }
         if let w = wanted, anchor != w {
             body += "<p class=\"note\">No configuration '\(e(w))' here: the anchor is the first configuration.</p>\n"
         }
-        try OutputFiles.write(HTML.page(title: "enclab report: \(name)", body: body), to: "\(dir)/index.html")
+        return HTML.page(title: "enclab report: \(name)", body: body)
     }
 
     /// `NAME.dat`, `NAME.gp`, `NAME.png`, `NAME.svg`: one clip's curves, bitrate (log scale) against psnr_global.
-    static func writeCurves(_ list: [Curve], title: String, name: String, dir: String) throws {
+    /// A configuration with unverified runs has " (unverified)" after its key title.
+    static func writeCurves(_ list: [Curve], title: String, name: String, dir: String, queue: PlotQueue? = nil) throws {
         let colours = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"]
         var data = "# bitrate_kbps psnr_global_db run_id, one block per configuration\n"
         var series: [String] = [], titles: [String] = []
@@ -238,7 +362,7 @@ public enum Report {
             for p in curve.points { data += "\(p.rate) \(p.psnr) \(p.runID)\n" }
             data += "\n\n"
             series.append("'\(name).dat' index \(i) using 1:2 with linespoints lw 1.5 pt \(5 + 2 * (i / colours.count % 4)) lc rgb '\(colours[i % colours.count])' title keyTitle[\(i + 1)]")
-            titles.append(Plots.shown(curve.configuration, limit: keyLimit))
+            titles.append(Plots.shown(curve.configuration, limit: keyLimit) + (curve.unverified.isEmpty ? "" : " (unverified)"))
         }
         try Plots.write(data, to: "\(dir)/\(name).dat")
         try Plots.both(dir: dir, name: name, body: """
@@ -250,7 +374,7 @@ public enum Report {
             set key outside right top
             set grid
             plot \(series.joined(separator: ", \\\n     "))
-            """, arguments: [Plots.shown(title), titles.joined(separator: "\n")], size: (1100, 500))
+            """, arguments: [Plots.shown(title), titles.joined(separator: "\n")], size: (1100, 500), queue: queue)
     }
 
     /// The BD-rate table of one clip: each configuration against the anchor, BD-rate and BD-PSNR by PCHIP and by the
@@ -260,13 +384,17 @@ public enum Report {
             return "<p class=\"note\">No BD-rate table: the anchor configuration has no curve on this clip.</p>\n"
         }
         let others = list.filter { $0.configuration != anchor }
-        let html = "<p>BD-rate against the anchor <b>\(HTML.escape(anchor))</b> (\(base.points.count) points): negative means fewer bits for the same PSNR; BD-PSNR positive means more PSNR at the same rate.</p>\n"
+        let badge = " <span class=\"unverified\">unverified</span>"
+        var html = "<p>BD-rate against the anchor <b>\(HTML.escape(anchor))</b>\(base.unverified.isEmpty ? "" : badge) (\(base.points.count) points): negative means fewer bits for the same PSNR; BD-PSNR positive means more PSNR at the same rate.</p>\n"
+        if list.contains(where: { !$0.unverified.isEmpty }) {
+            html += "<p class=\"unverified-note\">Configurations marked unverified hold runs encoded with --verify none: their PSNR is x264's own report, not the lab's decode, and so are the BD numbers computed from them.</p>\n"
+        }
         guard !others.isEmpty else { return html + "<p class=\"note\">No other configuration on this clip.</p>\n" }
         let anchorPoints = base.points.map { (rate: $0.rate, psnr: $0.psnr) }
         var rows: [[String]] = []
         for curve in others {
             let test = curve.points.map { (rate: $0.rate, psnr: $0.psnr) }
-            var row = [HTML.escape(curve.configuration), "\(curve.points.count)"]
+            var row = [HTML.escape(curve.configuration) + (curve.unverified.isEmpty ? "" : badge), "\(curve.points.count)"]
             for method in [Bjontegaard.Method.pchip, .cubic] {
                 for f in [{ try Bjontegaard.bdRate(anchor: anchorPoints, test: test, method: method) },
                           { try Bjontegaard.bdPSNR(anchor: anchorPoints, test: test, method: method) }] {

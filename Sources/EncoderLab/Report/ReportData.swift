@@ -28,14 +28,22 @@ struct ReportData {
         /// from `frames`); nil when the run has none.
         var kbps: Double?
         var psnr: Double?
+        /// Encoded with `--verify none`: `run_metrics.psnr_source` is `x264`, or (without that row) the stored
+        /// settings' `$.resolved.verify` is `none`. Its PSNR is x264's own report, not the lab's decode.
+        var unverified = false
     }
 
     var runs: [Run]
     /// Whether the database has `run_metrics` (schema v6, written by `enclab analyze`).
     var hasMetricsTable: Bool
     /// The metric columns shown, in order: ``leadingMetrics`` present first, then the others; without `run_metrics`
-    /// the computed `bitrate_kbps`, `psnr_global`, `psnr_y_pooled`.
+    /// the computed `bitrate_kbps`, `psnr_global`, `psnr_y_pooled`. `psnr_source` (text) is left out: the runs
+    /// table shows it as its own column (``Run/unverified``).
     var metricColumns: [String]
+    /// Per experiment, the anchor its experiment file gave (`report.anchor`, README "Experiment files") as stored in the
+    /// settings of its most recent run (the highest run id; none when that run's settings have no `report.anchor`),
+    /// with that run's id.
+    var fileAnchors: [String: (runID: Int64, anchor: String)] = [:]
 
     /// Reads every run of `store` (``experiments`` nil) or of the named experiments.
     /// - Throws: `.data` for a stored row the report cannot read (settings that are not JSON, a damaged frame), the
@@ -45,26 +53,49 @@ struct ReportData {
         let tables = try store.database.query("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'run_metrics'")
         hasMetricsTable = !tables.isEmpty
         var byRun: [Int64: [String: Double?]] = [:]
+        var x264PSNR: Set<Int64> = []
         if hasMetricsTable {
             let columns = try store.database.rows("SELECT name FROM pragma_table_info('run_metrics') ORDER BY cid").map { try $0.text("name") }
-                .filter { $0 != "run_id" }
+                .filter { $0 != "run_id" && $0 != "psnr_source" }
             metricColumns = Self.leadingMetrics.filter(columns.contains) + columns.filter { !Self.leadingMetrics.contains($0) }
-            for r in try store.database.rows("SELECT * FROM run_metrics") {
-                guard let id = r["run_id"].int else { continue }
-                var values: [String: Double?] = [:]
-                for c in columns { values[c] = r[c].double }
-                byRun[id] = values
+            let hasSource = try !store.database.query("SELECT 1 FROM pragma_table_info('run_metrics') WHERE name = 'psnr_source'").isEmpty
+            // One query, the columns by position (not by name per value): read once per run and column.
+            let listed = (["run_id", hasSource ? "psnr_source" : "NULL"] + columns.map { "\"\($0.replacingOccurrences(of: "\"", with: "\"\""))\"" })
+                .joined(separator: ", ")
+            for values in try store.database.query("SELECT \(listed) FROM run_metrics") {
+                guard let id = values[0].int else { continue }
+                var metrics: [String: Double?] = [:]
+                metrics.reserveCapacity(columns.count)
+                for (k, c) in columns.enumerated() { metrics[c] = values[k + 2].double }
+                byRun[id] = metrics
+                if values[1].string == "x264" { x264PSNR.insert(id) }
             }
         } else {
             metricColumns = ["bitrate_kbps", "psnr_global", "psnr_y_pooled"]
         }
+        // The few settings the table and the curves read, extracted by SQLite (its JSON parser is C, Foundation's costs
+        // a millisecond a run): a small object StoredRunSettings reads as it reads the whole; NULL for settings that
+        // are not a JSON object, as StoredRunSettings refuses them.
+        var brief: [Int64: String] = [:]
+        for values in try store.database.query("""
+            SELECT run_id, CASE WHEN json_valid(settings) AND json_type(settings) = 'object' THEN json_object(
+                'rc', json_extract(settings, '$.rc'), 'label', json_extract(settings, '$.label'),
+                'x264_args', json_extract(settings, '$.x264_args'), 'axes', json_extract(settings, '$.axes'),
+                'resolved', CASE WHEN json_type(settings, '$.resolved') = 'object' THEN json_object(
+                    'rc_method', json_extract(settings, '$.resolved.rc_method'), 'verify', json_extract(settings, '$.resolved.verify')) END)
+            END FROM runs
+            """) {
+            if let id = values[0].int, let text = values[1].string { brief[id] = text }
+        }
         var runs: [Run] = []
+        runs.reserveCapacity(rows.count)
         for row in rows {
             try Interruption.check()
-            let settings = try? StoredRunSettings(json: row.settingsJSON, runID: row.runID)
+            let settings = try? StoredRunSettings(json: brief[row.runID] ?? "", runID: row.runID)
             let label = settings.map { $0.label.isEmpty ? $0.x264Arguments : $0.label } ?? ""
             var run = Run(row: row, clipName: Paths.fileName(row.clip), label: label,
                           configuration: settings.map(Self.configuration) ?? "?", metrics: [:])
+            run.unverified = x264PSNR.contains(row.runID) || (settings?.resolved?["verify"] as? String) == "none"
             if row.status == "done" {
                 if let m = byRun[row.runID] {
                     run.metrics = m
@@ -80,6 +111,13 @@ struct ReportData {
             runs.append(run)
         }
         self.runs = runs
+        var latest: [String: LabStore.RunRow] = [:]
+        for row in rows where row.runID > latest[row.experiment]?.runID ?? .min { latest[row.experiment] = row }
+        for (name, row) in latest {
+            guard let object = (try? JSONSerialization.jsonObject(with: Data(row.settingsJSON.utf8))) as? [String: Any],
+                  let anchor = Experiment.Report(settingsObject: object)?.anchor else { continue }
+            fileAnchors[name] = (row.runID, anchor)
+        }
     }
 
     /// A run's configuration: its rate-control mode (`rc`, else x264's `resolved.rc_method`, else "?"), then the

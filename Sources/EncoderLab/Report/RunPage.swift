@@ -41,20 +41,26 @@ enum RunPage {
         return nil
     }
 
-    /// Writes the page of `run` in `dir` (created), with links back to `../index.html`.
-    /// - Throws: `.cantCreate`, `.ioError` when a file cannot be written; `.software` when gnuplot or ffmpeg fails;
-    ///   `.data` for a damaged stored row.
-    static func write(_ run: ReportData.Run, columns: [String], hasMetricsTable: Bool, store: LabStore, databasePath: String,
-                      dir: String) throws -> Outcome {
+    /// Writes the data files, plot scripts and pictures of `run`'s page in `dir` (created), its plots queued on
+    /// `queue` (drawn by the caller, ``PlotQueue/draw(in:)`` of `dir`'s parent), and returns the page's HTML, with
+    /// links back to `../index.html` and its plots as placeholders (``HTML/fillPlots(_:dir:)`` once drawn).
+    /// Reads nothing from the store (`frames` are the run's, ``ReportData/frames(run:store:)``), so pages can be
+    /// written on several threads at once.
+    /// - Throws: `.cantCreate`, `.ioError` when a file cannot be written; `.software` when ffmpeg fails; `.data` for
+    ///   a damaged stored row.
+    static func write(_ run: ReportData.Run, frames: [ReportData.Frame], columns: [String], hasMetricsTable: Bool, databasePath: String,
+                      dir: String, queue: PlotQueue, sources: SourcePictures) throws -> (outcome: Outcome, html: String) {
         try OutputFiles.makeDirectory(dir)
         let row = run.row
-        let frames = try ReportData.frames(run: row.runID, store: store)
         let settings = try? StoredRunSettings(json: row.settingsJSON, runID: row.runID)
         let stream = locate(row.streamPath, databasePath: databasePath)
         let source = locate(row.clip, databasePath: databasePath)
         let e = HTML.escape
         var body = "<p><a href=\"../index.html\">← experiment</a> · <a href=\"../../index.html\">all experiments</a></p>\n"
         body += "<h1>Run \(row.runID): \(e(run.clipName)) \(e(run.label))</h1>\n"
+        if run.unverified {
+            body += "<p class=\"unverified-note\">Unverified run: encoded with --verify none, so its PSNR (frames.psnr_*, sse_*; run_metrics.psnr_source x264) is x264's own report, not the lab's decode of the stream checked against the source.</p>\n"
+        }
         var facts: [[String]] = [
             ["experiment", e(row.experiment)], ["clip", e(row.clip) + (source == nil ? " <span class=\"missing\">(source file missing on this machine)</span>" : "")],
             ["configuration", e(run.configuration)], ["label", e(run.label)], ["x264 flags", e(settings?.x264Arguments ?? "")],
@@ -74,8 +80,7 @@ enum RunPage {
         guard !frames.isEmpty, let tn = row.timebaseNum, let td = row.timebaseDen, tn > 0, td > 0,
               let timebase = try? Rational(Int64(tn), Int64(td)), let frameTicks = ReportData.frameTicks(row) else {
             body += "<p class=\"missing\">No frames, timebase or frame rate stored: nothing to plot.</p>\n"
-            try OutputFiles.write(HTML.page(title: "run \(row.runID)", body: body), to: "\(dir)/index.html")
-            return Outcome(streamMissing: stream == nil, sourceMissing: source == nil)
+            return (Outcome(streamMissing: stream == nil, sourceMissing: source == nil), HTML.page(title: "run \(row.runID)", body: body))
         }
         try RunPlotInput.checkFrames(frames.map {
             LabStore.FrameRow(codedIndex: $0.codedIndex, displayIndex: $0.displayIndex, type: $0.type, sizeBytes: $0.sizeBytes,
@@ -100,8 +105,8 @@ enum RunPage {
             set key below horizontal
             set grid
             plot \(sizeSeries.joined(separator: ", \\\n     "))
-            """, arguments: [], size: (1100, 350))
-        body += HTML.plot(dir: dir, name: "sizes", data: ["sizes.dat"], alt: "frame sizes by type")
+            """, arguments: [], size: (1100, 350), queue: queue)
+        body += HTML.plot(dir: dir, name: "sizes", data: ["sizes.dat"], alt: "frame sizes by type", deferred: true)
         var typeRows: [[String]] = []
         for t in types {
             let s = frames.filter { $0.type == t }.map(\.sizeBytes)
@@ -131,8 +136,8 @@ enum RunPage {
             set key below horizontal
             set grid
             plot \(rateSeries.joined(separator: ", \\\n     "))
-            """, arguments: [], size: (1100, 350))
-        body += HTML.plot(dir: dir, name: "bitrate", data: ["bitrate.dat"], alt: "windowed bitrate")
+            """, arguments: [], size: (1100, 350), queue: queue)
+        body += HTML.plot(dir: dir, name: "bitrate", data: ["bitrate.dat"], alt: "windowed bitrate", deferred: true)
 
         // Keyframe timeline.
         body += "<h2>Keyframe timeline</h2>\n"
@@ -151,15 +156,15 @@ enum RunPage {
                  'keyframes.dat' using 2:($3==1 ? 0.7 : 1/0) with impulses lw 3 lc rgb '\(colours[1])' title 'I (not IDR)', \\
                  'keyframes.dat' using 2:($4==1 && $3>1 ? 0.5 : 1/0) with impulses lw 3 lc rgb '#000000' title 'other keyframe', \\
                  'keyframes.dat' using 2:(0.05) with points pt 7 ps 0.3 lc rgb '#999999' title 'frame'
-            """, arguments: [], size: (1100, 220))
-        body += HTML.plot(dir: dir, name: "keyframes", data: ["keyframes.dat"], alt: "keyframe timeline")
+            """, arguments: [], size: (1100, 220), queue: queue)
+        body += HTML.plot(dir: dir, name: "keyframes", data: ["keyframes.dat"], alt: "keyframe timeline", deferred: true)
         let keyframeIndexes = frames.filter { $0.type == "IDR" || $0.type == "I" }.map(\.displayIndex).sorted()
         let gops = zip(keyframeIndexes.dropFirst(), keyframeIndexes).map { $0 - $1 } + (keyframeIndexes.last.map { [frames.count - $0] } ?? [])
         body += "<p>\(keyframeIndexes.count) I/IDR frames; GOP lengths in frames: \(e(gops.map(String.init).joined(separator: ", ")))</p>\n"
 
         // VBV occupancy.
         body += "<h2>VBV occupancy</h2>\n"
-        body += try vbvSection(frames: frames, arrival: arrival, timebase: timebase, row: row, settings: settings, dir: dir)
+        body += try vbvSection(frames: frames, arrival: arrival, timebase: timebase, row: row, settings: settings, dir: dir, queue: queue)
 
         // PTS and DTS steps.
         body += "<h2>PTS and DTS steps</h2>\n"
@@ -176,20 +181,20 @@ enum RunPage {
             set grid
             plot 'timestamps.dat' using 1:2 with linespoints pt 7 ps 0.4 lc rgb '#1f77b4' title 'PTS step, display order', \\
                  'timestamps.dat' using 1:3 with linespoints pt 6 ps 0.6 lc rgb '#d62728' title 'DTS step, decode order'
-            """, arguments: [], size: (1100, 300))
-        body += HTML.plot(dir: dir, name: "timestamps", data: ["timestamps.dat"], alt: "PTS and DTS steps")
+            """, arguments: [], size: (1100, 300), queue: queue)
+        body += HTML.plot(dir: dir, name: "timestamps", data: ["timestamps.dat"], alt: "PTS and DTS steps", deferred: true)
 
         // The worst-PSNR frame.
         body += "<h2>Worst-PSNR frame</h2>\n"
-        body += try worstFrameSection(frames: frames, row: row, settings: settings, stream: stream, source: source, dir: dir)
+        body += try worstFrameSection(frames: frames, row: row, settings: settings, stream: stream, source: source, dir: dir, sources: sources)
 
-        try OutputFiles.write(HTML.page(title: "run \(row.runID): \(run.clipName) \(run.label)", body: body), to: "\(dir)/index.html")
-        return Outcome(streamMissing: stream == nil, sourceMissing: source == nil)
+        return (Outcome(streamMissing: stream == nil, sourceMissing: source == nil),
+                HTML.page(title: "run \(row.runID): \(run.clipName) \(run.label)", body: body))
     }
 
     /// The VBV plot and its events, or a sentence saying why there is none.
     static func vbvSection(frames: [ReportData.Frame], arrival: [Int64], timebase: Rational, row: LabStore.RunRow,
-                           settings: StoredRunSettings?, dir: String) throws -> String {
+                           settings: StoredRunSettings?, dir: String, queue: PlotQueue) throws -> String {
         guard let settings, let maxrate = settings.resolvedNumber("vbv_maxrate_kbps"), let bufsize = settings.resolvedNumber("vbv_bufsize_kbit"),
               maxrate > 0, bufsize > 0 else {
             return "<p class=\"note\">No VBV: the run's resolved vbv_maxrate_kbps/vbv_bufsize_kbit are 0 or absent.</p>\n"
@@ -222,18 +227,18 @@ enum RunPage {
             plot 'vbv.dat' using 2:3 with steps lw 1.5 lc rgb '#1f77b4' title 'before removal', \\
                  'vbv.dat' using 2:4 with points pt 7 ps 0.4 lc rgb '#d62728' title 'after removal', \\
                  \(size) with lines dt 2 lw 2 lc rgb '#7f7f7f' title 'buffer size \(String(format: "%.0f", size)) kbit'
-            """, arguments: [], size: (1100, 350))
+            """, arguments: [], size: (1100, 350), queue: queue)
         var html = "<p>vbv-maxrate \(Int64(maxrate)) kbit/s, vbv-bufsize \(Int64(bufsize)) kbit, vbv-init \(HTML.escape(initText)), "
         html += "mode \(mode.rawValue) (nal-hrd \(HTML.escape(settings.resolved?["nal_hrd"] as? String ?? "none"))); "
         let underflows = result.events.filter { if case .underflow = $0 { return true } else { return false } }.count
         html += "\(underflows) underflow\(underflows == 1 ? "" : "s")\(mode == .cbr ? ", \(result.events.count - underflows) overflows" : "").</p>\n"
-        html += HTML.plot(dir: dir, name: "vbv", data: ["vbv.dat"], alt: "VBV occupancy")
+        html += HTML.plot(dir: dir, name: "vbv", data: ["vbv.dat"], alt: "VBV occupancy", deferred: true)
         return html
     }
 
     /// The worst-PSNR frame's pictures, or the reason there are none (no PSNR, stream or source missing).
     static func worstFrameSection(frames: [ReportData.Frame], row: LabStore.RunRow, settings: StoredRunSettings?,
-                                  stream: String?, source: String?, dir: String) throws -> String {
+                                  stream: String?, source: String?, dir: String, sources: SourcePictures) throws -> String {
         guard let worst = worstFrame(frames) else {
             return "<p class=\"note\">No frame has a PSNR (a lossless run, or no independent decode stored).</p>\n"
         }
@@ -251,13 +256,12 @@ enum RunPage {
         let seek = seekOf(row.settingsJSON)
         let decoded: [UInt8], original: [UInt8]
         do {
-            original = try sourcePicture(path: source, number: seek + worst.displayIndex, width: width, height: height)
+            original = try sources.picture(path: source, number: seek + worst.displayIndex, width: width, height: height)
             decoded = try decodedPicture(stream: stream, index: worst.displayIndex, width: width, height: height)
         } catch let error as LabError where error.kind != .interrupted {
             return html + "<p class=\"refused\">Pictures not made: \(HTML.escape(error.message))</p>\n"
         }
-        try png(original, width: width, height: height, to: "\(dir)/worst-source.png")
-        try png(decoded, width: width, height: height, to: "\(dir)/worst-decoded.png")
+        try pngs([original, decoded], width: width, height: height, to: ["\(dir)/worst-source.png", "\(dir)/worst-decoded.png"])
         let errors = IndependentDecode.squaredErrors(decoded, original, width: width, height: height)
         if let stored = worst.sse {
             html += errors == stored
@@ -272,6 +276,18 @@ enum RunPage {
         return html
     }
 
+    /// Asks `sources` for the source picture `run`'s page will show (its worst-PSNR frame's, ``worstFrame(_:)`` as
+    /// SQL), so that every page's picture of a clip comes from one read of it. Nothing for a run whose source
+    /// is missing here or that has no PSNR.
+    static func wantSource(of run: ReportData.Run, store: LabStore, databasePath: String, sources: SourcePictures) throws {
+        guard run.row.status == "done", let source = locate(run.row.clip, databasePath: databasePath) else { return }
+        let worst = try store.database.query("""
+            SELECT display_index FROM frames WHERE run_id = ? AND psnr_avg IS NOT NULL ORDER BY psnr_avg, display_index LIMIT 1
+            """, [.integer(run.row.runID)])
+        guard let d = worst.first?.first?.int, let index = Int(exactly: d) else { return }
+        sources.want(path: source, number: seekOf(run.row.settingsJSON) + index)
+    }
+
     /// The frame with the lowest `psnr_avg` (the lowest display index among equals); nil when none has one.
     static func worstFrame(_ frames: [ReportData.Frame]) -> ReportData.Frame? {
         frames.filter { $0.psnrAvg != nil }.min { ($0.psnrAvg!, $0.displayIndex) < ($1.psnrAvg!, $1.displayIndex) }
@@ -284,19 +300,63 @@ enum RunPage {
         return max(0, n.intValue)
     }
 
-    /// Picture `number` (from 0) of the clip at `path`, as the lab reads clips, 4:2:0 bytes.
-    /// - Throws: `.data` when the clip has fewer pictures or another size; the clip's errors.
-    static func sourcePicture(path: String, number: Int, width: Int, height: Int) throws -> [UInt8] {
-        let clip = try Clip(path: path)
-        for _ in 0..<number {
-            try Interruption.check()
-            guard try clip.next() != nil else { throw LabError.data("\(path): has fewer than \(number + 1) pictures") }
+    /// The source pictures the run pages show, each clip read once (as the lab reads clips, ``Clip``) for all the
+    /// pictures asked of it: many runs of a sweep share a clip, and reading it is one ffmpeg process for a clip that
+    /// is not y4m.
+    final class SourcePictures: @unchecked Sendable {
+        /// Guards every member: pages on several threads ask at once (a clip's read happens under it).
+        private let lock = NSLock()
+        /// Picture numbers wanted, by clip path (as located on this machine).
+        private var wanted: [String: Set<Int>] = [:]
+        /// What was read: 4:2:0 bytes and size by clip path and picture number, or the clip's error.
+        private var read: [String: Result<[Int: (bytes: [UInt8], width: Int, height: Int)], LabError>] = [:]
+        /// The picture numbers each clip's last read looked for.
+        private var asked: [String: Set<Int>] = [:]
+
+        /// Asks for picture `number` (from 0) of the clip at `path`; read by the next ``picture(path:number:width:height:)``
+        /// of that clip, together with every other picture asked of it by then.
+        func want(path: String, number: Int) { lock.lock(); defer { lock.unlock() }; wantUnlocked(path: path, number: number) }
+
+        private func wantUnlocked(path: String, number: Int) { wanted[path, default: []].insert(number) }
+
+        /// Picture `number` (from 0) of the clip at `path`, 4:2:0 bytes.
+        /// - Throws: `.data` when the clip has fewer pictures or another size; the clip's errors; `.interrupted`.
+        func picture(path: String, number: Int, width: Int, height: Int) throws -> [UInt8] {
+            lock.lock()
+            defer { lock.unlock() }
+            if !(asked[path]?.contains(number) ?? false) { wantUnlocked(path: path, number: number) }
+            if let numbers = wanted.removeValue(forKey: path) {
+                // Read again with every number asked before too: the result replaces the earlier one.
+                let all = numbers.union(asked[path] ?? [])
+                read[path] = try Self.read(path: path, numbers: all)
+                asked[path] = all
+            }
+            let pictures = try read[path]!.get()
+            guard let picture = pictures[number] else { throw LabError.data("\(path): has fewer than \(number + 1) pictures") }
+            guard picture.width == width, picture.height == height else {
+                throw LabError.data("\(path): pictures are \(picture.width)x\(picture.height), the run's \(width)x\(height)")
+            }
+            return picture.bytes
         }
-        guard let picture = try clip.next() else { throw LabError.data("\(path): has fewer than \(number + 1) pictures") }
-        guard picture.width == width, picture.height == height else {
-            throw LabError.data("\(path): pictures are \(picture.width)x\(picture.height), the run's \(width)x\(height)")
+
+        /// The pictures `numbers` of the clip at `path` (those it has), or the clip's error; one pass from the start.
+        /// - Throws: only `.interrupted`.
+        private static func read(path: String, numbers: Set<Int>) throws -> Result<[Int: (bytes: [UInt8], width: Int, height: Int)], LabError> {
+            guard let last = numbers.max() else { return .success([:]) }
+            var found: [Int: (bytes: [UInt8], width: Int, height: Int)] = [:]
+            do {
+                let clip = try Clip(path: path)
+                for n in 0...last {
+                    try Interruption.check()
+                    guard let picture = try clip.next() else { break }
+                    if numbers.contains(n) { found[n] = (picture.bytes, picture.width, picture.height) }
+                }
+            } catch let error as LabError {
+                if error.kind == .interrupted { throw error }
+                return .failure(error)
+            }
+            return .success(found)
         }
-        return picture.bytes
     }
 
     /// Picture `index` (display order, from 0) of ffmpeg's decode of the Annex B stream at `stream`, 4:2:0 bytes
@@ -329,20 +389,43 @@ enum RunPage {
         return picture
     }
 
-    /// Writes a 4:2:0 picture as a PNG made by ffmpeg (raw bytes from a temporary file beside it, removed after).
+    /// Writes 4:2:0 pictures of one size as PNGs made by one ffmpeg process (the raw pictures from a temporary file
+    /// beside the first, removed after; the PNGs back to back on ffmpeg's stdout, split at each IEND chunk).
     /// - Throws: `.cantCreate`/`.ioError` for the files; `.software` when ffmpeg fails.
-    static func png(_ picture: [UInt8], width: Int, height: Int, to path: String) throws {
+    static func pngs(_ pictures: [[UInt8]], width: Int, height: Int, to paths: [String]) throws {
+        precondition(pictures.count == paths.count && !paths.isEmpty, "one path a picture")
         let ffmpeg = try Tools.require("ffmpeg", package: "ffmpeg")
-        let raw = path + ".yuv"
-        try OutputFiles.write(picture, to: raw)
+        let raw = paths[0] + ".yuv"
+        try OutputFiles.write(pictures.flatMap { $0 }, to: raw)
         defer { unlink(raw) }
         let result = try Tools.run(ffmpeg, ["-nostdin", "-hide_banner", "-v", "error", "-y", "-f", "rawvideo", "-pix_fmt", "yuv420p",
-                                            "-s", "\(width)x\(height)", "-i", FFmpegInput.url(raw), "-frames:v", "1", "-f", "image2pipe",
-                                            "-c:v", "png", "-"])
+                                            "-s", "\(width)x\(height)", "-i", FFmpegInput.url(raw), "-frames:v", "\(pictures.count)",
+                                            "-f", "image2pipe", "-c:v", "png", "-"])
         // PNG bytes on stdout: an output file name would be read as a pattern (`%d`) by ffmpeg's image2 muxer.
-        guard result.status == 0, result.stdout.starts(with: Plots.pngSignature) else {
-            throw LabError.software("ffmpeg could not make \(path): \(String(decoding: result.stderr, as: UTF8.self).split(separator: "\n").last ?? "")")
+        let files = result.status == 0 ? splitPNGs([UInt8](result.stdout)) : nil
+        guard let files, files.count == paths.count else {
+            throw LabError.software("ffmpeg could not make \(paths.joined(separator: ", ")): \(String(decoding: result.stderr, as: UTF8.self).split(separator: "\n").last ?? "")")
         }
-        try OutputFiles.write([UInt8](result.stdout), to: path)
+        for (file, path) in zip(files, paths) { try OutputFiles.write(file, to: path) }
+    }
+
+    /// PNG files written back to back, split: each the 8-byte signature, then chunks (4-byte big-endian length, type,
+    /// data, CRC) up to and including IEND (PNG specification, 5.2 and 5.3). Nil for bytes that are not such files.
+    static func splitPNGs(_ bytes: [UInt8]) -> [[UInt8]]? {
+        var files: [[UInt8]] = [], start = 0
+        while start < bytes.count {
+            guard bytes.count - start >= 8, bytes[start..<(start + 8)].elementsEqual(Plots.pngSignature) else { return nil }
+            var at = start + 8, ended = false
+            while !ended {
+                guard bytes.count - at >= 12 else { return nil }
+                let length = bytes[at..<(at + 4)].reduce(0) { $0 << 8 | Int($1) }
+                ended = bytes[(at + 4)..<(at + 8)].elementsEqual("IEND".utf8)
+                guard length <= bytes.count - at - 12 else { return nil }
+                at += 12 + length
+            }
+            files.append(Array(bytes[start..<at]))
+            start = at
+        }
+        return files
     }
 }

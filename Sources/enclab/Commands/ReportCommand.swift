@@ -11,8 +11,8 @@ struct ReportCommand: Command {
         Flag("--out", value: "DIR", about: "the folder the report goes to (index.html there)",
              default: "the database path without its extension, plus -report (results/q.sqlite -> results/q-report)"),
         Flag("--experiment", value: "NAME", about: "report this experiment only", default: "every experiment"),
-        Flag("--anchor", value: "CONFIG", about: "the configuration the BD-rate tables compare against, as the report names it (\"crf\", \"abr bframes=0\")",
-             default: "each experiment's first configuration"),
+        Flag("--anchor", value: "CONFIG", about: "the configuration the BD-rate tables compare against, as the report names it (\"crf\", \"abr bframes=0\"); wins over the experiment file's report.anchor",
+             default: "the experiment file's report.anchor, else each experiment's first configuration"),
         Flag("--runs", value: "ID,...", about: "give these runs (run ids, separated by commas) a page", default: "none by id"),
         Flag("--worst", value: "N", about: "give the N runs of each experiment with the lowest psnr_global a page",
              default: "\(Report.defaultPages) when none of --runs, --worst, --best is given, else 0"),
@@ -26,7 +26,8 @@ struct ReportCommand: Command {
         vbv-*) and a BD-rate table (PCHIP and cubic) against the anchor; per chosen run a page with frame sizes by type,
         windowed bitrate, keyframe timeline, VBV occupancy, PTS and DTS steps and the worst-PSNR frame, source beside
         decoded. Plots are gnuplot's, each with its .gp script and data file beside it. A run whose stream or source file
-        is missing here is reported as such. stdout gets the report's index path.
+        is missing here is reported as such, and so is a run encoded with --verify none (its PSNR is x264's, unverified).
+        stdout gets the report's index path.
         """
     var sections: [(title: String, text: String)] {
         [databaseEnvironment]
@@ -34,7 +35,7 @@ struct ReportCommand: Command {
     let exitStatuses: [(status: Int32, meaning: String)] = [
         (0, "report written (runs with missing files included, marked)"),
         (64, "usage: a bad flag or value, no --db, an --experiment or --anchor that names nothing in the database"),
-        (65, "bad data: a database that is damaged or not the lab's"),
+        (65, "bad data: a database that is damaged or not the lab's, or (without --anchor) an experiment file's report.anchor that names no configuration of its experiment"),
         (66, "the database is missing (none is created), or a --runs id names no run in it"),
         (70, "gnuplot or ffmpeg is missing, or the lab failed"),
         (73, "--out cannot be created"),
