@@ -191,9 +191,15 @@ struct SweepTests {
 
     @Test("a sweep killed with SIGKILL mid-way keeps its finished runs whole; run again, it ends with every run done once, as an uninterrupted sweep")
     func killedAndResumed() throws {
-        let f = try Self.fixture.get()
-        let dir = try copyOfInputs()
+        // Runs long enough (240 frames, preset medium: about 0.25 s each here) that the sweep cannot finish between
+        // two polls: the fixture's 8-frame runs are recorded within milliseconds of each other.
+        let dir = cli.scratch()
         defer { try? FileManager.default.removeItem(atPath: dir) }
+        try SyntheticClip(width: 64, height: 48, frames: 240, seed: 12).write(to: "\(dir)/c.y4m")
+        try SweepTests.experiment.replacingOccurrences(of: "ultrafast", with: "medium")
+            .write(toFile: "\(dir)/sw.json", atomically: true, encoding: .utf8)
+        let reference = try cli.enclab(["run", "sw.json", "--jobs", "2", "--db", "ref.sqlite", "--out", "ref"], in: dir)
+        #expect(reference.status == 0, "\(reference.stderr)")
         let p = Process()
         p.executableURL = URL(fileURLWithPath: CLI.binary)
         p.arguments = ["run", "sw.json", "--jobs", "2", "--db", "k.sqlite", "--out", "k"]
@@ -220,7 +226,7 @@ struct SweepTests {
         #expect(again.status == 0, "\(again.stderr)")
         #expect(again.stdout.hasSuffix("6 runs done (\(done) already done before): database k.sqlite, plots in k\n"), "\(again.stdout)")
         #expect(try cli.sqlite("\(dir)/k.sqlite", "SELECT count(*), count(DISTINCT run_key), sum(status = 'done') FROM runs") == ["6|6|6"])
-        #expect(try rowsByKey("\(dir)/k.sqlite") == rowsByKey("\(f.dir)/ref.sqlite"))
+        #expect(try rowsByKey("\(dir)/k.sqlite") == rowsByKey("\(dir)/ref.sqlite"))
         // The killed process's temporary folders were settled: each run's folder, nothing else.
         let entries = try FileManager.default.contentsOfDirectory(atPath: "\(dir)/k").sorted()
         #expect(entries.filter { $0.hasPrefix(".") }.isEmpty, "\(entries)")
