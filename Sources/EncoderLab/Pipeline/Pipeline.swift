@@ -233,7 +233,7 @@ public enum Pipeline {
                     break
                 }
             }
-            verify.source(timed.picture)
+            try verify.source(timed.picture)
             let frame = try session.encode(timed)
             noteKeyframes(frame)
             try keep(frame)
