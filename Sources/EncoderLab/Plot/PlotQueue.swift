@@ -64,8 +64,10 @@ public final class PlotQueue: @unchecked Sendable {
     /// there, any other one in a process of its own, then checks every PNG and SVG (``Plots/checkComplete(_:)``).
     /// A plot left incomplete by the shared process (gnuplot stops at the first error) is drawn again alone, so an
     /// error names its own script. The queue is emptied.
-    /// - Throws: the first plot's error after all were tried: `.software` when gnuplot is missing or fails,
+    /// - Throws: `.interrupted` after SIGINT/SIGTERM; else the first plot's error after all were tried: `.software`
+    ///   when gnuplot is missing or fails,
     ///   `.ioError` for an incomplete file (a full disk), `.cantCreate` when the driver script cannot be written.
+    ///   The driver reaches gnuplot as its standard input from a file without a name (``unnamedFile(_:)``).
     public func draw(in directory: String) throws {
         let plots = take()
         guard !plots.isEmpty else { return }
@@ -78,12 +80,12 @@ public final class PlotQueue: @unchecked Sendable {
             if let lines = Self.driverLines(p, directory: directory) { driver += lines } else { alone.append(p) }
         }
         if !driver.isEmpty {
-            let path = NSTemporaryDirectory() + "enclab-plots-\(getpid())-\(UUID().uuidString).gp"
-            try OutputFiles.write(driver, to: path)
-            defer { try? FileManager.default.removeItem(atPath: path) }
             // Its failure shows below as incomplete files, drawn again alone.
-            _ = try Tools.run(gnuplot, [path], workingDirectory: directory)
+            _ = try Tools.run(gnuplot, [], workingDirectory: directory, standardInput: try Self.unnamedFile(driver))
         }
+        // An interruption ended the shared process (``ChildStopper``): drawing each plot again alone would only start
+        // processes to be ended in turn.
+        try Interruption.check()
         var firstError: Error?
         for p in plots {
             do {
@@ -97,5 +99,32 @@ public final class PlotQueue: @unchecked Sendable {
             }
         }
         if let firstError { throw firstError }
+    }
+
+    /// A temporary file holding `text`, opened for reading from its start, whose name is removed at once (before
+    /// the text is written): gnuplot reads the driver from it as standard input, and no exit of the lab (a second
+    /// signal exits at once, skipping any `defer`) can leave it behind.
+    /// - Throws: `.cantCreate` when it cannot be made; `.ioError` when it cannot be written.
+    static func unnamedFile(_ text: String) throws -> FileHandle {
+        let path = NSTemporaryDirectory() + "enclab-plots-\(getpid())-\(UUID().uuidString).gp"
+        let fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        if fd < 0 {
+            let code = errno
+            throw OutputFiles.creationError("\(path): cannot create: \(OutputFiles.reason(code))", code)
+        }
+        unlink(path)
+        let handle = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
+        let bytes = Array(text.utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw LabError.ioError("\(path) (unnamed): write failed: \(OutputFiles.reason(errno))")
+            }
+            offset += n
+        }
+        guard lseek(fd, 0, SEEK_SET) == 0 else { throw LabError.ioError("\(path) (unnamed): cannot seek: \(OutputFiles.reason(errno))") }
+        return handle
     }
 }

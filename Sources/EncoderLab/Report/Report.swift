@@ -3,11 +3,13 @@ import Foundation
 /// `enclab report`: a static HTML report of a database, read from the store only (no encode, no server, nothing
 /// loaded from the network; the one script is inline and only sorts tables).
 ///
-/// Layout under OUT:
-/// - `index.html`: the experiments, each with its runs counted;
+/// Layout under OUT (written in a new folder beside it and moved into place at the end, replacing only a previous
+/// report, ``replaceable(_:)``, ``place(_:at:)``):
+/// - `index.html`: the experiments, each with its runs counted; `.enclab-report` (``marker``);
 /// - `EXPERIMENT/index.html` (the experiment's name when it is a safe folder name, letters, digits, `.`, `_`, `-`
-///   not starting with `.`; else `experiment-N`): the runs and their metrics in a sortable table, the rate-quality
-///   curves (`rq-N.*`, one plot per clip), the BD-rate table against the anchor configuration;
+///   not starting with `.`; else a safe form of it with a hash of the name, ``folderNames(_:)``): the runs and their
+///   metrics in a sortable table, the rate-quality curves (`rq-N.*`, one plot per clip), the BD-rate table against
+///   the anchor configuration;
 /// - `EXPERIMENT/run-ID/index.html`: the per-run pages (``RunPage``) of the runs chosen.
 ///
 /// Curves: runs are grouped by clip and by configuration, their rate-control mode and the grid settings other than
@@ -62,9 +64,11 @@ public enum Report {
     /// - Throws: `.usage` for an empty database path, an `--experiment` or `--anchor` that names nothing in the
     ///   database, a negative count; `.noInput` for a missing database or a `--runs` id it does not hold; `.data` for a
     ///   file that is not an enclab database, a damaged stored row, or (without `--anchor`) an experiment file's
-    ///   `report.anchor` that names no configuration of its experiment with curve points; `.cantCreate`/`.ioError`
-    ///   for OUT and its files; `.software` when gnuplot or ffmpeg is missing or fails; `.interrupted` after
-    ///   SIGINT/SIGTERM.
+    ///   `report.anchor` that names no configuration of its experiment with curve points, a `run_metrics` value that is
+    ///   text or out of range (``ReportData/checkMetric(_:column:runID:database:)``); `.cantCreate` for an OUT that
+    ///   is there and is not a previous report (``replaceable(_:)``), `.cantCreate`/`.ioError` for OUT and its files;
+    ///   `.software` when gnuplot or ffmpeg is missing or fails; `.interrupted` after SIGINT/SIGTERM (children are
+    ///   ended, ``ChildStopper``). On any error the temporary folder is removed and OUT is left as it was.
     public static func build(_ options: Options, progress: ((Int) -> Progress?)? = nil) throws -> Summary {
         let db = options.databasePath
         if db.isEmpty { throw LabError.usage("--db needs a database file path") }
@@ -102,9 +106,17 @@ public enum Report {
                 }
             }
         }
-        let out = options.outDirectory ?? PlotFromStore.defaultOutDirectory(databasePath: db) + "-report"
-        try OutputFiles.makeDirectory(out)
-        try OutputFiles.checkWritable(out)
+        var out = options.outDirectory ?? PlotFromStore.defaultOutDirectory(databasePath: db) + "-report"
+        // "rep/" is the folder "rep" (a trailing slash would make lstat(2) follow a symbolic link named so).
+        while out.count > 1 && out.hasSuffix("/") { out.removeLast() }
+        // Written in a new folder beside OUT and moved into place at the end (ReportFolder.swift); removed on any
+        // failure, and by the second signal's exit.
+        _ = try replaceable(out)
+        let root = try makeStaging(for: out)
+        var placed = false
+        defer { if !placed { OutputFiles.removeTree(root) } }
+        let cleanup = Interruption.register { final in if final { OutputFiles.removeTree(root) } }
+        defer { Interruption.unregister(cleanup) }
 
         // Pages: by id, then the worst and best by psnr_global per experiment.
         let defaults = options.runs == nil && options.worst == nil && options.best == nil
@@ -131,10 +143,11 @@ public enum Report {
         }
         var experimentPages: [(html: String, dir: String)] = []
         let byExperiment = Dictionary(grouping: data.runs, by: \.row.experiment)
-        for (n, name) in experiments.enumerated() {
+        let folders = folderNames(experiments)
+        for name in experiments {
             try Interruption.check()
-            let folder = safeFolder(name) ?? "experiment-\(n + 1)"
-            let dir = "\(out)/\(folder)"
+            let folder = folders[name]!
+            let dir = "\(root)/\(folder)"
             try OutputFiles.makeDirectory(dir)
             let runs = byExperiment[name] ?? []
             var outcomes: [Int64: RunPage.Outcome] = [:]
@@ -192,13 +205,17 @@ public enum Report {
                               HTML.escape(Array(Set(runs.map(\.clipName))).sorted().joined(separator: ", "))])
         }
         try Interruption.check()
-        try curveQueue.draw(in: out)
+        try curveQueue.draw(in: root)
         for page in experimentPages { try OutputFiles.write(HTML.fillPlots(page.html, dir: page.dir), to: "\(page.dir)/index.html") }
         var body = "<h1>enclab report</h1>\n<p>Database <code>\(HTML.escape(db))</code>, \(data.runs.count) runs"
         body += data.hasMetricsTable ? ", metrics from table run_metrics.</p>\n"
             : ". This database has no run_metrics table: the report computes bitrate and pooled PSNR from the frames; <code>enclab analyze</code> adds the full metrics.</p>\n"
         body += HTML.table(headers: ["experiment", "runs", "done", "failed", "run pages", "clips"], rows: indexRows, sortable: true, textColumns: [0, 5])
-        try OutputFiles.write(HTML.page(title: "enclab report", body: body), to: summary.index)
+        try OutputFiles.write(HTML.page(title: "enclab report", body: body), to: "\(root)/index.html")
+        try OutputFiles.write("Written by enclab report from \(Plots.shown(db)): the next report to this folder replaces it.\n", to: "\(root)/\(marker)")
+        try Interruption.check()
+        try place(root, at: out)
+        placed = true
         return summary
     }
 

@@ -46,8 +46,9 @@ struct ReportData {
     var fileAnchors: [String: (runID: Int64, anchor: String)] = [:]
 
     /// Reads every run of `store` (``experiments`` nil) or of the named experiments.
-    /// - Throws: `.data` for a stored row the report cannot read (settings that are not JSON, a damaged frame), the
-    ///   store's errors.
+    /// - Throws: `.data` for a stored row the report cannot read (settings that are not JSON, a damaged frame, a
+    ///   `run_metrics` value of the runs read that is text or out of range, ``checkMetric(_:column:runID:database:)``),
+    ///   the store's errors.
     init(store: LabStore, experiments: Set<String>?) throws {
         let rows = try store.runs().filter { experiments?.contains($0.experiment) ?? true }
         let tables = try store.database.query("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'run_metrics'")
@@ -62,11 +63,16 @@ struct ReportData {
             // One query, the columns by position (not by name per value): read once per run and column.
             let listed = (["run_id", hasSource ? "psnr_source" : "NULL"] + columns.map { "\"\($0.replacingOccurrences(of: "\"", with: "\"\""))\"" })
                 .joined(separator: ", ")
+            let selected = Set(rows.map(\.runID))
+            let numeric = Dictionary(LabStore.runMetricsColumns.map { ($0.name, $0.type.hasPrefix("REAL") || $0.type.hasPrefix("INTEGER")) }) { a, _ in a }
             for values in try store.database.query("SELECT \(listed) FROM run_metrics") {
                 guard let id = values[0].int else { continue }
                 var metrics: [String: Double?] = [:]
                 metrics.reserveCapacity(columns.count)
-                for (k, c) in columns.enumerated() { metrics[c] = values[k + 2].double }
+                for (k, c) in columns.enumerated() {
+                    if selected.contains(id), numeric[c] == true { try Self.checkMetric(values[k + 2], column: c, runID: id, database: store.database.path) }
+                    metrics[c] = values[k + 2].double
+                }
                 byRun[id] = metrics
                 if values[1].string == "x264" { x264PSNR.insert(id) }
             }
@@ -118,6 +124,27 @@ struct ReportData {
                   let anchor = Experiment.Report(settingsObject: object)?.anchor else { continue }
             fileAnchors[name] = (row.runID, anchor)
         }
+    }
+
+    /// Checks a stored `run_metrics` value of a numeric column (``LabStore/runMetricsColumns``) before the report
+    /// draws or tabulates it: NULL or a finite number; `span_seconds` and `bitrate_kbps` above 0 (the span of a
+    /// stream, its rate on the curves' log axis); no other column but `target_error_pct` below 0 (counts, sizes,
+    /// seconds, PSNR in dB, QP).
+    /// - Throws: `.data` naming the database, the run and the column, and the value found.
+    static func checkMetric(_ value: SQLValue, column: String, runID: Int64, database: String) throws {
+        let found: String
+        switch value {
+        case .null: return
+        case .text(let t): found = "holds the text '\(Plots.shown(t, limit: 40))', not a number"
+        case .integer, .real:
+            let v = value.double!
+            let shown = value.int.map(String.init) ?? "\(v)"
+            if !v.isFinite { found = "holds \(shown), not a finite number" }
+            else if ["span_seconds", "bitrate_kbps"].contains(column) && v <= 0 { found = "holds \(shown), must be above 0" }
+            else if column != "target_error_pct" && v < 0 { found = "holds \(shown), must be 0 or more" }
+            else { return }
+        }
+        throw LabError.data("\(database): run \(runID): run_metrics.\(column) \(found) (a damaged row)")
     }
 
     /// A run's configuration: its rate-control mode (`rc`, else x264's `resolved.rc_method`, else "?"), then the

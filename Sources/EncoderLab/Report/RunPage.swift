@@ -29,16 +29,22 @@ enum RunPage {
 
     /// A stored path as found on this machine: an absolute path as it is; a relative one from the current folder,
     /// else from the database's folder, else from that folder's parent (a run records paths relative to the folder it
-    /// ran in, which is usually one of these). Nil when no such file exists.
+    /// ran in, which is usually one of these). Nil when no such regular file exists: a folder, a named pipe (ffmpeg
+    /// would wait on it for ever), a device (`/dev/urandom` never ends) or a socket counts as missing.
     static func locate(_ stored: String?, databasePath: String) -> String? {
         guard let stored, !stored.isEmpty else { return nil }
-        if stored.hasPrefix("/") { return FileManager.default.fileExists(atPath: stored) ? stored : nil }
+        if stored.hasPrefix("/") { return isRegularFile(stored) ? stored : nil }
         let dbFolder = Paths.parent(Paths.absolute(databasePath))
-        for candidate in [stored, "\(dbFolder)/\(stored)", "\(Paths.parent(dbFolder))/\(stored)"] {
-            var isDir: ObjCBool = false
-            if FileManager.default.fileExists(atPath: candidate, isDirectory: &isDir), !isDir.boolValue { return candidate }
+        for candidate in [stored, "\(dbFolder)/\(stored)", "\(Paths.parent(dbFolder))/\(stored)"] where isRegularFile(candidate) {
+            return candidate
         }
         return nil
+    }
+
+    /// Whether `path` is a regular file (stat(2), symbolic links followed); opens nothing, so a named pipe cannot block.
+    static func isRegularFile(_ path: String) -> Bool {
+        var st = stat()
+        return stat(path, &st) == 0 && st.st_mode & S_IFMT == S_IFREG
     }
 
     /// Writes the data files, plot scripts and pictures of `run`'s page in `dir` (created), its plots queued on
@@ -62,10 +68,10 @@ enum RunPage {
             body += "<p class=\"unverified-note\">Unverified run: encoded with --verify none, so its PSNR (frames.psnr_*, sse_*; run_metrics.psnr_source x264) is x264's own report, not the lab's decode of the stream checked against the source.</p>\n"
         }
         var facts: [[String]] = [
-            ["experiment", e(row.experiment)], ["clip", e(row.clip) + (source == nil ? " <span class=\"missing\">(source file missing on this machine)</span>" : "")],
+            ["experiment", e(row.experiment)], ["clip", e(row.clip) + (source == nil ? " <span class=\"missing\">(source file missing on this machine, or not a regular file)</span>" : "")],
             ["configuration", e(run.configuration)], ["label", e(run.label)], ["x264 flags", e(settings?.x264Arguments ?? "")],
             ["status", e(row.status) + (row.error.map { ": " + e($0) } ?? "")],
-            ["stream", e(row.streamPath ?? "none stored") + (stream == nil ? " <span class=\"missing\">(stream file missing on this machine)</span>" : "")],
+            ["stream", e(row.streamPath ?? "none stored") + (stream == nil ? " <span class=\"missing\">(stream file missing on this machine, or not a regular file)</span>" : "")],
             ["frames", row.frames.map(String.init) ?? ""], ["bytes", row.bytes.map(String.init) ?? ""],
             ["size", row.width.map { "\($0)x\(row.height ?? 0)" } ?? ""],
             ["frame rate", row.fpsNum.map { "\($0)/\(row.fpsDen ?? 1)" } ?? ""],
@@ -129,15 +135,20 @@ enum RunPage {
             rateSeries.append("\(line) with lines dt 2 lw 2 lc rgb '#7f7f7f' title '\(target == nil ? "mean rate" : "target rate") \(String(format: "%.0f", line)) kbit/s'")
         }
         body += "<h2>Bitrate over 1-second windows of decode time</h2>\n"
-        try Plots.both(dir: dir, name: "bitrate", body: """
-            set xlabel 'DTS (s)'
-            set ylabel 'bitrate (kbit/s)'
-            set yrange [0:*]
-            set key below horizontal
-            set grid
-            plot \(rateSeries.joined(separator: ", \\\n     "))
-            """, arguments: [], size: (1100, 350), queue: queue)
-        body += HTML.plot(dir: dir, name: "bitrate", data: ["bitrate.dat"], alt: "windowed bitrate", deferred: true)
+        if rateSeries.count == 1 && !windows.contains(where: \.full) {
+            // gnuplot refuses a plot whose every point is undefined.
+            body += "<p class=\"note\">No plot: the stream lasts less than 1 s of decode time (no full window), and the run has no target or mean rate stored.</p>\n"
+        } else {
+            try Plots.both(dir: dir, name: "bitrate", body: """
+                set xlabel 'DTS (s)'
+                set ylabel 'bitrate (kbit/s)'
+                set yrange [0:*]
+                set key below horizontal
+                set grid
+                plot \(rateSeries.joined(separator: ", \\\n     "))
+                """, arguments: [], size: (1100, 350), queue: queue)
+            body += HTML.plot(dir: dir, name: "bitrate", data: ["bitrate.dat"], alt: "windowed bitrate", deferred: true)
+        }
 
         // Keyframe timeline.
         body += "<h2>Keyframe timeline</h2>\n"
@@ -245,10 +256,10 @@ enum RunPage {
         var html = "<p>Frame display_index \(worst.displayIndex) (coded_index \(worst.codedIndex), \(worst.type)): "
         html += "PSNR \(HTML.number(worst.psnrAvg, digits: 3)) dB (three planes), Y \(HTML.number(worst.psnrY, digits: 3)) dB.</p>\n"
         guard let stream else {
-            return html + "<p class=\"missing\">The stream file \(HTML.escape(row.streamPath ?? "(none stored)")) is missing on this machine (a database merged from another?): no decoded picture.</p>\n"
+            return html + "<p class=\"missing\">The stream file \(HTML.escape(row.streamPath ?? "(none stored)")) is missing on this machine or not a regular file (a database merged from another?): no decoded picture.</p>\n"
         }
         guard let source else {
-            return html + "<p class=\"missing\">The source file \(HTML.escape(row.clip)) is missing on this machine (a database merged from another?): no source picture.</p>\n"
+            return html + "<p class=\"missing\">The source file \(HTML.escape(row.clip)) is missing on this machine or not a regular file (a database merged from another?): no source picture.</p>\n"
         }
         guard let width = row.width, let height = row.height, width > 0, height > 0, width % 2 == 0, height % 2 == 0 else {
             return html + "<p class=\"missing\">No picture size stored.</p>\n"

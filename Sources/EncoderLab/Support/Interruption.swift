@@ -18,14 +18,43 @@ public enum Interruption {
     public static func check() throws {
         if let name = state.signalName { throw LabError(.interrupted, "interrupted by \(name)") }
     }
+
+    /// Registers `action`, run on the signal queue when SIGINT or SIGTERM arrives: with `final` false at the first
+    /// signal (the lab goes on to fail with `.interrupted`), true just before a second one ends the process
+    /// (exit 130, no `defer` runs). Used to end child processes (``SpawnedProcess``, ``Tools/run``) and to remove
+    /// temporary folders. Runs at once (with `final` false) when a signal has already arrived.
+    /// - Returns: the token for ``unregister(_:)``.
+    static func register(_ action: @escaping @Sendable (_ final: Bool) -> Void) -> Int {
+        state.register(action)
+    }
+
+    /// Removes an action registered with ``register(_:)``.
+    static func unregister(_ token: Int) {
+        state.unregister(token)
+    }
 }
 
 private final class InterruptionState: @unchecked Sendable {
     private let lock = NSLock()
     private var received: String?
     private var sources: [DispatchSourceSignal] = []
+    private var actions: [Int: @Sendable (Bool) -> Void] = [:]
+    private var nextToken = 0
 
     var signalName: String? { lock.lock(); defer { lock.unlock() }; return received }
+
+    func register(_ action: @escaping @Sendable (Bool) -> Void) -> Int {
+        lock.lock()
+        nextToken += 1
+        let token = nextToken
+        actions[token] = action
+        let signalled = received != nil
+        lock.unlock()
+        if signalled { action(false) }
+        return token
+    }
+
+    func unregister(_ token: Int) { lock.lock(); actions[token] = nil; lock.unlock() }
 
     func install() {
         lock.lock(); defer { lock.unlock() }
@@ -38,8 +67,11 @@ private final class InterruptionState: @unchecked Sendable {
                 self.lock.lock()
                 let second = self.received != nil
                 self.received = name
+                let actions = self.actions.sorted { $0.key < $1.key }.map(\.value)
                 self.lock.unlock()
-                // A second signal while the run winds down ends the process at once.
+                // Children are ended (their reads would otherwise keep the lab from checking); a second signal while
+                // the run winds down ends the process at once, after the final actions.
+                for action in actions { action(second) }
                 if second { exit(130) }
             }
             source.resume()

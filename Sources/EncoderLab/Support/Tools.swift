@@ -20,15 +20,17 @@ enum Tools {
         return found
     }
 
-    /// The output of a short command: exit status, stdout and stderr. Input is /dev/null.
+    /// The output of a short command: exit status, stdout and stderr. Input is /dev/null unless given.
     struct Result { var status: Int32; var stdout: Data; var stderr: Data }
 
     /// Runs `executable` with `arguments` (an argument vector: no shell sees them) to completion, collecting both
-    /// outputs.
+    /// outputs. SIGINT or SIGTERM to the lab ends the program (``ChildStopper``), so the call returns.
     /// - Parameter workingDirectory: the child's working directory (a relative path is taken from the lab's own),
     ///   or nil for the lab's own.
+    /// - Parameter standardInput: the program's standard input (a file opened for reading), or nil for /dev/null.
     /// - Throws: `.software` when the program cannot be started.
-    static func run(_ executable: String, _ arguments: [String], workingDirectory: String? = nil) throws -> Result {
+    static func run(_ executable: String, _ arguments: [String], workingDirectory: String? = nil,
+                    standardInput: FileHandle? = nil) throws -> Result {
         let process = Process()
         process.executableURL = Paths.fileURL(executable)
         process.arguments = arguments
@@ -36,10 +38,12 @@ enum Tools {
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err
-        process.standardInput = FileHandle.nullDevice
+        process.standardInput = standardInput ?? FileHandle.nullDevice
         do { try process.run() } catch {
             throw LabError.software("could not start \(executable): \(error.localizedDescription)")
         }
+        let stopper = ChildStopper(process)
+        defer { stopper.release() }
         // Drain stderr on another thread so neither pipe can fill and block the child.
         let errBox = DataBox()
         let group = DispatchGroup()
@@ -61,6 +65,34 @@ enum Tools {
     }
 }
 
+/// Ends a child process when the lab is interrupted (``Interruption/register(_:)``): at the first SIGINT or SIGTERM,
+/// SIGTERM and, if it still runs a second later, SIGKILL (ffmpeg blocked opening a named pipe restarts the call after
+/// its SIGTERM handler and would wait on); at a second signal, SIGKILL at once, before the lab exits, so no child is
+/// left running without its parent.
+final class ChildStopper: @unchecked Sendable {
+    private let process: Process
+    private var token = 0
+
+    /// Registers `process` (started) to be ended on an interruption.
+    init(_ process: Process) {
+        self.process = process
+        token = Interruption.register { [self] final in stop(final: final) }
+    }
+
+    private func stop(final: Bool) {
+        guard process.isRunning else { return }
+        let pid = process.processIdentifier
+        if final { kill(pid, SIGKILL); return }
+        kill(pid, SIGTERM)
+        DispatchQueue.global().asyncAfter(deadline: .now() + 1) { [self] in
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        }
+    }
+
+    /// Stops watching (the program has ended or is being waited for by its owner).
+    func release() { Interruption.unregister(token) }
+}
+
 /// A program running with its stdout piped to the lab and its stderr collected on another thread (so neither
 /// pipe can fill and block it); stdin is /dev/null or a file the lab opened. Terminated when released while still
 /// running.
@@ -68,6 +100,7 @@ final class SpawnedProcess {
     private let process = Process()
     private let errors = DataBox()
     private let drained = DispatchGroup()
+    private var stopper: ChildStopper?
     /// The program's standard output.
     let stdout: FileHandle
 
@@ -84,6 +117,7 @@ final class SpawnedProcess {
             throw LabError.software("could not start \(executable): \(error.localizedDescription)")
         }
         stdout = out.fileHandleForReading
+        stopper = ChildStopper(process)
         let box = errors
         drained.enter()
         let group = drained
@@ -98,10 +132,12 @@ final class SpawnedProcess {
         if terminate && process.isRunning { process.terminate() }
         drained.wait()
         process.waitUntilExit()
+        stopper?.release()
         return (process.terminationStatus, String(decoding: errors.get(), as: UTF8.self))
     }
 
     deinit {
+        stopper?.release()
         if process.isRunning { process.terminate() }
     }
 }

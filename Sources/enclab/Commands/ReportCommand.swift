@@ -8,7 +8,7 @@ struct ReportCommand: Command {
     let operands = ""
     let flags = [
         Flag("--db", value: "FILE", about: "the lab database reported on (read only: nothing is encoded)", required: true),
-        Flag("--out", value: "DIR", about: "the folder the report goes to (index.html there)",
+        Flag("--out", value: "DIR", about: "the folder the report goes to (index.html there); written beside it and moved into place at the end, replacing only a previous report",
              default: "the database path without its extension, plus -report (results/q.sqlite -> results/q-report)"),
         Flag("--experiment", value: "NAME", about: "report this experiment only", default: "every experiment"),
         Flag("--anchor", value: "CONFIG", about: "the configuration the BD-rate tables compare against, as the report names it (\"crf\", \"abr bframes=0\"); wins over the experiment file's report.anchor",
@@ -35,10 +35,10 @@ struct ReportCommand: Command {
     let exitStatuses: [(status: Int32, meaning: String)] = [
         (0, "report written (runs with missing files included, marked)"),
         (64, "usage: a bad flag or value, no --db, an --experiment or --anchor that names nothing in the database"),
-        (65, "bad data: a database that is damaged or not the lab's, or (without --anchor) an experiment file's report.anchor that names no configuration of its experiment"),
+        (65, "bad data: a database that is damaged or not the lab's (a run_metrics value that is text or out of range included), or (without --anchor) an experiment file's report.anchor that names no configuration of its experiment"),
         (66, "the database is missing (none is created), or a --runs id names no run in it"),
         (70, "gnuplot or ffmpeg is missing, or the lab failed"),
-        (73, "--out cannot be created"),
+        (73, "--out cannot be created, or is there and is not a previous report (a folder holding .enclab-report) or an empty folder"),
         (74, "a write failed part-way (a full disk)"),
         (75, "the database is locked by another process (see ENCLAB_DB_TIMEOUT_MS)"),
         (130, "interrupted"),
