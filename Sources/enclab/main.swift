@@ -29,6 +29,9 @@ func main() throws {
 do {
     try main()
 } catch let error as LabError {
+    // What went to stdout before the failure (an interrupted analyze's "analysed run N" lines) is kept: flushed
+    // before exit, as exit(3) would, and before the message, so a terminal shows them in order.
+    fflush(nil)
     // Ctrl-C at any stage exits 130, whatever the interrupted step failed with.
     let reported = Interruption.received.map { error.kind == .interrupted ? error : LabError(.interrupted, "interrupted by \($0)") } ?? error
     // A usage error points at the help of the command it came from ("enclab help" without one).
@@ -36,6 +39,7 @@ do {
     FileHandle.standardError.write(Data("enclab: \(oneLine(reported.message))\(pointer)\n".utf8))
     exit(reported.kind.exitCode)
 } catch {
+    fflush(nil)
     FileHandle.standardError.write(Data("enclab: \(oneLine(error.localizedDescription))\n".utf8))
     exit(70)
 }

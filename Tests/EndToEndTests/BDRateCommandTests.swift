@@ -60,4 +60,21 @@ struct BDRateCommandTests {
         #expect(r.stdout.isEmpty)
         #expect(r.stderr == "enclab: \(message)\n")
     }
+
+    /// PSNR near a double's limits: 1e300 to 1e308 dB (the powers of the pieces overflow to inf) and 0 to 3e-300 dB
+    /// (the pieces' 1/h² overflows): each curve valid by itself, the deltas not finite. They printed "-nan %", exit 0.
+    static let huge = "1000:1e300,1800:1e301,3500:1e302,7000:1e308"
+    static let tiny = "1000:0,1800:1e-300,3500:2e-300,7000:3e-300"
+
+    @Test("curves whose deltas are not finite: 65 with one line saying so, never nan or inf printed", arguments: [
+        (huge, "pchip"), (tiny, "pchip"), (huge, "cubic"),
+    ])
+    func notFinite(curve: String, method: String) throws {
+        let dir = cli.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let r = try cli.enclab(["bd-rate", "--anchor", curve, "--test", curve, "--method", method], in: dir)
+        #expect(r.status == 65 && r.stdout.isEmpty, "\(r.status) \(r.stdout) \(r.stderr)")
+        #expect(r.stderr.hasPrefix("enclab: Bjontegaard (\(method)): ") && r.stderr.contains("not a finite number"), "\(r.stderr)")
+        #expect(r.stderr.split(separator: "\n").count == 1)
+    }
 }

@@ -119,6 +119,8 @@ struct ExportCommandTests {
         #expect(try check(format, "\(dir)/frames.out", db: db, source: framesSource, order: "run_id, coded_index",
                           columns: try frameColumns(db)) == "ok 8\n")
 
+        // export makes no folders (a missing one is 73, ExportOutputTests): sub/ is made here.
+        try FileManager.default.createDirectory(atPath: "\(dir)/sub", withIntermediateDirectories: false)
         let runs = try cli.enclab(["export", "--db", "lab.sqlite", "--table", "runs", "--format", format, "--out", "sub/runs.\(format)"], in: dir)
         #expect(runs.status == 0 && runs.stderr.isEmpty, "\(runs.stderr)")
         #expect(runs.stdout == "export: 2 runs rows to sub/runs.\(format)\n")

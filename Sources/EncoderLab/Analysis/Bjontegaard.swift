@@ -31,7 +31,8 @@ import Foundation
 ///
 /// Refusals (``LabError/Kind/data``, one line naming the curve and the values): fewer than 4 points, a rate that is
 /// not positive and finite or a PSNR that is not finite, two points at the same rate, PSNR not rising strictly with
-/// rate, and an overlap of the integration ranges (the PSNR ranges for BD-rate, the log10-rate ranges for BD-PSNR)
+/// rate, ranges or integrals or a result that are not finite doubles (values near a double's limits, such as PSNR
+/// of 1e300 dB or points 1e-300 dB apart: never a nan or inf result), and an overlap of the integration ranges (the PSNR ranges for BD-rate, the log10-rate ranges for BD-PSNR)
 /// shorter than 75 % of their joint range (from the lower of the two minima to the higher of the two maxima), the
 /// `bjontegaard` package's measure of overlap, computed with the same operations so that the lab refuses exactly where
 /// the package warns. Neither method needs the two curves to have the same number of points, so different lengths are
@@ -70,7 +71,12 @@ public enum Bjontegaard {
         let a = try curve(anchor, name: "anchor"), t = try curve(test, name: "test")
         let delta = try meanDifference(anchor: (a.psnr, a.logRate), test: (t.psnr, t.logRate), method: method,
                                        axis: "PSNR ranges", unit: " dB")
-        return (pow(10, delta) - 1) * 100
+        let rate = (pow(10, delta) - 1) * 100
+        guard rate.isFinite else {
+            throw LabError.data("Bjontegaard (\(method.rawValue)): BD-rate is 10^\(fmt(delta)) - 1, beyond what a double holds; "
+                                + "the curves are too far apart to compare")
+        }
+        return rate
     }
 
     /// BD-PSNR of `test` against `anchor`, in dB: the mean difference of PSNR over the overlap of the log10(rate)
@@ -121,6 +127,10 @@ public enum Bjontegaard {
         let lo = max(ax.first!, tx.first!), hi = min(ax.last!, tx.last!)
         // As bjontegaard_delta.py computes it: max(overlap, 0) / (joint range).
         let joint = max(ax.last!, tx.last!) - min(ax.first!, tx.first!)
+        guard joint.isFinite else {
+            throw LabError.data("Bjontegaard: the curves' \(axis) span from \(fmt(min(ax.first!, tx.first!)))\(unit) to "
+                                + "\(fmt(max(ax.last!, tx.last!)))\(unit), more than a double holds")
+        }
         let overlap = max(hi - lo, 0)
         guard overlap / joint >= minimumOverlap else {
             throw LabError.data("Bjontegaard: the curves' \(axis) overlap by \(fmt(overlap))\(unit), "
@@ -132,7 +142,17 @@ public enum Bjontegaard {
         case .pchip: integral = { x, y in pchipIntegral(x: x, y: y, from: lo, to: hi) }
         case .cubic: integral = { x, y in cubicIntegral(x: x, y: y, from: lo, to: hi) }
         }
-        return (integral(tx, ty) - integral(ax, ay)) / (hi - lo)
+        // Values near a double's limits (PSNR of 1e300 dB, points 1e-300 dB apart) overflow in the powers and
+        // slopes of the pieces: a result that is not a finite number is refused, never printed as nan.
+        let (testArea, anchorArea) = (integral(tx, ty), integral(ax, ay))
+        let mean = (testArea - anchorArea) / (hi - lo)
+        for (curve, value) in [("test curve's integral", testArea), ("anchor curve's integral", anchorArea), ("mean difference", mean)]
+        where !value.isFinite {
+            throw LabError.data("Bjontegaard (\(method.rawValue)): the \(curve) over the overlap of the \(axis) "
+                                + "(\(fmt(lo)) to \(fmt(hi))\(unit)) is not a finite number (\(value.isNaN ? "NaN" : "infinite")): the points' values are "
+                                + "too large or too close together to compute with doubles")
+        }
+        return mean
     }
 
     // MARK: - PCHIP

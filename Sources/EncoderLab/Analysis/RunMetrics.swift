@@ -51,33 +51,94 @@ public struct RunMetrics: Sendable, Equatable {
 
     // MARK: - Computing
 
+    /// The most bytes a run's frames may add up to (`run_metrics.stream_bytes`): 2^53, so that every integer the
+    /// metrics hold (bytes, counts, frame indices) is in 0 ... 2^53, where a double holds each one exactly and no
+    /// difference of two overflows. Each frame is at most 2^40 bytes (``RunPlotInput/maximumFrameBytes``).
+    public static let maximumStreamBytes: Int64 = 1 << 53
+
+    /// A stored value as an error message shows it: NULL, an integer, a real, or text (quoted, shortened).
+    static func described(_ value: SQLValue) -> String {
+        switch value {
+        case .null: return "NULL"
+        case .integer(let v): return String(v)
+        case .real(let v): return "the real \(v)"
+        case .text(let t): return "the text '\(Plots.shown(t, limit: 40))'"
+        }
+    }
+
     /// Computes run `runID`'s metrics from `store`, reading only.
     /// - Throws: `.noInput` for a run that is not there; `.data` for a run that is not done, has no frames, or whose
-    ///   settings are not a JSON object (each message names the run); the database's errors.
+    ///   settings are not a JSON object, for a frame whose columns hold NULL or text where a number belongs, whose
+    ///   `size_bytes` is outside 0 ... 2^40 or pts or dts outside -2^60 ... 2^60 (the range check of
+    ///   ``RunPlotInput/checkFrame(codedIndex:sizeBytes:pts:dts:runID:use:)``, which the plots and the report
+    ///   apply), and for frames whose sizes add up to more than ``maximumStreamBytes`` (each message names the
+    ///   database, the run, the frame, the column and its value); the database's errors.
     public static func compute(store: LabStore, runID: Int64) throws -> RunMetrics {
-        let db = store.database
+        try compute(database: store.database, runID: runID, shownPath: store.database.path)
+    }
+
+    /// ``compute(store:runID:)`` on an open database (read-only is enough); messages name `shownPath`.
+    static func compute(database db: Database, runID: Int64, shownPath: String) throws -> RunMetrics {
         guard let run = try db.rows("SELECT * FROM runs WHERE run_id = ?", [.integer(runID)]).first else {
-            throw LabError.noInput("\(db.path): no run with id \(runID)")
+            throw LabError.noInput("\(shownPath): no run with id \(runID)")
         }
-        let name = "\(db.path): run \(runID)"
-        guard try run.text("status") == "done" else { throw LabError.data("\(name): status \(try run.text("status")), nothing to analyse") }
+        let name = "\(shownPath): run \(runID)"
+        guard let status = run["status"].string else { throw LabError.data("\(name): status holds \(described(run["status"])), expected text") }
+        guard status == "done" else { throw LabError.data("\(name): status \(status), nothing to analyse") }
         let rows = try db.rows("""
             SELECT coded_index, type, keyframe, size_bytes, pts, dts, qp, sse_y, sse_u, sse_v, ssim
             FROM frames WHERE run_id = ? ORDER BY coded_index
             """, [.integer(runID)])
         guard !rows.isEmpty else { throw LabError.data("\(name): done, but no frames are stored") }
-        let settings = try StoredRunSettings(json: try run.text("settings"), runID: runID)
-        let check = ((try? JSONSerialization.jsonObject(with: Data(try run.text("settings").utf8))) as? [String: Any])?["check"] as? [String: Any]
+        guard let settingsText = run["settings"].string else {
+            throw LabError.data("\(name): settings holds \(described(run["settings"])), expected JSON text")
+        }
+        let settings = try StoredRunSettings(json: settingsText, runID: runID)
+        let check = ((try? JSONSerialization.jsonObject(with: Data(settingsText.utf8))) as? [String: Any])?["check"] as? [String: Any]
 
         struct F { var coded: Int; var type: String; var key: Bool; var size: Int64; var pts: Int64; var dts: Int64
                    var qp: Double?; var sse: (Int64, Int64, Int64)?; var ssim: Double? }
         var frames: [F] = []
-        for r in rows {
+        var streamBytes: Int64 = 0
+        for (k, r) in rows.enumerated() {
+            guard let coded = r["coded_index"].int else {
+                throw LabError.data("\(name): frame \(k) in coded order: coded_index holds \(described(r["coded_index"])), expected an integer")
+            }
+            let at = "\(name): frame coded_index \(coded)"
+            func integer(_ column: String) throws -> Int64 {
+                guard let v = r[column].int else { throw LabError.data("\(at): \(column) holds \(described(r[column])), expected an integer") }
+                return v
+            }
+            /// NULL as nil; anything but a number refused.
+            func number(_ column: String) throws -> Double? {
+                switch r[column] {
+                case .null: return nil
+                case .integer(let v): return Double(v)
+                case .real(let v): return v
+                case .text: throw LabError.data("\(at): \(column) holds \(described(r[column])), expected a number or NULL")
+                }
+            }
+            /// NULL as nil; anything but an integer refused.
+            func optionalInteger(_ column: String) throws -> Int64? {
+                if case .null = r[column] { return nil }
+                return try integer(column)
+            }
+            guard let type = r["type"].string else { throw LabError.data("\(at): type holds \(described(r["type"])), expected text") }
+            let size = try integer("size_bytes"), pts = try integer("pts"), dts = try integer("dts")
+            do {
+                try RunPlotInput.checkFrame(codedIndex: coded, sizeBytes: size, pts: pts, dts: dts, runID: runID, use: "analysed")
+            } catch let error as LabError {
+                throw LabError(error.kind, "\(shownPath): \(error.message)")
+            }
+            let sum = streamBytes.addingReportingOverflow(size)
+            guard !sum.overflow, sum.partialValue <= maximumStreamBytes else {
+                throw LabError.data("\(at): size_bytes \(size) takes the run's bytes past \(maximumStreamBytes) (2^53), more than the metrics hold")
+            }
+            streamBytes = sum.partialValue
             let sse: (Int64, Int64, Int64)?
-            if let y = r["sse_y"].int, let u = r["sse_u"].int, let v = r["sse_v"].int { sse = (y, u, v) } else { sse = nil }
-            frames.append(F(coded: Int(try r.integer("coded_index")), type: try r.text("type"), key: try r.integer("keyframe") != 0,
-                            size: try r.integer("size_bytes"), pts: try r.integer("pts"), dts: try r.integer("dts"),
-                            qp: r["qp"].double, sse: sse, ssim: r["ssim"].double))
+            if let y = try optionalInteger("sse_y"), let u = try optionalInteger("sse_u"), let v = try optionalInteger("sse_v") { sse = (y, u, v) } else { sse = nil }
+            frames.append(F(coded: Int(coded), type: type, key: try integer("keyframe") != 0, size: size, pts: pts, dts: dts,
+                            qp: try number("qp"), sse: sse, ssim: try number("ssim")))
         }
         var c: [String: SQLValue] = [:]
         func set(_ key: String, _ v: Double?) { c[key] = v.flatMap { $0.isFinite ? SQLValue.real($0) : nil } ?? .null }
@@ -85,7 +146,6 @@ public struct RunMetrics: Sendable, Equatable {
         func set(_ key: String, _ v: Int64?) { c[key] = v.map { .integer($0) } ?? .null }
 
         let n = frames.count
-        let streamBytes = frames.reduce(Int64(0)) { $0 &+ $1.size }
         set("frames", n)
         set("stream_bytes", streamBytes)
 
@@ -106,8 +166,9 @@ public struct RunMetrics: Sendable, Equatable {
             let stored = try db.rows("SELECT span_ticks FROM timestamp_analysis WHERE run_id = ?", [.integer(runID)]).first?["span_ticks"].int
             if let span = stored, span > range.partialValue {
                 lastTicks = Rational(span - range.partialValue)
-            } else if let end = (check?["end_pts"] as? NSNumber)?.int64Value, end > maxPTS {
-                lastTicks = Rational(end - maxPTS)
+            } else if let end = (check?["end_pts"] as? NSNumber).flatMap({ $0.doubleValue.magnitude < 9e18 ? $0.int64Value : nil }),
+                      end > maxPTS, case let (d, false) = end.subtractingReportingOverflow(maxPTS) {
+                lastTicks = Rational(d)
             } else if let fps {
                 lastTicks = try? fps.reciprocal / tb
             }
@@ -181,7 +242,7 @@ public struct RunMetrics: Sendable, Equatable {
                 let next: Rational? = g + 1 < starts.count ? Rational(frames[starts[g + 1]].pts) : endTicks
                 if let next, let d = try? (next - Rational(first)) * tb { seconds = d.approximateValue }
             }
-            let bytes = members.reduce(Int64(0)) { $0 &+ $1.size }
+            let bytes = members.reduce(Int64(0)) { $0 + $1.size }  // at most streamBytes
             gops.append(GOP(index: g, firstFrame: frames[s].coded, keyframe: frames[s].key, frames: e - s, seconds: seconds,
                             bytes: bytes, kbps: seconds.flatMap { $0 > 0 ? Double(bytes) * 8 / $0 / 1000 : nil }))
         }
@@ -307,9 +368,14 @@ public struct RunMetrics: Sendable, Equatable {
     /// `enclab analyze`: (re)computes the metrics of every done run of the database at `databasePath`, or of the runs
     /// `selectors` name (run ids, `run-ID`, run keys or their first 8 or more hex digits), one transaction per run,
     /// reporting progress on standard error. Returns the runs analysed, in order.
+    /// - Parameter analysed: called with each run's id once its transaction has committed (the CLI prints a line
+    ///   there, so the lines of the runs analysed before an interruption or an error are out).
     /// - Throws: `.noInput` for a missing database or a selector naming no run; `.usage` for a malformed or ambiguous
-    ///   selector; `.data` for a file that is not the lab's, or a selected run that is not done; the database's errors.
-    public static func analyze(databasePath: String, runs selectors: [String], progress: Bool = true) throws -> [Int64] {
+    ///   selector; `.data` for a file that is not the lab's, a selected run that is not done, or a run whose frames
+    ///   ``compute(store:runID:)`` refuses (the runs before it stay analysed); the database's errors.
+    @discardableResult
+    public static func analyze(databasePath: String, runs selectors: [String], progress: Bool = true,
+                               analysed: (Int64) -> Void = { _ in }) throws -> [Int64] {
         var isFolder: ObjCBool = false
         guard FileManager.default.fileExists(atPath: databasePath, isDirectory: &isFolder) else {
             throw LabError.noInput("\(databasePath): no such database")
@@ -329,6 +395,7 @@ public struct RunMetrics: Sendable, Equatable {
             if let signal = Interruption.received { throw LabError(.interrupted, "interrupted by \(signal)") }
             try store.database.transaction { _ = try record(store: store, runID: run.runID) }
             done.append(run.runID)
+            analysed(run.runID)
             bar?.advance(detail: "run \(run.runID)")
         }
         return done
@@ -344,23 +411,74 @@ extension RunMetrics {
         "vbv_underflows", "vbv_overflows",
     ]
 
-    /// The metrics of one run for `enclab compare`: its `run_metrics` row when there is one, else computed afresh
-    /// (nothing written).
-    static func stored(store: LabStore, runID: Int64) throws -> [String: SQLValue] {
-        if let row = try store.database.rows("SELECT * FROM run_metrics WHERE run_id = ?", [.integer(runID)]).first {
-            var out: [String: SQLValue] = [:]
-            for (name, _) in LabStore.runMetricsColumns { out[name] = row[name] }
-            return out
+    /// The metrics of one run for `enclab compare`: its `run_metrics` row when there is one, each value checked to be
+    /// one ``compute(store:runID:)`` could have written (an integer column an integer in 0 ... ``maximumStreamBytes``,
+    /// a real column a finite number, a text column text, or NULL); else computed afresh (nothing written).
+    /// - Throws: `.data` naming `shownPath`, the run, the column and the value for a value outside those.
+    static func stored(database: Database, runID: Int64, shownPath: String) throws -> [String: SQLValue] {
+        let hasTable = try !database.rows("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'run_metrics'").isEmpty
+        guard hasTable, let row = try database.rows("SELECT * FROM run_metrics WHERE run_id = ?", [.integer(runID)]).first else {
+            return try compute(database: database, runID: runID, shownPath: shownPath).columns
         }
-        return try compute(store: store, runID: runID).columns
+        var out: [String: SQLValue] = [:]
+        for (name, type) in LabStore.runMetricsColumns {
+            let value = row[name]
+            let where_ = "\(shownPath): run \(runID): run_metrics.\(name)"
+            let again = "(run 'enclab analyze --db \(shownPath) --run \(runID)' to compute it again)"
+            switch (value, type.hasPrefix("INTEGER") ? "INTEGER" : type.hasPrefix("REAL") ? "REAL" : "TEXT") {
+            case (.null, _): break
+            case (.integer(let v), "INTEGER"):
+                guard (0...maximumStreamBytes).contains(v) else {
+                    throw LabError.data("\(where_) holds \(v), outside 0...\(maximumStreamBytes) (2^53) \(again)")
+                }
+            case (.integer, "REAL"): break
+            case (.real(let v), "REAL"):
+                guard v.isFinite else { throw LabError.data("\(where_) holds \(v), not a finite number \(again)") }
+            case (.text, "TEXT"): break
+            default:
+                let expected = type.hasPrefix("INTEGER") ? "an integer" : type.hasPrefix("REAL") ? "a number" : "text"
+                throw LabError.data("\(where_) holds \(described(value)), expected \(expected) \(again)")
+            }
+            out[name] = value
+        }
+        return out
+    }
+
+    /// The database at `path` to read, never changed: opened read-only when it has this enclab's schema version and
+    /// every table of it; otherwise copied (`VACUUM INTO`) to a temporary file in the system's temporary folder and
+    /// the copy migrated, as `enclab merge` reads an older input; `scratch` is set to the copy, for the caller to remove.
+    /// - Throws: `.data` for a file that is not the lab's or is newer; the database's errors.
+    static func openForReading(_ path: String, scratch: inout String?) throws -> Database {
+        let source = try Database(path: LabStore.openingPath(path), readOnly: true)
+        guard case .lab(let version, let complete) = try LabStore.inspect(source) else {
+            throw LabError.data("\(path): not an enclab database (no tables: an empty file or an empty SQLite database)")
+        }
+        if version == LabStore.schemaVersion && complete { return source }
+        let copy = (NSTemporaryDirectory() as NSString).appendingPathComponent("enclab-compare-\(getpid())-\(UUID().uuidString.prefix(8)).sqlite")
+        scratch = copy
+        try source.prepare("VACUUM INTO ?").run([.text(copy)])
+        return try LabStore(path: copy).database
+    }
+
+    /// A real as `compare` shows it: 3 decimals (`36.410`, `+0.368` with `sign`) for magnitudes from 0.001 to below
+    /// 10^12 and for 0; `%.6g` beyond (`1e+308`, `-2.5e-07`), so no value prints as hundreds of digits or as a false
+    /// `0.000`; `inf`, `-inf`, `nan` as C prints them.
+    static func shownReal(_ v: Double, sign: Bool = false) -> String {
+        let plain = v == 0 || (v.magnitude >= 0.001 && v.magnitude < 1e12)
+        return String(format: (sign ? "%+" : "%") + (plain ? ".3f" : ".6g"), v)
     }
 
     /// `enclab compare`: the metrics of two runs side by side, one line per `run_metrics` column: its name, run A's
     /// value, run B's, B − A, and (B − A) / |A| in % where that means something (not for values in dB, percentages,
-    /// frame indices or event counts, nor when A is 0). NULL shows as `-`; reals with 3 decimals.
+    /// frame indices or event counts, nor when A is 0). NULL shows as `-`; reals as ``shownReal(_:sign:)``.
+    ///
+    /// Reads only: a database of this version is opened read-only; an older one (or one lacking a table of this
+    /// version) is migrated in a temporary copy, removed afterwards, so the file is never changed.
     /// - Parameters: `runA`, `runB`: a run id (`12`, `run-12`), a run key or its first 8 or more hex digits.
     /// - Throws: `.noInput` for a missing database or a run that is not in it; `.usage` for a malformed or ambiguous
-    ///   selector; `.data` for a file that is not the lab's or a run that is not done (or has no frames).
+    ///   run ("run '…'"); `.data` for a file that is not the lab's, a run that is not done (or has no frames), a
+    ///   stored `run_metrics` value no analysis writes (see ``stored(database:runID:shownPath:)``), or frames
+    ///   ``compute(store:runID:)`` refuses; each names the database, the run and the column.
     public static func compare(databasePath: String, runA: String, runB: String) throws -> String {
         var isFolder: ObjCBool = false
         guard FileManager.default.fileExists(atPath: databasePath, isDirectory: &isFolder) else {
@@ -368,18 +486,27 @@ extension RunMetrics {
         }
         if isFolder.boolValue { throw LabError.noInput("\(databasePath): is a folder, not a database") }
         try LabStore.requireLabDatabase(path: databasePath)
-        let store = try LabStore(path: databasePath)
-        let rows = try store.runs(), keys = try PlotFromStore.runKeys(store)
-        let a = try PlotFromStore.select([runA], rows: rows, keys: keys, databasePath: databasePath)[0]
-        let b = try PlotFromStore.select([runB], rows: rows, keys: keys, databasePath: databasePath)[0]
+        var scratch: String?
+        defer {
+            if let scratch { for suffix in ["", "-wal", "-shm", "-journal"] { unlink(scratch + suffix) } }
+        }
+        let database = try openForReading(databasePath, scratch: &scratch)
+        let rows = try database.rows("SELECT * FROM runs ORDER BY run_id").map(LabStore.RunRow.init)
+        var keys: [Int64: String] = [:]
+        for row in try database.rows("SELECT run_id, run_key FROM runs WHERE run_key IS NOT NULL") {
+            keys[try row.integer("run_id")] = try row.text("run_key")
+        }
+        let a = try PlotFromStore.select([runA], rows: rows, keys: keys, databasePath: databasePath, label: "run")[0]
+        let b = try PlotFromStore.select([runB], rows: rows, keys: keys, databasePath: databasePath, label: "run")[0]
         for run in [a, b] where run.status != "done" {
             throw LabError.data("\(databasePath): run \(run.runID) is \(run.status), it has no metrics")
         }
-        let left = try stored(store: store, runID: a.runID), right = try stored(store: store, runID: b.runID)
+        let left = try stored(database: database, runID: a.runID, shownPath: databasePath)
+        let right = try stored(database: database, runID: b.runID, shownPath: databasePath)
         func shown(_ v: SQLValue?) -> String {
             switch v {
             case .integer(let i)?: return String(i)
-            case .real(let d)?: return String(format: "%.3f", d)
+            case .real(let d)?: return shownReal(d)
             case .text(let t)?: return Plots.shown(t)
             default: return "-"
             }
@@ -389,16 +516,18 @@ extension RunMetrics {
             let x = left[name] ?? .null, y = right[name] ?? .null
             var diff = "-", pct = "-"
             if case .integer(let i) = x, case .integer(let j) = y {
-                diff = String(j - i)
+                // Both in 0...2^53 (checked), so the difference fits; computed in 128 bits all the same.
+                let d = Int128(j) - Int128(i)
+                diff = (d > 0 ? "+" : "") + String(d)
             } else if let i = x.double, let j = y.double {
-                diff = String(format: "%+.3f", j - i)
+                diff = shownReal(j - i, sign: true)
             } else if case .text(let s) = x, case .text(let t) = y {
                 diff = s == t ? "same" : "differs"
             }
             if let i = x.double, let j = y.double, i != 0, !absoluteOnly.contains(name) {
-                pct = String(format: "%+.2f", (j - i) / abs(i) * 100)
+                let p = (j - i) / abs(i) * 100
+                pct = p.isFinite && p.magnitude < 1e12 ? String(format: "%+.2f", p) : String(format: "%+.6g", p)
             }
-            if case .integer(let i) = x, case .integer(let j) = y, j - i > 0 { diff = "+" + diff }
             lines.append([name, shown(x), shown(y), diff, pct])
         }
         let widths = (0..<5).map { col in lines.map { $0[col].count }.max() ?? 0 }

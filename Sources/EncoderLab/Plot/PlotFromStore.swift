@@ -164,8 +164,11 @@ public enum PlotFromStore {
     }
 
     /// The runs `selectors` name, in the order named, each once; every done run when `selectors` is empty.
+    /// - Parameter label: how usage errors name a selector: `--run` (the flag, the default) or `run` (`compare`'s
+    ///   operands).
     /// - Throws: as ``redraw(databasePath:outDirectory:runs:)`` for the selectors.
-    static func select(_ selectors: [String], rows: [LabStore.RunRow], keys: [Int64: String], databasePath: String) throws -> [LabStore.RunRow] {
+    static func select(_ selectors: [String], rows: [LabStore.RunRow], keys: [Int64: String], databasePath: String,
+                       label: String = "--run") throws -> [LabStore.RunRow] {
         if selectors.isEmpty { return rows.filter { $0.status == "done" } }
         let byID = Dictionary(rows.map { ($0.runID, $0) }, uniquingKeysWith: { a, _ in a })
         var chosen: [LabStore.RunRow] = []
@@ -181,20 +184,20 @@ public enum PlotFromStore {
                 id = Int64(selector)
             } else if isHex(selector) && selector.count >= 8 {
                 guard selector.count <= 64 else {
-                    throw LabError.usage("--run '\(shown)': a run key has 64 hex digits, this has \(selector.count)")
+                    throw LabError.usage("\(label) '\(shown)': a run key has 64 hex digits, this has \(selector.count)")
                 }
                 prefix = selector.lowercased()
                 if digits { id = Int64(selector) }
             } else {
-                throw LabError.usage("--run '\(shown)': expected a run id (12 or run-12) or a run key or its first 8 or more hex digits")
+                throw LabError.usage("\(label) '\(shown)': expected a run id (12 or run-12) or a run key or its first 8 or more hex digits")
             }
             let keyed = prefix.map { p in rows.filter { keys[$0.runID]?.lowercased().hasPrefix(p) ?? false } } ?? []
             if keyed.count > 1 {
-                throw LabError.usage("--run '\(shown)': ambiguous, the keys of runs \(keyed.map { String($0.runID) }.joined(separator: ", ")) start with it; give more digits")
+                throw LabError.usage("\(label) '\(shown)': ambiguous, the keys of runs \(keyed.map { String($0.runID) }.joined(separator: ", ")) start with it; give more digits")
             }
             let numbered = id.flatMap { byID[$0] }
             if let k = keyed.first, let n = numbered, k.runID != n.runID {
-                throw LabError.usage("--run '\(shown)': ambiguous, it is run \(n.runID)'s id and the start of run \(k.runID)'s key; give run-\(n.runID) or more key digits")
+                throw LabError.usage("\(label) '\(shown)': ambiguous, it is run \(n.runID)'s id and the start of run \(k.runID)'s key; give run-\(n.runID) or more key digits")
             }
             guard let run = keyed.first ?? numbered else {
                 throw LabError.noInput("\(databasePath): no run \(prefix != nil ? "whose key starts with" : "with id") '\(shown)'")

@@ -84,14 +84,25 @@ public struct RunPlotInput: Sendable {
     /// - Throws: `.data` "run N: frame coded_index C: ..." naming the column, its value and the allowed range.
     public static func checkFrames(_ frames: [LabStore.FrameRow], runID id: Int64) throws {
         for f in frames {
-            let at = "run \(id): frame coded_index \(f.codedIndex)"
-            guard (0...maximumFrameBytes).contains(f.sizeBytes) else {
-                throw LabError.data("\(at): size_bytes \(f.sizeBytes) is outside 0...\(maximumFrameBytes) (2^40), not a frame size that can be plotted")
-            }
-            let limit = maximumTimestampTicks
-            for (name, value) in [("pts", f.pts), ("dts", f.dts)] where !(-limit...limit).contains(value) {
-                throw LabError.data("\(at): \(name) \(value) is outside -\(limit)...\(limit) (2^60 ticks)")
-            }
+            try checkFrame(codedIndex: Int64(f.codedIndex), sizeBytes: Int64(f.sizeBytes), pts: f.pts, dts: f.dts, runID: id)
+        }
+    }
+
+    /// Checks one stored frame against the ranges every reader of stored frames holds them to (the plots, the
+    /// report, the run metrics of ``RunMetrics``): `size_bytes` in 0 ... 2^40 (``maximumFrameBytes``), pts and dts in
+    /// -2^60 ... 2^60 (``maximumTimestampTicks``), so that no sum or difference of them overflows 64 bits.
+    /// - Parameter use: what the frame size is refused for, ending the message: "plotted", "analysed".
+    /// - Throws: `.data` "run N: frame coded_index C: size_bytes V is outside 0...1099511627776 (2^40), not a frame
+    ///   size that can be USE", or "... pts V is outside -2^60...2^60 (2^60 ticks)" (the limits written out).
+    public static func checkFrame(codedIndex: Int64, sizeBytes: Int64, pts: Int64, dts: Int64, runID id: Int64,
+                                  use: String = "plotted") throws {
+        let at = "run \(id): frame coded_index \(codedIndex)"
+        guard (0...Int64(maximumFrameBytes)).contains(sizeBytes) else {
+            throw LabError.data("\(at): size_bytes \(sizeBytes) is outside 0...\(maximumFrameBytes) (2^40), not a frame size that can be \(use)")
+        }
+        let limit = maximumTimestampTicks
+        for (name, value) in [("pts", pts), ("dts", dts)] where !(-limit...limit).contains(value) {
+            throw LabError.data("\(at): \(name) \(value) is outside -\(limit)...\(limit) (2^60 ticks)")
         }
     }
 }

@@ -45,17 +45,23 @@ public enum Export {
     ///   - runs: the runs whose rows are written, each a run id (`12`, `run-12`), a run key or a prefix of one of at
     ///     least 8 hex digits, as `enclab plot --run` takes them; empty writes every row. Rows stay in the table's
     ///     order whatever the order of `runs`.
-    ///   - outPath: written atomically: into a temporary file in the same folder (missing folders are made), flushed
-    ///     (fsync), then renamed over `outPath`; on any failure the temporary file is removed and `outPath` is left as
-    ///     it was.
+    ///   - outPath: see ``destination(_:databasePath:)``: a new file or an existing regular file is written
+    ///     atomically, into a temporary file in the folder of the file (symbolic links followed), flushed (fsync),
+    ///     then renamed onto it (never onto anything but a regular file: checked by swapping and undone when it is
+    ///     not one); on any failure the temporary file is removed and the file is left as it was. An existing
+    ///     character device (`/dev/null`, `/dev/stdout` on a terminal, `/dev/full`) or FIFO (`/dev/stdout` on a pipe,
+    ///     a named pipe, which is waited on until a reader opens it) is opened and written as it is: no temporary
+    ///     file, nothing renamed or removed. The folder must exist: none is made.
     /// - Returns: the number of rows written (the header not counted).
-    /// - Throws: `.usage` for an empty path or a bad `runs` entry (as `plot`); `.noInput` when the database does not
-    ///   exist or is a folder, an entry of `runs` names no run, or `metrics` is asked of a database without
-    ///   `run_metrics` (made by `enclab analyze --db FILE`); `.data` for a file that is not an enclab database, or
-    ///   `runs` given for a `run_metrics` without a `run_id` column; `.cantCreate` when `outPath` (or its
-    ///   temporary file) cannot be made or is a folder; `.ioError` when a write fails (a full disk, a closed
-    ///   standard output); `.tempFail` when the database is locked past the busy timeout; `.interrupted` after
-    ///   SIGINT/SIGTERM (checked every 4096 rows).
+    /// - Throws: `.usage` for an empty path, a bad `runs` entry (as `plot`), or an `outPath` that is the database
+    ///   or its `-wal`, `-shm` or `-journal` file (by real path, or by device and inode when it exists);
+    ///   `.noInput` when the database does not exist or is a folder, an entry of `runs` names no run, or `metrics`
+    ///   is asked of a database without `run_metrics` (made by `enclab analyze --db FILE`); `.data` for a file that
+    ///   is not an enclab database, or `runs` given for a `run_metrics` without a `run_id` column; `.cantCreate`
+    ///   naming the folder when `outPath`'s folder does not exist or is not a folder, and naming `outPath` when it
+    ///   (or its temporary file) cannot be made, is a folder, a socket, a block device or a dangling symbolic
+    ///   link; `.ioError` when a write fails (a full disk, `/dev/full`, a closed standard output); `.tempFail` when
+    ///   the database is locked past the busy timeout; `.interrupted` after SIGINT/SIGTERM (checked every 4096 rows).
     @discardableResult
     public static func export(databasePath: String, table: Table, format: Format, runs selectors: [String] = [],
                               outPath: String?) throws -> Int {
@@ -74,27 +80,126 @@ public enum Export {
             let sink = Sink(name: "standard output") { bytes in try writeAll(1, bytes, name: "standard output") }
             return try write(query, format: format, to: sink)
         }
-        if FileManager.default.fileExists(atPath: outPath, isDirectory: &isFolder), isFolder.boolValue {
-            throw LabError.cantCreate("\(outPath): is a folder, not a file to write")
+        let target: String
+        switch try destination(outPath, databasePath: databasePath) {
+        case .device:
+            // Written as it is: a failed write leaves what was written (a device keeps nothing to restore).
+            let file = try OutputFile(outPath)
+            let count = try write(query, format: format, to: Sink(name: outPath) { try file.write($0) })
+            try file.close()
+            return count
+        case .regularFile(let path):
+            target = path
         }
-        let folder = Paths.parent(outPath)
-        if !folder.isEmpty { try OutputFiles.makeDirectory(folder) }
-        let name = outPath.split(separator: "/").last.map(String.init) ?? outPath
+        let folder = Paths.parent(target)
+        let name = Paths.fileName(target)
         let temporary = (folder.isEmpty ? "" : folder + "/") + ".\(name).enclab-export-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).tmp"
         let file = try OutputFile(temporary)
+        var temporaryIsOurs = true
         do {
             let count = try write(query, format: format, to: Sink(name: outPath) { try file.write($0) })
             try file.close()
-            if rename(temporary, outPath) != 0 {
-                let code = errno
-                throw OutputFiles.creationError("\(outPath): cannot move the export into place: \(OutputFiles.reason(code))", code)
-            }
+            try moveIntoPlace(temporary, target, shown: outPath, temporaryIsOurs: &temporaryIsOurs)
             return count
         } catch {
             try? file.close()
-            unlink(temporary)
+            if temporaryIsOurs { unlink(temporary) }
             throw error
         }
+    }
+
+    /// What `--out` names, as ``destination(_:databasePath:)`` finds it.
+    enum Destination: Equatable {
+        /// A new file, or an existing regular file, at this path (symbolic links resolved): written atomically.
+        case regularFile(String)
+        /// An existing character device or FIFO: opened and written as it is.
+        case device
+    }
+
+    /// Decides where the export goes before a byte is written, refusing what must not be written:
+    /// - the database itself or its `-wal`, `-shm` or `-journal` file, compared by real path (realpath(3) of the folder
+    ///   for a name that does not exist yet) and, for an existing file, by device and inode (a hard link, a symbolic
+    ///   link, `./db.sqlite`, an absolute path): `.usage`;
+    /// - a missing folder, or a path through something that is not a folder: `.cantCreate` naming the folder (export
+    ///   makes no folders, as `enclab convert -o` and `enclab encode -o` make none for their files);
+    /// - a folder, a socket, a block device, a dangling symbolic link: `.cantCreate` naming `outPath`.
+    /// A regular file (or a name not taken) is ``Destination/regularFile(_:)`` at its real path, so a symbolic link is
+    /// kept and its target replaced; a character device or a FIFO is ``Destination/device``.
+    static func destination(_ outPath: String, databasePath: String) throws -> Destination {
+        func real(_ path: String) -> String? {
+            guard let resolved = realpath(path, nil) else { return nil }
+            defer { free(resolved) }
+            return String(cString: resolved)
+        }
+        func identity(_ path: String) -> (dev: UInt64, ino: UInt64)? {
+            var st = stat()
+            return stat(path, &st) == 0 ? (UInt64(st.st_dev), UInt64(st.st_ino)) : nil
+        }
+        let databaseFiles = [("", "the database being exported"), ("-wal", "the database's write-ahead log"),
+                             ("-shm", "the database's shared-memory index"), ("-journal", "the database's rollback journal")]
+        func refuseDatabase(_ suffix: String, _ what: String) -> LabError {
+            LabError.usage("--out \(outPath) is \(what) (\(databasePath)\(suffix)); export only reads it: name another file")
+        }
+        let databaseReal = real(databasePath)
+
+        var link = stat()
+        guard lstat(outPath, &link) == 0 else {
+            let code = errno
+            let folder = Paths.parent(outPath).isEmpty ? "." : Paths.parent(outPath)
+            var st = stat()
+            if code == ENOENT || code == ENOTDIR {
+                if stat(folder, &st) != 0 {
+                    let why = errno
+                    throw LabError.cantCreate("\(folder): \(why == ENOENT ? "no such folder" : "not a folder (\(OutputFiles.reason(why)))") for --out \(outPath) (export makes no folders)")
+                }
+                if st.st_mode & S_IFMT != S_IFDIR {
+                    throw LabError.cantCreate("\(folder): not a folder, so --out \(outPath) cannot be made in it")
+                }
+            }
+            // A new name: it must not be one SQLite would take as the database's own file.
+            if let folderReal = real(folder), let databaseReal {
+                let candidate = (folderReal == "/" ? "" : folderReal) + "/" + Paths.fileName(outPath)
+                for (suffix, what) in databaseFiles where candidate == databaseReal + suffix { throw refuseDatabase(suffix, what) }
+            }
+            return .regularFile(outPath)
+        }
+        var st = link
+        if link.st_mode & S_IFMT == S_IFLNK && stat(outPath, &st) != 0 {
+            throw LabError.cantCreate("\(outPath): a symbolic link to nothing (\(OutputFiles.reason(errno))); not followed, not replaced")
+        }
+        for (suffix, what) in databaseFiles {
+            if let d = identity(databasePath + suffix), d.dev == UInt64(st.st_dev), d.ino == UInt64(st.st_ino) { throw refuseDatabase(suffix, what) }
+        }
+        switch st.st_mode & S_IFMT {
+        case S_IFREG:
+            guard link.st_mode & S_IFMT == S_IFLNK else { return .regularFile(outPath) }
+            guard let target = real(outPath) else {
+                throw LabError.cantCreate("\(outPath): cannot resolve the symbolic link: \(OutputFiles.reason(errno))")
+            }
+            return .regularFile(target)
+        case S_IFDIR: throw LabError.cantCreate("\(outPath): is a folder, not a file to write")
+        case S_IFCHR, S_IFIFO: return .device
+        case S_IFSOCK: throw LabError.cantCreate("\(outPath): is a socket, not a file, character device or FIFO to write")
+        case S_IFBLK: throw LabError.cantCreate("\(outPath): is a block device; export writes files, character devices and FIFOs only")
+        default: throw LabError.cantCreate("\(outPath): is not a regular file, character device or FIFO")
+        }
+    }
+
+    /// Renames `temporary` onto `target`: at once when `target` does not exist (RENAME_NOREPLACE); else by swapping
+    /// the two (RENAME_EXCHANGE) and removing what was there when it is a regular file, or swapping back and refusing
+    /// when it is not (it was replaced while the export was written): never over a folder, device, FIFO or link.
+    /// `temporaryIsOurs` is false when `temporary` holds something else than the export (a swap back that failed).
+    /// - Throws: `.cantCreate` naming `shown`.
+    static func moveIntoPlace(_ temporary: String, _ target: String, shown: String, temporaryIsOurs: inout Bool) throws {
+        if try OutputFiles.renameNoReplace(temporary, target) { return }
+        try OutputFiles.exchange(temporary, target)
+        var st = stat()
+        if lstat(temporary, &st) == 0 && st.st_mode & S_IFMT == S_IFREG {
+            unlink(temporary)
+            return
+        }
+        if (try? OutputFiles.exchange(temporary, target)) == nil { temporaryIsOurs = false }
+        throw LabError.cantCreate("\(shown): is no longer a regular file (replaced while the export was written); left as it is")
     }
 
     /// The column names and the statement, prepared and bound, whose rows are the export.

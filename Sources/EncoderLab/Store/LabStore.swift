@@ -64,21 +64,23 @@ public final class LabStore {
     }
 
     /// Checks that `path` can name the lab's database file, creating and opening nothing.
+    /// - Parameter operand: how messages name the path: `--db` (the default) or, for a command without that flag,
+    ///   its operand (`merge OUT.sqlite`).
     /// - Throws: `.usage` for the empty path or SQLite's special name `:memory:` (SQLite would keep nothing
     ///   there), and for a path that names a folder: one ending in `/`, `/.` or `/..` (SQLite would create a file
     ///   named like the folder), `.` or `..`, or an existing folder (symbolic links followed).
-    public static func checkPath(_ path: String) throws {
+    public static func checkPath(_ path: String, operand: String = "--db") throws {
         if path.isEmpty || path == ":memory:" {
-            throw LabError.usage("--db needs a database file path, got '\(path)' (SQLite would keep nothing there)")
+            throw LabError.usage("\(operand) needs a database file path, got '\(path)' (SQLite would keep nothing there)")
         }
         if path.utf8.contains(0) {
-            throw LabError.usage("--db needs a database file path, got '\(EncodeSettings.visible(path))' (holds a NUL character)")
+            throw LabError.usage("\(operand) needs a database file path, got '\(EncodeSettings.visible(path))' (holds a NUL character)")
         }
         let last = path.split(separator: "/", omittingEmptySubsequences: false).last ?? ""
         var isFolder: ObjCBool = false
         if last.isEmpty || last == "." || last == ".."
             || (FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) && isFolder.boolValue) {
-            throw LabError.usage("--db needs a database file path, got '\(path)' (a folder)")
+            throw LabError.usage("\(operand) needs a database file path, got '\(path)' (a folder)")
         }
     }
 

@@ -81,7 +81,7 @@ public enum Merge {
     ///   left behind).
     public static func merge(inputs: [String], into output: String) throws -> MergeReport {
         guard !inputs.isEmpty else { throw LabError.usage("merge needs OUT.sqlite and at least one IN.sqlite") }
-        try LabStore.checkPath(output)
+        try LabStore.checkPath(output, operand: "merge OUT.sqlite")
         if FileManager.default.fileExists(atPath: output) || (try? FileManager.default.destinationOfSymbolicLink(atPath: output)) != nil {
             throw LabError.usage("\(output): exists; merge writes a new database (name another or remove it)")
         }

@@ -1,4 +1,5 @@
 import EncoderLab
+import Foundation
 
 /// `enclab analyze --db FILE [--run ID]...`: (re)computes the run metrics (`run_metrics`, `run_gops`) from the store.
 struct AnalyzeCommand: Command {
@@ -22,7 +23,9 @@ struct AnalyzeCommand: Command {
     let exitStatuses: [(status: Int32, meaning: String)] = [
         (0, "every selected run analysed"),
         (64, "usage: a bad flag, no --db, a --run that is malformed or an ambiguous key prefix"),
-        (65, "bad data: a database that is damaged or not the lab's, a --run that is not done"),
+        (65, "bad data: a database that is damaged or not the lab's, a --run that is not done, a frame whose size_bytes is "
+         + "outside 0...2^40 or pts/dts outside -2^60...2^60, a column holding NULL or text where a number belongs (named "
+         + "with the database, run, frame and value; the runs before stay analysed)"),
         (66, "the database is missing (none is created), or a --run names no run in it"),
         (74, "a write failed part-way (a full disk)"),
         (75, "the database is locked by another process (see ENCLAB_DB_TIMEOUT_MS)"),
@@ -34,6 +37,10 @@ struct AnalyzeCommand: Command {
         guard let parsed = try parse(arguments) else { return }
         guard parsed.rest.isEmpty else { throw LabError(.usage, "analyze takes no operands, got \(parsed.rest.joined(separator: " "))") }
         guard let db = try parsed.path("--db", what: "a database file path") else { throw LabError(.usage, "analyze needs --db FILE") }
-        for id in try RunMetrics.analyze(databasePath: db, runs: parsed.all("--run")) { print("analysed run \(id)") }
+        // One line per run as it commits, flushed, so an interrupted or failed analysis keeps the lines of the runs done.
+        try RunMetrics.analyze(databasePath: db, runs: parsed.all("--run")) { id in
+            print("analysed run \(id)")
+            fflush(nil)
+        }
     }
 }

@@ -28,7 +28,8 @@ struct BDRateCommand: Command {
     let exitStatuses: [(status: Int32, meaning: String)] = [
         (0, "both deltas printed"),
         (64, "usage: a flag missing, a point that is not RATE:PSNR with decimal numbers, an unknown method"),
-        (65, "bad data: fewer than 4 points, a rate not above 0, two points at one rate, PSNR not rising with rate, too little overlap"),
+        (65, "bad data: fewer than 4 points, a rate not above 0, two points at one rate, PSNR not rising with rate, too little overlap, "
+         + "values too large or too close together for a finite result (never printed as nan or inf)"),
     ]
     let example = """
         enclab bd-rate --anchor 1000:34.1,1800:36.4,3500:38.9,7000:41.0 --test 900:34.4,1500:36.2,2600:38.1,4800:40.2,8000:41.6

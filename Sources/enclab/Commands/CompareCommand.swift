@@ -12,14 +12,18 @@ struct CompareCommand: Command {
         RUN_A and RUN_B are run ids (12 or run-12), run keys or their first 8 or more hex digits. stdout gets one line
         per run_metrics column (README, "Database schema"): its name, run A's value, run B's, the difference B - A, and
         (B - A) / |A| in % where that means something (not for values in dB, percentages, frame indices or event
-        counts, nor when A is 0). NULL shows as '-'. A run without run_metrics rows (a database not analysed since it
-        was migrated) is computed afresh, without writing.
+        counts, nor when A is 0). NULL shows as '-'; reals with 3 decimals, or as %.6g (1e+308, 2.5e-07) from 10^12
+        up and below 0.001. A run without run_metrics rows (a database not analysed since it was migrated) is
+        computed afresh, without writing. The database is only read: one of this version is opened read-only, an
+        older one is migrated in a temporary copy (in TMPDIR, removed afterwards), never on disk.
         """
     var sections: [(title: String, text: String)] { [databaseEnvironment] }
     let exitStatuses: [(status: Int32, meaning: String)] = [
         (0, "the comparison is printed"),
         (64, "usage: a bad flag, no --db, not two runs, a run that is malformed or an ambiguous key prefix"),
-        (65, "bad data: a database that is damaged or not the lab's, a run that is not done"),
+        (65, "bad data: a database that is damaged or not the lab's, a run that is not done, a stored run_metrics value "
+         + "no analysis writes (an integer outside 0...2^53, a real that is not finite, text in a number column), frames "
+         + "'enclab analyze' refuses (named with the database, run and column)"),
         (66, "the database is missing, or a run is not in it"),
         (75, "the database is locked by another process (see ENCLAB_DB_TIMEOUT_MS)"),
     ]

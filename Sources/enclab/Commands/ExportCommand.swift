@@ -12,7 +12,9 @@ struct ExportCommand: Command {
              + "row of the run_metrics table (made by 'enclab analyze') per run", required: true),
         Flag("--format", value: "csv|jsonl", about: "csv: RFC 4180 with a header row and CRLF line ends; jsonl: one JSON object a line",
              required: true),
-        Flag("--out", value: "FILE", about: "the file to write, atomically (a temporary file beside it, then renamed)", default: "standard output"),
+        Flag("--out", value: "FILE", about: "the file to write, atomically (a temporary file beside it, then renamed onto it; a symbolic "
+             + "link is followed, its target replaced); an existing character device or FIFO (/dev/null, /dev/stdout, a named pipe) "
+             + "is written as it is, never replaced; its folder must exist", default: "standard output"),
         Flag("--run", value: "KEY|ID", about: "export this run's rows only: its run key (or a prefix of at least 8 hex digits), its run id or run-ID",
              default: "every run", repeatable: true),
     ]
@@ -30,12 +32,14 @@ struct ExportCommand: Command {
     }
     let exitStatuses: [(status: Int32, meaning: String)] = [
         (0, "written"),
-        (64, "usage: a bad flag or value, no --db, --table or --format, a --run that is malformed or an ambiguous key prefix"),
+        (64, "usage: a bad flag or value, no --db, --table or --format, a --run that is malformed or an ambiguous key prefix, "
+         + "an --out that is the database or its -wal, -shm or -journal file"),
         (65, "bad data: a file that is not an enclab database, or damaged"),
         (66, "the database is missing, a --run names no run in it, or --table metrics on a database without run_metrics "
          + "(run 'enclab analyze --db FILE' first)"),
-        (73, "--out (or its temporary file) cannot be created, or is a folder"),
-        (74, "a write failed part-way (a full disk, a closed stdout); --out is left as it was"),
+        (73, "--out (or its temporary file) cannot be created: its folder is missing, or it is a folder, a socket, a block device "
+         + "or a dangling symbolic link"),
+        (74, "a write failed part-way (a full disk, /dev/full, a closed stdout); a regular --out is left as it was"),
         (75, "the database is locked by another process (see ENCLAB_DB_TIMEOUT_MS)"),
     ]
     let example = """
