@@ -233,7 +233,7 @@ public enum Pipeline {
                     break
                 }
             }
-            try verify.source(timed.picture)
+            verify.source(timed.picture)
             let frame = try session.encode(timed)
             noteKeyframes(frame)
             try keep(frame)

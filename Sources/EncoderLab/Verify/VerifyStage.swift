@@ -19,18 +19,11 @@ public enum VerifyMode: String, Sendable, CaseIterable {
 /// `packets.bin` and `from-packets.264`, compared NAL unit by NAL unit: ``PacketRoundTrip``) and, unless
 /// `verify` is `none`, decoded by libavcodec (``H264StreamDecoder``), each decoded picture measured against its
 /// source picture, held only until it is decoded.
-///
-/// The work runs on a thread of its own (``SerialWorker``), in the order the pictures and frames were handed over, so
-/// it overlaps with x264's encode; at most 16 handovers wait, so memory stays bounded. ``finish(frames:resolved:profile:width:height:)``
-/// waits for it. An error in that work is thrown by the next handover or by `finish`.
 final class VerifyStage {
     let streamPath: String
     private var check: StreamCheck
     private let decoder: H264StreamDecoder?
     private let packets: PacketSink
-    private let worker = SerialWorker(name: "enclab verify", limit: 16)
-
-    deinit { worker.stop() }
 
     /// Writes `packets.bin` and `from-packets.264` one access unit at a time.
     private final class PacketSink {
@@ -65,21 +58,16 @@ final class VerifyStage {
     }
 
     /// The next source picture in display order, as handed to x264.
-    /// - Throws: the error of earlier verify work (see ``written(_:bytes:)``).
-    func source(_ picture: Picture) throws {
-        guard let decoder else { return }
-        try worker.submit { decoder.source(picture) }
+    func source(_ picture: Picture) {
+        decoder?.source(picture)
     }
 
     /// One frame as written to the stream, in decode order: `bytes` are its NAL units with their start codes.
     /// - Throws: the `H264` module's error for bytes that do not parse; `.software` for a packet round trip that
     ///   changes them or a decode libavcodec refuses.
-    ///   Thrown by this call or a later one (the work runs behind the encode).
     func written(_ frame: EncodedFrame, bytes: [UInt8]) throws {
-        try worker.submit { [self] in
-            try check.add(frame, bytes: bytes)
-            try decoder?.decode(bytes)
-        }
+        try check.add(frame, bytes: bytes)
+        try decoder?.decode(bytes)
     }
 
     /// Ends the stream: the checks that need all of it, the decoder flushed.
@@ -90,8 +78,6 @@ final class VerifyStage {
     ///   frame: each means the lab cannot vouch for the run.
     func finish(frames: [EncodedFrame], resolved r: ResolvedParameters, profile: String?, width: Int, height: Int)
         throws -> (StreamVerification, [LabStore.DecodedFrameRecord]) {
-        try worker.drain()
-        worker.stop()
         let verification = try check.finish(resolved: r, profile: profile)
         try packets.packetsFile.close()
         try packets.rebuiltFile.close()
