@@ -36,7 +36,8 @@ public final class Lab {
     public var matroska = false
     /// When the per-run plots (`frames`, `psnr`) are drawn.
     public enum PlotMode: String, Sendable {
-        /// After each run is recorded, before its folder is moved into place (`enclab encode`).
+        /// After each run is recorded, before its folder is moved into place, both plots by one gnuplot process
+        /// (`enclab encode`).
         case eachRun = "each-run"
         /// The data files and scripts with each run; the drawing once the experiment's runs are done, all in one
         /// gnuplot process (``PlotQueue``), into the runs' final folders (`enclab run`). A sweep stopped before
@@ -396,7 +397,8 @@ public final class Lab {
         // next start moves into place.
         keepTemporary = true
         var plotError: Error?
-        let runQueue = plotMode == .batched ? PlotQueue() : nil
+        // The run's two plots are queued and drawn by one gnuplot process: now (each run), or with the sweep's.
+        let runQueue = plotMode == .none ? nil : PlotQueue()
         if plotMode != .none {
             do {
                 // The run just recorded, read back by its key (not every row of the database).
@@ -405,6 +407,7 @@ public final class Lab {
                 }
                 try Plots.writeRunPlots(try RunPlotInput(run: row, frames: try store.frames(run: runID)), dir: temporary,
                                         queue: runQueue)
+                if plotMode == .eachRun { try runQueue?.draw(in: outDirectory) }
             } catch {
                 plotError = error
             }
@@ -422,7 +425,7 @@ public final class Lab {
             }
             throw e
         }
-        if let runQueue { plotQueue.add(runQueue.take(), movedFrom: temporary, to: final) }
+        if plotMode == .batched, let runQueue { plotQueue.add(runQueue.take(), movedFrom: temporary, to: final) }
         if let plotError {
             if let signal = Interruption.received { throw LabError(.interrupted, "interrupted by \(signal)") }
             // The folder has its final name now: the error names the files there.
