@@ -87,16 +87,21 @@ public final class PlotQueue: @unchecked Sendable {
         // processes to be ended in turn.
         try Interruption.check()
         var firstError: Error?
-        for p in plots {
-            do {
-                let complete = ["png", "svg"].allSatisfy { (try? Plots.checkComplete("\(p.folder)/\(p.name).\($0)")) != nil }
-                if alone.contains(p) || !complete {
-                    try Plots.run(gnuplot: gnuplot, name: p.name, dir: p.folder, arguments: p.arguments)
-                    for ext in ["png", "svg"] { try Plots.checkComplete("\(p.folder)/\(p.name).\(ext)") }
-                }
-            } catch {
-                if firstError == nil { firstError = error }
+        func note(_ error: Error?) { if firstError == nil, let error { firstError = error } }
+        // Every file is checked (an incomplete one removed) on every path, so none is left half-written.
+        func check(_ p: Plot) -> Error? {
+            var first: Error?
+            for ext in ["png", "svg"] {
+                do { try Plots.checkComplete("\(p.folder)/\(p.name).\(ext)") } catch { if first == nil { first = error } }
             }
+            return first
+        }
+        for p in plots {
+            if !alone.contains(p) && check(p) == nil { continue }
+            var failure: Error?
+            do { try Plots.run(gnuplot: gnuplot, name: p.name, dir: p.folder, arguments: p.arguments) } catch { failure = error }
+            let incomplete = check(p)
+            note(failure ?? incomplete)
         }
         if let firstError { throw firstError }
     }
