@@ -324,7 +324,7 @@ public enum Report {
             let status = run.row.status == "done" ? "done" : "<span class=\"missing\">\(e(run.row.status))</span>"
             let source = run.row.status != "done" || run.psnr == nil ? "" : run.unverified ? "<span class=\"unverified\">unverified: x264 PSNR</span>" : "lab"
             rows.append([idCell, e(run.clipName), e(run.configuration), e(run.label), status, run.row.frames.map(String.init) ?? "", filesCell, source]
-                        + data.metricColumns.map { HTML.number(run.metrics[$0] ?? nil, digits: 3) })
+                        + data.metricColumns.map { HTML.number(run.metrics[$0] ?? nil, digits: integerMetrics.contains($0) ? 0 : 3) })
         }
         body += HTML.table(headers: headers, rows: rows, sortable: true, textColumns: [1, 2, 3, 4, 6, 7])
 
@@ -426,3 +426,6 @@ public enum Report {
                                  rows: rows, sortable: true, textColumns: [0])
     }
 }
+
+/// The `run_metrics` columns that hold whole numbers (counts, bytes, frame indices): shown without decimals.
+private let integerMetrics: Set<String> = Set(LabStore.runMetricsColumns.filter { $0.type.hasPrefix("INTEGER") }.map(\.name))
