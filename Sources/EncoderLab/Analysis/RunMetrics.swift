@@ -376,11 +376,7 @@ public struct RunMetrics: Sendable, Equatable {
     @discardableResult
     public static func analyze(databasePath: String, runs selectors: [String], progress: Bool = true,
                                analysed: (Int64) -> Void = { _ in }) throws -> [Int64] {
-        var isFolder: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: databasePath, isDirectory: &isFolder) else {
-            throw LabError.noInput("\(databasePath): no such database")
-        }
-        if isFolder.boolValue { throw LabError.noInput("\(databasePath): is a folder, not a database") }
+        try LabStore.requireDatabaseFile(databasePath)
         try LabStore.requireLabDatabase(path: databasePath)
         let store = try LabStore(path: databasePath)
         let rows = try store.runs()
@@ -480,11 +476,7 @@ extension RunMetrics {
     ///   stored `run_metrics` value no analysis writes (see ``stored(database:runID:shownPath:)``), or frames
     ///   ``compute(store:runID:)`` refuses; each names the database, the run and the column.
     public static func compare(databasePath: String, runA: String, runB: String) throws -> String {
-        var isFolder: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: databasePath, isDirectory: &isFolder) else {
-            throw LabError.noInput("\(databasePath): no such database")
-        }
-        if isFolder.boolValue { throw LabError.noInput("\(databasePath): is a folder, not a database") }
+        try LabStore.requireDatabaseFile(databasePath)
         try LabStore.requireLabDatabase(path: databasePath)
         var scratch: String?
         defer {

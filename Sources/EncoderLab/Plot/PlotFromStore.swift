@@ -67,11 +67,7 @@ public enum PlotFromStore {
     ///   when the database cannot be opened.
     public static func redraw(databasePath: String, outDirectory: String?, runs selectors: [String]) throws -> [String] {
         if databasePath.isEmpty { throw LabError.usage("--db needs a database file path") }
-        var isFolder: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: databasePath, isDirectory: &isFolder) else {
-            throw LabError.noInput("\(databasePath): no such database")
-        }
-        if isFolder.boolValue { throw LabError.noInput("\(databasePath): is a folder, not a database") }
+        try LabStore.requireDatabaseFile(databasePath)
         _ = try Tools.require("gnuplot", package: "gnuplot-nox")
         // plot reads: a file that is not already an enclab database is refused before LabStore could give it tables.
         try LabStore.requireLabDatabase(path: databasePath)

@@ -75,9 +75,7 @@ public enum Report {
         for (name, value) in [("--worst", options.worst), ("--best", options.best)] where (value ?? 0) < 0 {
             throw LabError.usage("\(name) \(value!): must be 0 or more")
         }
-        var isFolder: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: db, isDirectory: &isFolder) else { throw LabError.noInput("\(db): no such database") }
-        if isFolder.boolValue { throw LabError.noInput("\(db): is a folder, not a database") }
+        try LabStore.requireDatabaseFile(db)
         _ = try Tools.require("gnuplot", package: "gnuplot-nox")
         try LabStore.requireLabDatabase(path: db)
         let store = try LabStore(path: db)

@@ -68,11 +68,7 @@ extension RuleCheck {
     ///   `.data` for a database that is not the lab's, a run that is not done or has no frames or timebase; the
     ///   store's errors.
     public static func storedRun(databasePath: String, run selector: String) throws -> RuleCheckInput {
-        var isFolder: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: databasePath, isDirectory: &isFolder) else {
-            throw LabError.noInput("\(databasePath): no such database")
-        }
-        if isFolder.boolValue { throw LabError.noInput("\(databasePath): is a folder, not a database") }
+        try LabStore.requireDatabaseFile(databasePath)
         try LabStore.requireLabDatabase(path: databasePath)
         let store = try LabStore(path: databasePath)
         let rows = try store.runs()

@@ -1,4 +1,16 @@
+import Foundation
+
 extension LabStore {
+    /// Checks that an existing database file is named, before anything opens it (opening would create it).
+    /// - Throws: `.noInput` "PATH: no such database" or "PATH: is a folder, not a database".
+    public static func requireDatabaseFile(_ path: String) throws {
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) else {
+            throw LabError.noInput("\(path): no such database")
+        }
+        if isFolder.boolValue { throw LabError.noInput("\(path): is a folder, not a database") }
+    }
+
     /// Checks, by reading only, that the existing file at `path` is an enclab database (of any version this enclab
     /// knows), before anything opens it for writing: `enclab plot` reads a database and must not turn an empty
     /// file, or an SQLite file without tables, into one.

@@ -67,11 +67,7 @@ public enum Export {
                               outPath: String?) throws -> Int {
         if databasePath.isEmpty { throw LabError.usage("--db needs a database file path") }
         if let outPath, outPath.isEmpty { throw LabError.usage("--out needs a file path") }
-        var isFolder: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: databasePath, isDirectory: &isFolder) else {
-            throw LabError.noInput("\(databasePath): no such database")
-        }
-        if isFolder.boolValue { throw LabError.noInput("\(databasePath): is a folder, not a database") }
+        try LabStore.requireDatabaseFile(databasePath)
         try LabStore.requireLabDatabase(path: databasePath)
         let database = try Database(path: databasePath, readOnly: true)
         let query = try self.query(database, table: table, selectors: selectors)
