@@ -5,7 +5,7 @@
 #   ENCLAB=/path/to/enclab bash scripts/kill-resume.sh [TRIALS]
 #
 # ENCLAB defaults to .build/debug/enclab (built with `swift build` when missing); TRIALS defaults to 20. The sweep
-# is 6 runs (crf 20/30/40 x bframes 0/2, threads 1, so the bytes repeat) of a 64x48 clip of 12 frames made with
+# is 6 runs (crf 20/30/40 x bframes 0/2, threads 1, so the bytes repeat) of a 64x48 clip of 240 frames (preset medium: the runs, not the plots drawn at the end, fill the sweep's time) made with
 # ffmpeg's testsrc; trials alternate --jobs 2 and --jobs 1. First an uninterrupted sweep (--jobs 1) gives the
 # reference and its wall time T; then each trial starts a fresh sweep, kills it with SIGKILL after a random delay
 # in [0, T), and checks with sqlite3:
@@ -32,24 +32,14 @@ done
 ROOT=$(mktemp -d /tmp/enclab-kill-resume.XXXXXX)
 trap 'rm -rf "$ROOT"' EXIT
 cd "$ROOT" || exit 2
-ffmpeg -v error -f lavfi -i testsrc=size=64x48:rate=25 -frames:v 12 -pix_fmt yuv420p c.y4m || exit 2
+ffmpeg -v error -f lavfi -i testsrc=size=64x48:rate=25 -frames:v 240 -pix_fmt yuv420p c.y4m || exit 2
 cat > kr.json <<'JSON'
-{"name": "kr", "clips": ["c.y4m"], "base": {"threads": 1, "preset": "ultrafast"}, "grid": {"crf": [20, 30, 40], "bframes": [0, 2]}}
+{"name": "kr", "clips": ["c.y4m"], "base": {"threads": 1, "preset": "medium"}, "grid": {"crf": [20, 30, 40], "bframes": [0, 2]}}
 JSON
 
 # Every done run's rows, by run key: runs (key, status, frames, bytes, settings), then each table with a run_id
 # column, run_id replaced by the run's key; sorted.
-rows_by_key() {
-    local db=$1 table columns
-    {
-    sqlite3 "$db" "SELECT 'runs', run_key, status, frames, bytes, settings FROM runs WHERE status = 'done'"
-    for table in $(sqlite3 "$db" "SELECT name FROM sqlite_master m WHERE type = 'table' AND name != 'runs'
-                                  AND EXISTS (SELECT 1 FROM pragma_table_info(m.name) WHERE name = 'run_id')"); do
-        columns=$(sqlite3 "$db" "SELECT group_concat('t.\"' || name || '\"', ', ') FROM pragma_table_info('$table') WHERE name != 'run_id'")
-        sqlite3 "$db" "SELECT '$table', r.run_key, $columns FROM \"$table\" t JOIN runs r USING (run_id) WHERE r.status = 'done'"
-    done
-    } | LC_ALL=C sort
-}
+. "$REPO/scripts/rows-by-key.sh"
 
 start=$(date +%s%N)
 timeout -s KILL 600 "$ENCLAB" run kr.json --jobs 1 --db ref.sqlite --out ref >/dev/null 2>ref.err \

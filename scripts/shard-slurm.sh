@@ -131,17 +131,7 @@ N=3; K=$SLURM_ARRAY_TASK_ID
 exec "$ENCLAB" run sp.json --shard $K/$N --jobs 1 --db shard-$K.sqlite --out shard-$K
 SBATCH
 
-rows_by_key() {
-    local db=$1 table columns
-    {
-    sqlite3 "$db" "SELECT 'runs', run_key, status, frames, bytes, settings FROM runs WHERE status = 'done'"
-    for table in $(sqlite3 "$db" "SELECT name FROM sqlite_master m WHERE type = 'table' AND name != 'runs'
-                                  AND EXISTS (SELECT 1 FROM pragma_table_info(m.name) WHERE name = 'run_id')"); do
-        columns=$(sqlite3 "$db" "SELECT group_concat('t.\"' || name || '\"', ', ') FROM pragma_table_info('$table') WHERE name != 'run_id'")
-        sqlite3 "$db" "SELECT '$table', r.run_key, $columns FROM \"$table\" t JOIN runs r USING (run_id) WHERE r.status = 'done'"
-    done
-    } | LC_ALL=C sort
-}
+. "$REPO/scripts/rows-by-key.sh"
 
 failed=0
 check() { if [ "$2" = "$3" ]; then echo "PASS  $1"; else echo "FAIL  $1: got '$2', expected '$3'"; failed=1; fi; }
