@@ -193,7 +193,7 @@ public enum Pipeline {
         // Verify, as the stream is written: each access unit parsed back, round-tripped through packets and decoded.
         let verify = try VerifyStage(folder: folder, width: input.width, height: input.height,
                                      timebaseNum: session.resolved.timebaseNum, timebaseDen: session.resolved.timebaseDen,
-                                     mode: settings.verify)
+                                     mode: settings.verify, background: session.resolved.threads > 1)
         func keep(_ frame: EncodedFrame?) throws {
             guard var frame else { return }
             payloadBytes.append(frame.nals.reduce(0) { $0 + $1.bytes.count - Self.startCodeLength($1.bytes) })
@@ -233,7 +233,7 @@ public enum Pipeline {
                     break
                 }
             }
-            verify.source(timed.picture)
+            try verify.source(timed.picture)
             let frame = try session.encode(timed)
             noteKeyframes(frame)
             try keep(frame)

@@ -19,11 +19,27 @@ public enum VerifyMode: String, Sendable, CaseIterable {
 /// `packets.bin` and `from-packets.264`, compared NAL unit by NAL unit: ``PacketRoundTrip``) and, unless
 /// `verify` is `none`, decoded by libavcodec (``H264StreamDecoder``), each decoded picture measured against its
 /// source picture, held only until it is decoded.
+///
+/// When x264 encodes on threads of its own, this work runs on a thread of its own too (``SerialWorker``), in the
+/// order the pictures and frames were handed over, with its nice value 5 above the pipeline's: it takes the CPU time
+/// x264's threads leave, and yields to them while they have work, instead of holding up the next picture on the
+/// pipeline's thread. At most 16 handovers wait, so memory stays bounded. An error in that work is thrown by a later
+/// handover or by ``finish(frames:resolved:profile:width:height:)``, which waits for it all. With x264 at one
+/// thread (a sweep's runs each meant to use one core) the work stays on the pipeline's thread.
+///
+/// Why nice 5 (bench/harness.sh's clip, x264 at 2 threads on 2 cores, medians of 5-7 interleaved runs, wall time
+/// against x264's CLI): on the pipeline's thread 1.16, on a thread at the same priority 1.13, nice 5 1.09,
+/// nice 10 1.09. With both cores also kept busy by two other processes, nice 5 gave 1.09, the pipeline's thread
+/// 1.12, nice 10 1.33, nice 19 5.1 and SCHED_IDLE 11.4: a thread much below the others starves on a loaded machine.
 final class VerifyStage {
     let streamPath: String
     private var check: StreamCheck
     private let decoder: H264StreamDecoder?
     private let packets: PacketSink
+    /// The thread the work runs on, when it has one (see ``init(folder:width:height:timebaseNum:timebaseDen:mode:background:)``).
+    private let worker: SerialWorker?
+
+    deinit { worker?.stop() }
 
     /// Writes `packets.bin` and `from-packets.264` one access unit at a time.
     private final class PacketSink {
@@ -48,26 +64,38 @@ final class VerifyStage {
     ///   - width, height: the encoded picture size (even).
     ///   - timebaseNum, timebaseDen: the run's timebase (x264's), for the packets' microseconds.
     ///   - mode: `.none` skips the decode.
+    ///   - background: run the work on a thread of its own (when x264 encodes on threads of its own).
     /// - Throws: `.cantCreate` for the packet files; `.software` when libavcodec's decoder cannot be opened.
-    init(folder: String, width: Int, height: Int, timebaseNum: Int, timebaseDen: Int, mode: VerifyMode) throws {
+    init(folder: String, width: Int, height: Int, timebaseNum: Int, timebaseDen: Int, mode: VerifyMode,
+         background: Bool) throws {
         streamPath = "\(folder)/stream.264"
         let sink = try PacketSink(folder: folder, timebaseNum: timebaseNum, timebaseDen: timebaseDen)
         packets = sink
         check = StreamCheck { unit, frame in try sink.add(unit, frame) }
         decoder = mode == .full ? try H264StreamDecoder(width: width, height: height, name: streamPath) : nil
+        worker = background ? SerialWorker(name: "enclab verify", limit: 16, niceIncrement: 5) : nil
     }
 
     /// The next source picture in display order, as handed to x264.
-    func source(_ picture: Picture) {
-        decoder?.source(picture)
+    /// - Throws: the error of earlier work on the verify thread (see ``written(_:bytes:)``).
+    func source(_ picture: Picture) throws {
+        guard let decoder else { return }
+        if let worker { try worker.submit { decoder.source(picture) } } else { decoder.source(picture) }
     }
 
     /// One frame as written to the stream, in decode order: `bytes` are its NAL units with their start codes.
     /// - Throws: the `H264` module's error for bytes that do not parse; `.software` for a packet round trip that
-    ///   changes them or a decode libavcodec refuses.
+    ///   changes them or a decode libavcodec refuses; with a verify thread, thrown by this call or a later one.
     func written(_ frame: EncodedFrame, bytes: [UInt8]) throws {
-        try check.add(frame, bytes: bytes)
-        try decoder?.decode(bytes)
+        if let worker {
+            try worker.submit { [self] in
+                try check.add(frame, bytes: bytes)
+                try decoder?.decode(bytes)
+            }
+        } else {
+            try check.add(frame, bytes: bytes)
+            try decoder?.decode(bytes)
+        }
     }
 
     /// Ends the stream: the checks that need all of it, the decoder flushed.
@@ -78,6 +106,8 @@ final class VerifyStage {
     ///   frame: each means the lab cannot vouch for the run.
     func finish(frames: [EncodedFrame], resolved r: ResolvedParameters, profile: String?, width: Int, height: Int)
         throws -> (StreamVerification, [LabStore.DecodedFrameRecord]) {
+        try worker?.drain()
+        worker?.stop()
         let verification = try check.finish(resolved: r, profile: profile)
         try packets.packetsFile.close()
         try packets.rebuiltFile.close()
