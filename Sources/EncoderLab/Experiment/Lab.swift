@@ -32,7 +32,7 @@ public final class Lab {
     /// `--force`: encode runs whose key is already done again, replacing the stored run and its folder.
     public let force: Bool
     /// `--mkv`: each run also writes `stream.mkv`, its stream in Matroska with the recorded PTS
-    /// (``Matroska/write(stream:ptsMicroseconds:to:)``); mkvmerge (Debian's mkvtoolnix) must be installed.
+    /// (``Matroska/write(stream:ptsMicroseconds:to:knownFrames:)``); mkvmerge (Debian's mkvtoolnix) must be installed.
     public var matroska = false
     /// When the per-run plots (`frames`, `psnr`) are drawn.
     public enum PlotMode: String, Sendable {
@@ -460,7 +460,7 @@ public final class Lab {
 
     /// Writes `folder/stream.mkv` for a stored run from its frames' PTS (display order, in µs); times a container
     /// cannot hold leave it out with a warning, as for a new run.
-    /// - Throws: ``Matroska/write(stream:ptsMicroseconds:to:)``'s errors other than `.data`.
+    /// - Throws: ``Matroska/write(stream:ptsMicroseconds:to:knownFrames:)``'s errors other than `.data`.
     func writeMatroska(of row: LabStore.RunRow, folder: String) throws {
         guard let n = row.timebaseNum, let d = row.timebaseDen, let timebase = try? Rational(Int64(n), Int64(d)) else { return }
         let frames = try store.frames(run: row.runID).sorted { $0.displayIndex < $1.displayIndex }

@@ -4,7 +4,7 @@ import H264
 /// A run's raw H.264 stream written as Matroska with the presentation times the lab recorded, so ffprobe and players
 /// show the lab's own timeline. Made by mkvmerge (Debian package mkvtoolnix) from a timestamp file in format v2.
 public enum Matroska {
-    /// The largest presentation time ``write(stream:ptsMicroseconds:to:)`` takes: 10^15 µs (about 31.7 years).
+    /// The largest presentation time ``write(stream:ptsMicroseconds:to:knownFrames:)`` takes: 10^15 µs (about 31.7 years).
     ///
     /// mkvmerge reads each v2 time as a `double` number of milliseconds and truncates it to integer nanoseconds
     /// (`timestamp_factory_v2_c::parse` in mkvtoolnix's src/merge/timestamp_factory.cpp), then rounds to the
@@ -42,6 +42,9 @@ public enum Matroska {
     ///     decreasing time is refused, since a container's frames are in display order by their times, and sorting
     ///     would give times to the wrong frames.
     ///   - output: the Matroska file to write; a relative path is taken from the current folder.
+    ///   - knownFrames: the stream's frame count when the caller has parsed it already (a run's verify stage parses
+    ///     each access unit as it is written and requires one frame picture per x264 frame), so the stream is not
+    ///     read whole again; nil to count them here (``frameCount(_:)``).
     /// - Returns: mkvmerge's warning lines (exit status 1: the file was written), usually none.
     /// - Throws: `.noInput` when `stream` is missing or unreadable; `.data` when it is empty, does not parse as
     ///   Annex B H.264, holds field pictures or no picture, or when `ptsMicroseconds` has another count than the
@@ -53,10 +56,10 @@ public enum Matroska {
     ///   writing TC); `.interrupted` when SIGINT or SIGTERM arrived (``Interruption``) before mkvmerge started or
     ///   while it ran.
     @discardableResult
-    public static func write(stream: String, ptsMicroseconds: [Int64], to output: String) throws -> [String] {
+    public static func write(stream: String, ptsMicroseconds: [Int64], to output: String, knownFrames: Int? = nil) throws -> [String] {
         let streamPath = Paths.absolute(stream)
         let outputPath = Paths.absolute(output)
-        let frames = try frameCount(streamPath)
+        let frames = try knownFrames ?? frameCount(streamPath)
         try check(ptsMicroseconds, frames: frames, stream: streamPath)
         if let a = Paths.real(streamPath), let b = Paths.real(outputPath), a == b {
             throw LabError.usage("the Matroska output '\(outputPath)' is the stream '\(streamPath)': it would overwrite its input")
@@ -131,7 +134,7 @@ public enum Matroska {
         return frames
     }
 
-    /// Checks `ptsMicroseconds` against the stream's frame count and the limits of ``write(stream:ptsMicroseconds:to:)``.
+    /// Checks `ptsMicroseconds` against the stream's frame count and the limits of ``write(stream:ptsMicroseconds:to:knownFrames:)``.
     /// - Throws: `.data` naming the stream, the frame (display order, from 0) and the time.
     static func check(_ ptsMicroseconds: [Int64], frames: Int, stream: String) throws {
         guard ptsMicroseconds.count == frames else {
@@ -150,7 +153,7 @@ public enum Matroska {
         }
     }
 
-    /// The warning for a stream.mkv left out because ``write(stream:ptsMicroseconds:to:)`` refused its times (a
+    /// The warning for a stream.mkv left out because ``write(stream:ptsMicroseconds:to:knownFrames:)`` refused its times (a
     /// `.data` error): "stream.mkv not written: stream.264: REASON", the stream named by its file name only (the
     /// error names its path, a temporary folder while a run is written).
     static func notWrittenWarning(_ error: LabError) -> String {
