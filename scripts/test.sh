@@ -5,7 +5,10 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh --tests
 swift build --build-tests
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+# The per-user clip digest cache ($XDG_CACHE_HOME/enclab) in a folder of the tests' own, not the user's ~/.cache.
+cache=$(mktemp -d)
+trap 'rm -rf "$log" "$cache"' EXIT
+export XDG_CACHE_HOME=$cache
 status=0
 swift test --skip-build 2>&1 | tee "$log" || status=$?
 # The tests are Swift Testing tests (XCTest reports 0 of its own): close with their count in the plain form.
