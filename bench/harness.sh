@@ -14,7 +14,9 @@
 #   ffmpeg    libx264 through ffmpeg, then ffprobe for the frames and the psnr filter against the source: the same
 #             per-frame data (size, type, PTS/DTS, PSNR per plane) the way a user without the lab would get it
 # and, once per round, a sweep of 8 runs with threads 1 at --jobs 1 and --jobs 2 (throughput).
-# CPU time is user + system of the command and all its children (GNU time); wall time is elapsed.
+# CPU time is user + system of the command and all its children (GNU time); wall time is elapsed. Ratios are given
+# two ways: of the medians, and the median over rounds of each round's ratio. When perf can sample, one more run of
+# each variant is profiled by process and library ("Where the CPU time goes").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-5}
@@ -79,8 +81,31 @@ for i in $(seq "$runs"); do
     echo "round $i of $runs done" >&2
 done
 
+# Where each variant's CPU time goes: one run under perf (when perf can sample here), by process and library.
+profile=""
+if command -v perf >/dev/null && perf record -q -o "$work/probe.data" true >/dev/null 2>&1; then
+    profile=1
+    for v in "${variants[@]}"; do
+        case $v in
+        x264) cmd=(x264 --quiet --psnr --ssim "${flags[@]}" -o "$work/x.264" "$work/clip.y4m") ;;
+        x264-noavx512) continue ;;
+        full) cmd=("$lab" encode "$work/clip.y4m" "${flags[@]}" --db "$work/pf.sqlite" --out "$work/pf") ;;
+        none) cmd=("$lab" encode "$work/clip.y4m" "${flags[@]}" --verify none --no-plots --db "$work/pn.sqlite" --out "$work/pn") ;;
+        ffmpeg) cmd=(bash -c ffmpeg_route) ;;
+        esac
+        perf record -q -F 499 -o "$work/$v.data" -- "${cmd[@]}" >/dev/null 2>&1
+        shares=$(perf report -i "$work/$v.data" --no-children --sort comm,dso --stdio -g none 2>/dev/null |
+            awk '/^ *[0-9.]+%/ { p = $1; sub("%", "", p); if (p + 0 >= 0.5) { $1 = ""; sub(/^ +/, ""); printf "%s%s %s %%", sep, $0, p; sep = ", " } }')
+        echo "- $v: $shares" >>"$work/profile.md"
+    done
+fi
+
 median() { printf '%s\n' $1 | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.3f", a / b}'; }
+# The median over rounds of each round's ratio (a round's runs are neighbours in time, so drift in the machine's
+# speed cancels in their ratio): two lists of equal length, "A" over "B".
+paired() { paste <(printf '%s\n' $1) <(printf '%s\n' $2) | awk '{printf "%.6f\n", $1 / $2}' | sort -g |
+    awk '{a[NR]=$1} END {printf "%.3f", (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 {
     echo "# Harness benchmark"
     echo
@@ -89,18 +114,35 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.3f", a / b}'; }
     echo "x264 $(x264 --version 2>/dev/null | head -1 | awk '{print $2}'), enclab $(git rev-parse --short HEAD)."
     echo "Clip: bigbuckbunny looped to $seconds s, $frames frames of 1280x720 y4m. Flags: \`${flags[*]}\`."
     echo
-    echo "| variant | median wall s | median CPU s | wall / x264 | CPU / x264 | wall / x264 without AVX-512 | CPU / x264 without AVX-512 |"
-    echo "|---|---|---|---|---|---|---|"
+    echo "| variant | median wall s | median CPU s | wall / x264 | CPU / x264 | wall / x264, median of rounds | CPU / x264, median of rounds | wall / x264 without AVX-512 | CPU / x264 without AVX-512 |"
+    echo "|---|---|---|---|---|---|---|---|---|"
     bw=$(median "${wall[x264]}"); bc=$(median "${cpu[x264]}")
     nw=$(median "${wall[x264-noavx512]}"); nc=$(median "${cpu[x264-noavx512]}")
     for v in "${variants[@]}"; do
         w=$(median "${wall[$v]}"); c=$(median "${cpu[$v]}")
-        echo "| $v | $w | $c | $(ratio "$w" "$bw") | $(ratio "$c" "$bc") | $(ratio "$w" "$nw") | $(ratio "$c" "$nc") |"
+        echo "| $v | $w | $c | $(ratio "$w" "$bw") | $(ratio "$c" "$bc") | $(paired "${wall[$v]}" "${wall[x264]}") | $(paired "${cpu[$v]}" "${cpu[x264]}") | $(ratio "$w" "$nw") | $(ratio "$c" "$nc") |"
     done
     if [ ${#sweeps[@]} -gt 0 ]; then
         w1=$(median "${wall[jobs1]}"); w2=$(median "${wall[jobs2]}")
         echo
         echo "Sweep of 8 runs (threads 1, 100 frames each): --jobs 1 median ${w1} s, --jobs 2 median ${w2} s;"
-        echo "throughput --jobs 2 / --jobs 1 = $(ratio "$w1" "$w2")."
+        echo "throughput --jobs 2 / --jobs 1 = $(ratio "$w1" "$w2") (median of rounds $(paired "${wall[jobs1]}" "${wall[jobs2]}"))."
+    fi
+    echo
+    echo "## Each round"
+    echo
+    echo "Wall s / CPU s of each run, round by round:"
+    echo
+    for v in "${variants[@]}" "${sweeps[@]}"; do
+        echo "- $v: $(paste -d/ <(printf '%s\n' ${wall[$v]}) <(printf '%s\n' ${cpu[$v]}) | paste -sd' ' -)"
+    done
+    if [ -n "$profile" ]; then
+        echo
+        echo "## Where the CPU time goes"
+        echo
+        echo "One more run of each variant under \`perf record -F 499\` (all threads and child processes), samples by"
+        echo "process and library, as shares of the run's samples (entries under 0.5 % left out):"
+        echo
+        cat "$work/profile.md"
     fi
 } | tee results/bench.md
