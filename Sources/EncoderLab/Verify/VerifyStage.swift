@@ -27,10 +27,11 @@ public enum VerifyMode: String, Sendable, CaseIterable {
 /// handover or by ``finish(frames:resolved:profile:width:height:)``, which waits for it all. With x264 at one
 /// thread (a sweep's runs each meant to use one core) the work stays on the pipeline's thread.
 ///
-/// Why nice 5 (bench/harness.sh's clip, x264 at 2 threads on 2 cores, medians of 5-7 interleaved runs, wall time
-/// against x264's CLI): on the pipeline's thread 1.16, on a thread at the same priority 1.13, nice 5 1.09,
-/// nice 10 1.09. With both cores also kept busy by two other processes, nice 5 gave 1.09, the pipeline's thread
-/// 1.12, nice 10 1.33, nice 19 5.1 and SCHED_IDLE 11.4: a thread much below the others starves on a loaded machine.
+/// Why nice 5 (bench/harness.sh's clip, x264 at 2 threads on 2 cores, wall time against x264's CLI, medians of 7
+/// interleaved runs): on the pipeline's thread 1.16, on a thread at the same priority 1.13, nice 5 1.09, nice 10
+/// 1.09 (another 5 rounds: nice 5 1.14-1.15 whatever the queue's length, 8 to 64; the machine is shared and noisy).
+/// With both cores also kept busy by two other processes (one run each): nice 5 1.09, the pipeline's thread 1.12,
+/// nice 10 1.33, nice 19 5.1 and SCHED_IDLE 11.4: a thread far below the others starves on a loaded machine.
 final class VerifyStage {
     let streamPath: String
     private var check: StreamCheck
