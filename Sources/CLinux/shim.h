@@ -7,9 +7,11 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <errno.h>
-#include <sched.h>
-#include <sys/resource.h>
 #include <unistd.h>
+/* Not <sys/resource.h>: under _GNU_SOURCE it defines enum __rusage_who (and the __priority_which_t typedef)
+   otherwise than Swift's Glibc module does, and a Swift file importing both fails to compile ("'__rusage_who' has
+   different definitions in different modules") on a fresh build's module cache. getpriority(2)/setpriority(2)
+   are called from Swift through Glibc instead (SerialWorker.lowerCurrentThreadPriority(by:)). */
 
 /* rename(2) that never replaces: fails with EEXIST when `to` exists (renameat2(2), RENAME_NOREPLACE, Linux 3.15).
    Returns 0, or -1 with errno set. */
@@ -21,19 +23,6 @@ static inline int enclab_rename_noreplace(const char *from, const char *to) {
    Returns 0, or -1 with errno set. */
 static inline int enclab_rename_exchange(const char *a, const char *b) {
     return renameat2(AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE);
-}
-
-/* Lowers the calling thread's priority: its nice value raised by `by` (at most to 19), with getpriority(2) and
-   setpriority(2) given the thread's own id (on Linux a nice value belongs to a thread, not the whole process).
-   Relative, so a process started with `nice -n 10` keeps its verify thread below its other threads.
-   Returns 0, or -1 with errno set. */
-static inline int enclab_lower_thread_priority(int by) {
-    id_t tid = (id_t)gettid();
-    errno = 0;
-    int now = getpriority(PRIO_PROCESS, tid);
-    if (now == -1 && errno != 0) return -1;
-    int want = now + by > 19 ? 19 : now + by;
-    return setpriority(PRIO_PROCESS, tid, want);
 }
 
 /* The calling thread's id (gettid(2)), as /proc/self/task/ names it. */

@@ -272,8 +272,9 @@ public enum Pipeline {
             var pts = [Int64](repeating: 0, count: index)
             for f in frames where pts.indices.contains(f.displayIndex) { pts[f.displayIndex] = try r.timebase.microseconds(ticks: f.pts) }
             do {
-                // The verify stage has parsed every access unit already (and fails the run unless each is one of
-                // x264's frames): the stream is not read whole again.
+                // x264's frame count, not the stream read whole again: the verify stage (still at work on its own
+                // thread when x264 has threads) fails the run below unless the stream has one access unit per x264
+                // frame, so a stream.mkv made from a count the stream contradicts is never kept (its folder goes).
                 try Matroska.write(stream: streamPath, ptsMicroseconds: pts, to: "\(folder)/stream.mkv", knownFrames: frames.count)
             } catch let e as LabError where e.kind == .data {
                 let w = Matroska.notWrittenWarning(e)

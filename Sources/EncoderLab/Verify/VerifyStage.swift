@@ -25,7 +25,9 @@ public enum VerifyMode: String, Sendable, CaseIterable {
 /// x264's threads leave, and yields to them while they have work, instead of holding up the next picture on the
 /// pipeline's thread. At most 16 handovers wait, so memory stays bounded. An error in that work is thrown by a later
 /// handover or by ``finish(frames:resolved:profile:width:height:)``, which waits for it all. With x264 at one
-/// thread (a sweep's runs each meant to use one core) the work stays on the pipeline's thread.
+/// thread (a sweep's runs each meant to use one core) the work stays on the pipeline's thread. A stage let go
+/// before its finish (a run that failed) is freed on the thread that lets it go: the handovers still waiting are
+/// dropped, the one under way is waited for, and no verify work runs after that.
 ///
 /// Why nice 5 (bench/harness.sh's clip, x264 at 2 threads on 2 cores, wall time against x264's CLI, medians of 7
 /// interleaved runs): on the pipeline's thread 1.16, on a thread at the same priority 1.13, nice 5 1.09, nice 10
@@ -34,13 +36,29 @@ public enum VerifyMode: String, Sendable, CaseIterable {
 /// nice 10 1.33, nice 19 5.1 and SCHED_IDLE 11.4: a thread far below the others starves on a loaded machine.
 final class VerifyStage {
     let streamPath: String
-    private var check: StreamCheck
-    private let decoder: H264StreamDecoder?
-    private let packets: PacketSink
+    /// The state the work changes. The verify thread's jobs hold it, not the stage, so that the stage's last
+    /// reference is the pipeline's: its `deinit` (which stops the thread) runs when the pipeline lets it go, on the
+    /// pipeline's thread, never on the verify thread from inside a job.
+    private let work: Work
     /// The thread the work runs on, when it has one (see ``init(folder:width:height:timebaseNum:timebaseDen:mode:background:)``).
-    private let worker: SerialWorker?
+    let worker: SerialWorker?
 
     deinit { worker?.stop() }
+
+    /// The parse-back, the packet files and the decoder: used by one thread at a time (the verify thread's jobs, then
+    /// ``finish(frames:resolved:profile:width:height:)`` after the drain).
+    private final class Work {
+        var check: StreamCheck
+        let decoder: H264StreamDecoder?
+        let packets: PacketSink
+        init(check: StreamCheck, decoder: H264StreamDecoder?, packets: PacketSink) {
+            self.check = check; self.decoder = decoder; self.packets = packets
+        }
+        func written(_ frame: EncodedFrame, bytes: [UInt8]) throws {
+            try check.add(frame, bytes: bytes)
+            try decoder?.decode(bytes)
+        }
+    }
 
     /// Writes `packets.bin` and `from-packets.264` one access unit at a time.
     private final class PacketSink {
@@ -71,16 +89,16 @@ final class VerifyStage {
          background: Bool) throws {
         streamPath = "\(folder)/stream.264"
         let sink = try PacketSink(folder: folder, timebaseNum: timebaseNum, timebaseDen: timebaseDen)
-        packets = sink
-        check = StreamCheck { unit, frame in try sink.add(unit, frame) }
-        decoder = mode == .full ? try H264StreamDecoder(width: width, height: height, name: streamPath) : nil
+        work = Work(check: StreamCheck { unit, frame in try sink.add(unit, frame) },
+                    decoder: mode == .full ? try H264StreamDecoder(width: width, height: height, name: streamPath) : nil,
+                    packets: sink)
         worker = background ? SerialWorker(name: "enclab verify", limit: 16, niceIncrement: 5) : nil
     }
 
     /// The next source picture in display order, as handed to x264.
     /// - Throws: the error of earlier work on the verify thread (see ``written(_:bytes:)``).
     func source(_ picture: Picture) throws {
-        guard let decoder else { return }
+        guard let decoder = work.decoder else { return }
         if let worker { try worker.submit { decoder.source(picture) } } else { decoder.source(picture) }
     }
 
@@ -89,13 +107,9 @@ final class VerifyStage {
     ///   changes them or a decode libavcodec refuses; with a verify thread, thrown by this call or a later one.
     func written(_ frame: EncodedFrame, bytes: [UInt8]) throws {
         if let worker {
-            try worker.submit { [self] in
-                try check.add(frame, bytes: bytes)
-                try decoder?.decode(bytes)
-            }
+            try worker.submit { [work] in try work.written(frame, bytes: bytes) }
         } else {
-            try check.add(frame, bytes: bytes)
-            try decoder?.decode(bytes)
+            try work.written(frame, bytes: bytes)
         }
     }
 
@@ -109,13 +123,13 @@ final class VerifyStage {
         throws -> (StreamVerification, [LabStore.DecodedFrameRecord]) {
         try worker?.drain()
         worker?.stop()
-        let verification = try check.finish(resolved: r, profile: profile)
-        try packets.packetsFile.close()
-        try packets.rebuiltFile.close()
+        let verification = try work.check.finish(resolved: r, profile: profile)
+        try work.packets.packetsFile.close()
+        try work.packets.rebuiltFile.close()
         if let bad = verification.failures.first {
             throw LabError.software("\(streamPath): the stream disagrees with x264's report: \(bad.name) expected \(bad.expected), found \(bad.actual)")
         }
-        guard let decoder else { return (verification, []) }
+        guard let decoder = work.decoder else { return (verification, []) }
         let decoded = try decoder.finish()
         guard decoded.count == frames.count else {
             throw LabError.software("\(streamPath): libavcodec decoded \(decoded.count) pictures, x264 reported \(frames.count)")
