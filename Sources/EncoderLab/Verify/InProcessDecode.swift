@@ -6,8 +6,9 @@ import Foundation
 /// pipeline still holds, so no second pass over the source, no `ffmpeg` process and no raw-video pipe
 /// (README, "How every run is verified"). ``IndependentDecode`` (the `ffmpeg` CLI) stays the tests' witness.
 ///
-/// One thread (`thread_count` 1): the decode is deterministic and runs on the pipeline's thread while x264's own
-/// threads encode the next frames. The owner of the `AVCodecContext`, `AVPacket` and `AVFrame`, freed in `deinit`.
+/// One thread (`thread_count` 1): the decode is deterministic and runs on the verify stage's thread (the pipeline's,
+/// or one of its own when x264 has threads: ``VerifyStage``) while x264's own threads encode the next frames; one
+/// thread at a time uses a decoder. The owner of the `AVCodecContext`, `AVPacket` and `AVFrame`, freed in `deinit`.
 final class H264StreamDecoder {
     private var context: UnsafeMutablePointer<AVCodecContext>?
     private var packet: UnsafeMutablePointer<AVPacket>?

@@ -40,7 +40,8 @@ final class VerifyStage {
     /// reference is the pipeline's: its `deinit` (which stops the thread) runs when the pipeline lets it go, on the
     /// pipeline's thread, never on the verify thread from inside a job.
     private let work: Work
-    /// The thread the work runs on, when it has one (see ``init(folder:width:height:timebaseNum:timebaseDen:mode:background:)``).
+    /// The thread the work runs on, when it has one (see ``init(folder:width:height:timebaseNum:timebaseDen:mode:background:)``);
+    /// not private so that tests can hold it busy.
     let worker: SerialWorker?
 
     deinit { worker?.stop() }
