@@ -6,21 +6,13 @@ import Testing
 /// the kernel reports for the thread (`/proc/self/task/TID/stat`, field 19), not the one the code asked for.
 @Suite("the verify stage's thread")
 struct SerialWorkerTests {
-    /// A value shared between the test and the worker's jobs, under a lock.
-    final class Box<T>: @unchecked Sendable {
-        private let lock = NSLock()
-        private var value: T
-        init(_ value: T) { self.value = value }
-        func update(_ body: (inout T) -> Void) { lock.lock(); body(&value); lock.unlock() }
-        var current: T { lock.lock(); defer { lock.unlock() }; return value }
-    }
 
     struct Refused: Error, Equatable { var job: Int }
 
     @Test("jobs run one at a time in the order submitted, on one thread other than the caller's")
     func order() throws {
         let worker = SerialWorker(name: "test", limit: 3)
-        let seen = Box<[Int]>([]), threads = Box<Set<String>>([]), busy = Box(0), overlap = Box(false)
+        let seen = LockedBox<[Int]>([]), threads = LockedBox<Set<String>>([]), busy = LockedBox(0), overlap = LockedBox(false)
         let caller = "\(Thread.current)"
         for k in 0..<200 {
             try worker.submit {
@@ -42,7 +34,7 @@ struct SerialWorkerTests {
     @Test("the first job that throws: later jobs do not run, the next submit and drain throw its error")
     func failure() throws {
         let worker = SerialWorker(name: "test", limit: 2)
-        let ran = Box<[Int]>([])
+        let ran = LockedBox<[Int]>([])
         try worker.submit { ran.update { $0.append(0) } }
         try worker.submit { ran.update { $0.append(1) }; throw Refused(job: 1) }
         // Jobs queued behind the failing one are dropped; one of these submits may still be accepted before the
@@ -66,7 +58,7 @@ struct SerialWorkerTests {
         started.wait()                       // the first job runs and holds the thread
         try worker.submit {}                 // two wait
         try worker.submit {}
-        let returned = Box(false), done = DispatchSemaphore(value: 0)
+        let returned = LockedBox(false), done = DispatchSemaphore(value: 0)
         Thread.detachNewThread {
             try? worker.submit {}            // a third would exceed the limit: blocks
             returned.update { $0 = true }
@@ -84,7 +76,7 @@ struct SerialWorkerTests {
     @Test("stop drops the waiting jobs and returns only after the running one has", arguments: [0, 5])
     func stop(nice: Int32) throws {
         let worker = SerialWorker(name: "test", limit: 4, niceIncrement: nice)
-        let ran = Box<[Int]>([]), started = DispatchSemaphore(value: 0)
+        let ran = LockedBox<[Int]>([]), started = DispatchSemaphore(value: 0)
         try worker.submit { started.signal(); usleep(100_000); ran.update { $0.append(0) } }
         try worker.submit { ran.update { $0.append(1) } }
         started.wait()
@@ -109,7 +101,7 @@ struct SerialWorkerTests {
         let callerTid = currentThreadID()
         let before = try Self.kernelNice(tid: callerTid)
         let worker = SerialWorker(name: "test", limit: 1, niceIncrement: 5)
-        let tid = Box<Int32>(0)
+        let tid = LockedBox<Int32>(0)
         try worker.submit { tid.update { $0 = currentThreadID() } }
         try worker.drain()
         #expect(tid.current != callerTid)

@@ -26,13 +26,6 @@ struct VerifyThreadTeardownTests {
         deinit { semaphore.signal() }
     }
 
-    final class Box<T>: @unchecked Sendable {
-        private let lock = NSLock()
-        private var value: T
-        init(_ value: T) { self.value = value }
-        func update(_ body: (inout T) -> Void) { lock.lock(); body(&value); lock.unlock() }
-        var current: T { lock.lock(); defer { lock.unlock() }; return value }
-    }
 
     struct Refused: Error, Equatable {}
 
@@ -43,7 +36,7 @@ struct VerifyThreadTeardownTests {
     func failureReleasesOwner() throws {
         let worker = SerialWorker(name: "test", limit: 4)
         let gate = DispatchSemaphore(value: 0), started = DispatchSemaphore(value: 0), ended = DispatchSemaphore(value: 0)
-        let ran = Box(false)
+        let ran = LockedBox(false)
         do {
             let owner = Owner(worker: worker, ended: ended)
             try worker.submit { started.signal(); gate.wait(); throw Refused() }
@@ -64,8 +57,8 @@ struct VerifyThreadTeardownTests {
     func stopFromOwnThread() throws {
         let worker = SerialWorker(name: "test", limit: 4)
         let ended = DispatchSemaphore(value: 0), after = DispatchSemaphore(value: 0)
-        let holder = Box<Owner?>(Owner(worker: worker, ended: ended))
-        let ran = Box<[Int]>([])
+        let holder = LockedBox<Owner?>(Owner(worker: worker, ended: ended))
+        let ran = LockedBox<[Int]>([])
         let gate = DispatchSemaphore(value: 0)
         try worker.submit { gate.wait(); holder.update { $0 = nil }; ran.update { $0.append(0) }; after.signal() }
         try worker.submit { ran.update { $0.append(1) } }
@@ -82,7 +75,7 @@ struct VerifyThreadTeardownTests {
     @Test("the worker's thread carries its name (/proc/self/task/TID/comm, 15 bytes at most)")
     func threadName() throws {
         let worker = SerialWorker(name: "enclab verify", limit: 1)
-        let tid = Box<Int32>(0)
+        let tid = LockedBox<Int32>(0)
         try worker.submit { tid.update { $0 = currentThreadID() } }
         try worker.drain()
         let comm = try String(contentsOfFile: "/proc/self/task/\(tid.current)/comm", encoding: .utf8)
