@@ -156,6 +156,41 @@ struct CheckCommandTests {
         }
     }
 
+    /// 60 frames at 15 fps, each of at least one byte, and a limit of 1 byte in any 1 s: every one of the 60
+    /// windows (one per frame: the DTS are distinct, ffprobe's 60 packets) holds more, so 60 violations, printed as
+    /// one line naming the count and the worst (issue 17, item 7: one per pair was counted).
+    @Test("DataRateLimits counts each window over the limit as one violation, printed once per pair with the worst")
+    func dataRateWindowsCounted() throws {
+        let scratch = Scratch()
+        try x264(Self.keyint30 + ["--bframes", "0"], "s.264", in: scratch)
+        let packets = try Witness.packetSizes(scratch.file("s.264"))
+        try #require(packets.count == 60 && packets.allSatisfy { $0 > 1 })
+        let broken = try check(["s.264", "--expect", "DataRateLimits=1,1"], in: scratch)
+        #expect(broken.status == 1, "\(broken.stderr)")
+        try #require(broken.lines.count == 2, "\(broken.lines)")
+        #expect(broken.lines[0].hasPrefix("DataRateLimits=1,1: pair 1, 1 bytes in 1 s: 60 of 60 windows hold more; the worst"), "\(broken.lines[0])")
+        #expect(broken.lines[1].hasSuffix(": 60 violations (DataRateLimits=1,1 60)"), "\(broken.lines[1])")
+    }
+
+    /// A freeze is reported once: 15 fps, keyframes at 0 and 10, frames 0-9 at k/15 s, then 2 s of freeze before
+    /// frame 10 (PTS 9/15 + 2 s), frames 10-19 after it. With T = 1.5 s the stretch 0 → 10 lasts 9/15 + 2 = 2.6 s,
+    /// longer than T only by the 2 s gap (2.6 − 2 = 0.6 s): it is the stall 9 → 10 alone. The stretch 10 → end
+    /// (10/15 s) passes.
+    @Test("one freeze is one violation: a stretch longer than T only because of a stall is that stall alone")
+    func freezeReportedOnce() throws {
+        let tb = try Rational(1, 15)
+        let pts: [Int64] = Array(0..<10) + (0..<10).map { 39 + $0 }  // 9 + 30 ticks (2 s) = 39
+        let rule = try KeyframeRule(maxFrames: 0, maxDuration: try Rational(3, 2), timebase: tb)
+        let check = try rule.violations(keyframes: [0, 10], pts: pts, endPTS: 49)
+        #expect(check.violations == [KeyframeRule.Violation(kind: .stall, startFrame: 9, endFrame: 10, durationSeconds: Rational(2))])
+        // The same freeze inside a stretch that is longer than T without it too (keyframe 0 only: 49/15 − 2 s =
+        // 19/15 s ≤ 1.5 s still; with frames 10-29 after the freeze, 59/15 − 2 = 29/15 s > 1.5 s): both, once each.
+        let longer: [Int64] = Array(0..<10) + (0..<20).map { 39 + $0 }
+        let both = try rule.violations(keyframes: [0], pts: longer, endPTS: 59)
+        #expect(both.violations.map(\.kind) == [.durationLimit, .stall])
+        #expect(try rule.violations(keyframes: [0], pts: pts, endPTS: 49).violations.map(\.kind) == [.stall])
+    }
+
     @Test("--tcfile-in times a variable-rate stream (1.7 s stall); without it the stream is refused, 65")
     func timecodes() throws {
         let scratch = Scratch()

@@ -319,7 +319,8 @@ public struct DataRateLimits: Sendable, Equatable, CustomStringConvertible {
         public let pair: Pair
         /// The number of windows: one per distinct window start (frames sharing a DTS share their window).
         public let windowCount: Int
-        /// The windows holding more than `pair.bytes` bytes (exactly `pair.bytes` passes: Apple's "not exceed").
+        /// The windows holding more than `pair.bytes` bytes (exactly `pair.bytes` passes: Apple's "not exceed"): each
+        /// is one violation (`enclab check` counts them all and prints the pair once, with ``worst``).
         public let windowsOverLimit: Int
         /// The window with the most bytes (the earliest of equals); nil for a stream without frames.
         public let worst: Window?

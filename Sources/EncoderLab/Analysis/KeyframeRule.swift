@@ -197,7 +197,8 @@ public struct KeyframeRule: Sendable, Equatable {
             /// A stretch of more than ``KeyframeRule/frameLimit`` frames from one keyframe to the next (or to the end).
             case frameLimit
             /// A stretch lasting more than ``KeyframeRule/durationLimit`` from one keyframe to the next (or to the
-            /// end), one a keyframe placed in it could have prevented.
+            /// end), one a keyframe placed in it could have prevented: it is still longer than the limit without the
+            /// gaps of its stalls (a stretch longer only because of a freeze is that `.stall` alone, reported once).
             case durationLimit
             /// Two adjacent frames (or the last frame and the stream's end) more than ``KeyframeRule/durationLimit``
             /// apart: a freeze or a timestamp jump, which no keyframe could have prevented. Reported in its own
@@ -239,9 +240,9 @@ public struct KeyframeRule: Sendable, Equatable {
     ///
     /// The stream is cut into stretches at each keyframe and at its end (`endPTS`); frames before the first keyframe,
     /// when frame 0 is not one, form a stretch from frame 0 (else a stream without a single IDR passes). A stretch of
-    /// more than ``frameLimit`` frames or lasting more than ``durationLimit`` is a violation (exactly the limit
-    /// passes); so is each pair of adjacent frames (the last frame and the end included) more than
-    /// ``durationLimit`` apart, as a `.stall`.
+    /// more than ``frameLimit`` frames is a violation, and so is one lasting more than ``durationLimit`` even
+    /// without the gaps of its stalls (exactly the limit passes); each pair of adjacent frames (the last frame and
+    /// the end included) more than ``durationLimit`` apart is a `.stall`, so one freeze is one violation.
     ///
     /// - Parameters:
     ///   - keyframes: the stream's IDR pictures as display indices, strictly increasing, each in `pts.indices`.
@@ -273,6 +274,12 @@ public struct KeyframeRule: Sendable, Equatable {
             }
             return s
         }
+        // The gaps longer than T (stalls) between frames a and b, summed.
+        func stallTicks(_ a: Int, _ b: Int) -> Int128 {
+            var sum: Int128 = 0
+            for i in a..<b where exceedsDuration(time(i + 1) - time(i)) { sum += time(i + 1) - time(i) }
+            return sum
+        }
         var bounds = keyframes.first == 0 ? keyframes : [0] + keyframes
         bounds.append(n)
         var found: [Violation] = []
@@ -285,7 +292,9 @@ public struct KeyframeRule: Sendable, Equatable {
             if let limit = frameLimit, b - a > limit {
                 found.append(Violation(kind: .frameLimit, startFrame: a, endFrame: b, durationSeconds: try seconds(ticks)))
             }
-            if b - a > 1 && exceedsDuration(ticks) {
+            // A stretch that is longer than T only by its stalls' gaps is the stalls alone (each a violation of its
+            // own below): one freeze is reported once.
+            if b - a > 1 && exceedsDuration(ticks) && exceedsDuration(ticks - stallTicks(a, b)) {
                 found.append(Violation(kind: .durationLimit, startFrame: a, endFrame: b, durationSeconds: try seconds(ticks)))
             }
         }

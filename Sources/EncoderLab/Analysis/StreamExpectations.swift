@@ -180,7 +180,8 @@ public enum RuleCheck {
     ///   last to the end) longer than the limit is one violation, a stall (two adjacent frames further apart than
     ///   the duration limit) is one of its own.
     /// - DataRateLimits: ``DataRateLimits/check(dtsTicks:sizesBytes:timebase:)`` over the frames' DTS and bytes;
-    ///   each pair with windows over its limit is one violation, naming how many and the worst.
+    ///   each window over a pair's limit is one violation (counted in the summary), printed as one line per pair
+    ///   naming how many and the worst.
     /// - AllowFrameReordering=false: each frame with a B slice, or output (by picture order count) before a frame
     ///   decoded earlier, is one violation. A VUI max_num_reorder_frames above 0 alone is not: it declares room
     ///   for reordering, not reordering.
@@ -191,9 +192,10 @@ public enum RuleCheck {
     public static func check(_ input: RuleCheckInput, _ expect: StreamExpectations) throws -> RuleCheckReport {
         var violations: [RuleCheckReport.Violation] = []
         var counts: [String: Int] = [:]
-        func add(_ rule: String, _ text: String) {
+        /// One line; `count` violations (a DataRateLimits pair's line counts its windows over the limit).
+        func add(_ rule: String, _ text: String, count: Int = 1) {
             violations.append(.init(rule: rule, text: text))
-            counts[rule, default: 0] += 1
+            counts[rule, default: 0] += count
         }
         let tb = input.timebase
         func seconds(_ ticks: Int64) -> String { Self.seconds(ticks, tb) }
@@ -244,7 +246,8 @@ public enum RuleCheck {
             windows = checks
             for (n, c) in checks.enumerated() where c.windowsOverLimit > 0 {
                 guard let w = c.worst else { continue }
-                add(rule, "pair \(n + 1), \(c.pair.bytes) bytes in \(VideoToolboxSettings.text(c.pair.seconds)) s: \(c.windowsOverLimit) of \(c.windowCount) windows hold more; the worst, frames \(w.startIndex)-\(w.endIndex) (decode order) from \(seconds(w.startTicks)) s, holds \(w.bytes) bytes (\(String(format: "%.3f", w.ratio.approximateValue)) x the limit)")
+                add(rule, "pair \(n + 1), \(c.pair.bytes) bytes in \(VideoToolboxSettings.text(c.pair.seconds)) s: \(c.windowsOverLimit) of \(c.windowCount) windows hold more; the worst, frames \(w.startIndex)-\(w.endIndex) (decode order) from \(seconds(w.startTicks)) s, holds \(w.bytes) bytes (\(String(format: "%.3f", w.ratio.approximateValue)) x the limit)",
+                    count: c.windowsOverLimit)
             }
         }
 
@@ -293,8 +296,9 @@ public enum RuleCheck {
         }
         if let note = input.bytesNote, expect.dataRateLimits != nil { summary += "; \(note)" }
         let perRule = expect.ruleNames.map { rule in counts[rule].map { "\(rule) \($0)" } ?? "\(rule) ok" }
+        let total = counts.values.reduce(0, +)
         summary += violations.isEmpty ? ": no violations (\(perRule.joined(separator: ", ")))"
-            : ": \(violations.count) violation\(violations.count == 1 ? "" : "s") (\(perRule.joined(separator: ", ")))"
+            : ": \(total) violation\(total == 1 ? "" : "s") (\(perRule.joined(separator: ", ")))"
         return RuleCheckReport(violations: violations, keyframes: keyframes, dataRateWindows: windows, summary: summary)
     }
 
