@@ -266,20 +266,16 @@ struct CheckCommandTests {
         #expect(rawSizes == (try Witness.packetSizes(scratch.file("b.264"))))
     }
 
-    @Test("MaxKeyFrameInterval 0 checks no frame limit for check (zeroFramesIsNoLimit), x264's keyint 250 for the encoder")
+    @Test("MaxKeyFrameInterval 0 is the encoder's choice: no frame limit, for check and encode alike")
     func zeroFrames() throws {
         // 300 frames at 1 tick each, one keyframe: a stretch of 300 frames, 300 ticks (1/30 s each: 10 s).
         let pts = (0..<300).map { Int64($0) }
         let tb = try Rational(1, 30)
-        let check = try KeyframeRule(maxFrames: 0, maxDuration: .zero, timebase: tb, zeroFramesIsNoLimit: true)
-        #expect(check.frameLimit == nil && !check.frameLimitIsEncoderDefault)
-        #expect(try check.violations(keyframes: [0], pts: pts, endPTS: 300).violations.isEmpty)
-        let encoder = try KeyframeRule(maxFrames: 0, maxDuration: .zero, timebase: tb)
-        #expect(encoder.frameLimit == 250 && encoder.frameLimitIsEncoderDefault)
-        #expect(try encoder.violations(keyframes: [0], pts: pts, endPTS: 300).violations
-                == [KeyframeRule.Violation(kind: .frameLimit, startFrame: 0, endFrame: 300, durationSeconds: Rational(10))])
-        // A frame limit given is kept either way.
-        #expect(try KeyframeRule(maxFrames: 30, maxDuration: .zero, timebase: tb, zeroFramesIsNoLimit: true).frameLimit == 30)
+        let rule = try KeyframeRule(maxFrames: 0, maxDuration: .zero, timebase: tb)
+        #expect(rule.frameLimit == nil)
+        #expect(try rule.violations(keyframes: [0], pts: pts, endPTS: 300).violations.isEmpty)
+        // A frame limit given is kept.
+        #expect(try KeyframeRule(maxFrames: 30, maxDuration: .zero, timebase: tb).frameLimit == 30)
     }
 
     @Test("bad --expect names and values are 64 (nearest name suggested), a missing stream 66; nothing is stored")

@@ -36,7 +36,7 @@ struct KeyframeRuleTests {
     func frameLimitFirstAndVTCompat() throws {
         let tb = Self.r(1, 15)
         let documented = try KeyframeRule(maxFrames: 30, maxDuration: Self.r(7, 2), timebase: tb)
-        #expect(documented.frameLimit == 30 && !documented.frameLimitIsEncoderDefault)
+        #expect(documented.frameLimit == 30)
         #expect(try documented.expectedKeyframes(pts: Array(0..<100), nominalFrameTicks: 1) == [0, 30, 60, 90])
 
         let compat = try KeyframeRule(maxFrames: 30, maxDuration: Self.r(7, 2), timebase: tb, vtCompat: true)
@@ -52,9 +52,9 @@ struct KeyframeRuleTests {
         #expect(check.largestGOPFrames == 52 && check.largestGOPSeconds == Self.r(52, 15))
         // and pass vt-compat's.
         #expect(try compat.violations(keyframes: [0, 52, 104], pts: Array(0..<120), endPTS: 120).violations == [])
-        // vt-compat with one limit set keeps it: N = 30 alone, and T alone keeps x264's default keyint.
+        // vt-compat with one limit set keeps it: N = 30 alone, and T alone has no frame limit (the encoder chooses).
         #expect(try KeyframeRule(maxFrames: 30, maxDuration: .zero, timebase: tb, vtCompat: true).frameLimit == 30)
-        #expect(try KeyframeRule(maxFrames: 0, maxDuration: Self.r(7, 2), timebase: tb, vtCompat: true).frameLimit == 250)
+        #expect(try KeyframeRule(maxFrames: 0, maxDuration: Self.r(7, 2), timebase: tb, vtCompat: true).frameLimit == nil)
     }
 
     /// 30 fps (timebase 1/30), frames 0...39 at PTS 0...39, a 1.7 s stall (51 ticks), then frames 40...99 at PTS
@@ -94,23 +94,23 @@ struct KeyframeRuleTests {
                 == [Violation(kind: .stall, startFrame: 9, endFrame: 10, durationSeconds: Rational(2))])
     }
 
-    /// N = 0 is x264's default keyint 250: 600 frames give 0, 250, 500. T = 0 sets no time limit: a 1000-tick jump
-    /// after frame 299 forces nothing and is no stall.
-    @Test("N = 0 is keyint 250 (flagged); T = 0 is no time limit")
+    /// N = 0 is Apple's "the encoder chooses": no frame limit (x264's own keyint 250 places IDRs the rule counts
+    /// from like any other). T = 0 sets no time limit: a 1000-tick jump after frame 299 forces nothing and is no stall.
+    @Test("N = 0 is no frame limit (the encoder chooses); T = 0 is no time limit")
     func defaults() throws {
         let rule = try KeyframeRule(maxFrames: 0, maxDuration: .zero, timebase: Self.r(1, 15))
-        #expect(rule.frameLimit == 250 && rule.frameLimitIsEncoderDefault)
+        #expect(rule.frameLimit == nil)
         #expect(rule.durationLimit == nil)
         let pts: [Int64] = Array(0..<300) + Array(1300..<1600)
-        #expect(try rule.expectedKeyframes(pts: pts, nominalFrameTicks: 1) == [0, 250, 500])
+        #expect(try rule.expectedKeyframes(pts: pts, nominalFrameTicks: 1) == [0])
+        #expect(try rule.expectedKeyframes(pts: pts, nominalFrameTicks: 1, streamKeyframes: [0, 250, 500]) == [0, 250, 500])
         let check = try rule.violations(keyframes: [0, 250, 500], pts: pts, endPTS: 1600)
         #expect(check.violations == [])
         // Stretches: 0→250 (250 frames, 250 ticks), 250→500 (frames 250...499, PTS 250 → 1500: 1250 ticks), 500→end
         // (100 frames, 1600 − 1500 = 100 ticks).
         #expect(check.largestGOPFrames == 250)
         #expect(check.largestGOPSeconds == Self.r(1250, 15))
-        // An explicit N = 250 is the same limit, not flagged as the default.
-        #expect(try !KeyframeRule(maxFrames: 250, maxDuration: .zero, timebase: Self.r(1, 15)).frameLimitIsEncoderDefault)
+        #expect(try KeyframeRule(maxFrames: 250, maxDuration: .zero, timebase: Self.r(1, 15)).frameLimit == 250)
     }
 
     /// N = 30, T = 2 s at 15 fps (30 ticks): stretches of exactly 30 frames and exactly 2 s pass, the end stretch
@@ -157,11 +157,11 @@ struct KeyframeRuleTests {
         #expect(try rule.violations(keyframes: [0, 30], pts: Array(0..<60), endPTS: 60).violations == [])
     }
 
-    /// One IDR at frame 0 over 600 frames at 15 fps (40 s), N = 0 (250), T = 2 s: the one stretch 0 → end breaks
+    /// One IDR at frame 0 over 600 frames at 15 fps (40 s), N = 250, T = 2 s: the one stretch 0 → end breaks
     /// both. A stream that does not start with an IDR: its first frames form a stretch from frame 0.
     @Test("a single IDR at 0 over a long clip fails; frames before the first IDR form a stretch")
     func singleIDR() throws {
-        let rule = try KeyframeRule(maxFrames: 0, maxDuration: Rational(2), timebase: Self.r(1, 15))
+        let rule = try KeyframeRule(maxFrames: 250, maxDuration: Rational(2), timebase: Self.r(1, 15))
         let check = try rule.violations(keyframes: [0], pts: Array(0..<600), endPTS: 600)
         #expect(check.violations == [Violation(kind: .frameLimit, startFrame: 0, endFrame: 600, durationSeconds: Rational(40)),
                                      Violation(kind: .durationLimit, startFrame: 0, endFrame: 600, durationSeconds: Rational(40))])
@@ -195,7 +195,7 @@ struct KeyframeRuleTests {
         }
         #expect(keyframes == [0, 10, 32, 54])
         #expect(reasons == [.firstFrame, .durationLimit, .durationLimit])
-        #expect(try rule.expectedKeyframes(pts: pts, nominalFrameTicks: 1, encoderKeyframes: [10]) == [0, 10, 32, 54])
+        #expect(try rule.expectedKeyframes(pts: pts, nominalFrameTicks: 1, streamKeyframes: [10]) == [0, 10, 32, 54])
         // Where both limits fall on one frame the reason is the frame limit (x264's keyint places that IDR):
         // N = 30, T = 2 s, frame 30 after 0: 30 frames, and PTS(31) − 0 = 31 ticks > 30.
         let both = try KeyframeRule(maxFrames: 30, maxDuration: Rational(2), timebase: Self.r(1, 15))
@@ -228,8 +228,8 @@ struct KeyframeRuleTests {
         #expect(throws: LabError(.data, "the last PTS 9223372036854775807 + one frame of 1 ticks does not fit 64 bits")) {
             try rule.expectedKeyframes(pts: [Int64.max], nominalFrameTicks: 1)
         }
-        #expect(throws: LabError(.data, "encoder keyframe 2 is outside the clip's frames 0..<2")) {
-            try rule.expectedKeyframes(pts: [0, 1], nominalFrameTicks: 1, encoderKeyframes: [2])
+        #expect(throws: LabError(.data, "keyframe 2 is outside the clip's frames 0..<2")) {
+            try rule.expectedKeyframes(pts: [0, 1], nominalFrameTicks: 1, streamKeyframes: [2])
         }
         #expect(throws: LabError(.data, "keyframe 5 is outside the stream's frames 0..<3")) {
             try rule.violations(keyframes: [0, 5], pts: [0, 1, 2], endPTS: 3)
@@ -286,11 +286,11 @@ struct KeyframeRuleTests {
             let vtCompat = Bool.random(using: &rng)
             let encoderKeyframes = pts.indices.filter { _ in Int.random(in: 0..<40, using: &rng) == 0 }
 
-            let frameLimit: Int? = vtCompat && maxFrames > 0 && maxDuration > .zero ? nil : (maxFrames == 0 ? 250 : maxFrames)
+            let frameLimit: Int? = vtCompat && maxFrames > 0 && maxDuration > .zero ? nil : (maxFrames == 0 ? nil : maxFrames)
             let limitT: Rational? = maxDuration > .zero ? maxDuration : nil
             let rule = try KeyframeRule(maxFrames: maxFrames, maxDuration: maxDuration, timebase: timebase, vtCompat: vtCompat)
             #expect(rule.frameLimit == frameLimit)
-            let expected = try rule.expectedKeyframes(pts: pts, nominalFrameTicks: nominal, encoderKeyframes: encoderKeyframes)
+            let expected = try rule.expectedKeyframes(pts: pts, nominalFrameTicks: nominal, streamKeyframes: encoderKeyframes)
             let context = "tb \(timebase) N \(maxFrames) T \(maxDuration) vt \(vtCompat) times \(times) cuts \(encoderKeyframes)"
 
             #expect(expected.first == 0, "\(context)")

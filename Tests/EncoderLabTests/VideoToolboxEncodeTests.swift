@@ -129,14 +129,15 @@ struct VideoToolboxEncodeTests {
         let adjustments = try Self.settings(compat.db, ["$.videotoolbox.adjustments"])
         #expect(adjustments.contains("vt-compat: DataRateLimits 250000,1,50000,0.1: only the first pair (250000,1) is honoured (Apple QA1958"))
         #expect(adjustments.contains("vt-compat: DataRateLimits present: no B-frames (bframes 0)"))
-        // Both keyframe limits: the frame limit is dropped (x264's X264_KEYINT_MAX_INFINITE, 1 << 30 = 1073741824).
+        // Both keyframe limits: the frame limit is dropped, and at 25 fps x264's keyint carries the time limit alone:
+        // ⌊3.5 s × 25⌋ = 87 frames (natively the frame limit 10 comes first).
         let both = ["--vt", "MaxKeyFrameInterval=10", "--vt", "MaxKeyFrameIntervalDuration=3.5"]
         let keyNative = try Self.encode(scratch, "key-native", both)
         let keyCompat = try Self.encode(scratch, "key-compat", both + ["--vt-compat"])
         #expect(try Self.settings(keyNative.db, ["$.resolved.keyint", "$.provenance.keyint", "$.videotoolbox.keyframe_rule"])
-                == #"10|vt|{"max_duration_s":"3.5","max_frames":10,"vt_compat":false}"#)
+                == #"10|vt|{"duration_keyint":87,"max_duration_s":"3.5","max_frames":10,"placement":"keyint","vt_compat":false}"#)
         #expect(try Self.settings(keyCompat.db, ["$.resolved.keyint", "$.provenance.keyint", "$.videotoolbox.keyframe_rule"])
-                == #"1073741824|vt|{"max_duration_s":"3.5","max_frames":10,"vt_compat":true}"#)
+                == #"87|vt|{"duration_keyint":87,"max_duration_s":"3.5","max_frames":10,"placement":"keyint","vt_compat":true}"#)
         let cabac = try Self.encode(scratch, "baseline-cabac", ["--vt", "ProfileLevel=H264_Baseline_AutoLevel", "--vt", "H264EntropyMode=CABAC", "--vt-compat"])
         #expect(try Self.traced(cabac.stream, type: 8, "entropy_coding_mode_flag") == 0)
         #expect(try Self.settings(cabac.db, ["$.videotoolbox.adjustments[0]"]).hasPrefix("vt-compat: H264EntropyMode CABAC with profile Baseline: CAVLC, as FFmpeg's videotoolboxenc.c"))

@@ -14,12 +14,18 @@ import H264
 ///
 /// The lab's model:
 /// - Keyframes are IDR pictures, and every IDR (one x264 placed at a scene cut included) restarts both counts.
-/// - The frame limit is x264's keyint N: a keyframe at latest N frames after the last one, so a stretch of exactly
-///   N frames passes. MaxKeyFrameInterval 0 is x264's default keyint, ``x264DefaultKeyint`` (250), flagged as such
-///   (``frameLimitIsEncoderDefault``).
-/// - The duration limit T, which x264's keyint cannot express, is kept by forcing an IDR on frame k when the next
-///   frame would lie more than T after the last keyframe: PTS(k+1) − PTS(last keyframe) > T, where for the clip's
-///   last frame PTS(k+1) is the stream's end, PTS(k) + one nominal frame duration. A stretch of exactly T passes.
+/// - The frame limit N: a keyframe at latest N frames after the last one, so a stretch of exactly N frames passes.
+///   MaxKeyFrameInterval 0 is Apple's "the encoder chooses": the rule has no frame limit (``frameLimit`` nil), in
+///   `encode` and `check` alike; on x264 the encoder's choice is its own keyint (``x264DefaultKeyint`` unless
+///   `--keyint` is given), whose IDRs are IDRs like any other.
+/// - The duration limit T: frame k must be a keyframe when the next frame would lie more than T after the last
+///   keyframe: PTS(k+1) − PTS(last keyframe) > T, where for the clip's last frame PTS(k+1) is the stream's end,
+///   PTS(k) + one nominal frame duration. A stretch of exactly T passes. At a constant frame duration d this is a
+///   keyframe every ⌊T ÷ d⌋ frames (``durationKeyint(maxDuration:frameDuration:)``).
+/// - How an encode keeps the rule (``placement``): x264's keyint carries it (the frame limit, and at the CLI's
+///   constant rate the duration limit too), so x264 restarts its counts at its own scene cuts; with variable-rate
+///   timestamps the lab forces IDRs for the duration limit and x264's scene-cut detection is off (scenecut 0), so
+///   that the lab knows every IDR when it decides (x264 reports a scene cut only after its lookahead).
 /// - Under `vtCompat` (VideoToolbox as it is reported to behave: a 15 fps stream with MaxKeyFrameInterval 30 and
 ///   MaxKeyFrameIntervalDuration 3.5 s keyframed every 3.5 s, not every 2 s), when both limits are set the time
 ///   limit alone is applied, by the same rule, and there is no frame limit (``frameLimit`` is nil).
@@ -27,9 +33,32 @@ import H264
 /// Times are integer ticks of ``timebase`` (seconds per tick); every decision compares whole ticks with a threshold
 /// computed exactly once (⌊T ÷ timebase⌋, in 128 bits): no floating point is involved, and no comparison can trap.
 public struct KeyframeRule: Sendable, Equatable {
-    /// x264's default keyint (`i_keyint_max` as `x264_param_default` sets it; the CLI's `--keyint` default): the
-    /// frame limit the lab applies for MaxKeyFrameInterval 0.
+    /// x264's default keyint (`i_keyint_max` as `x264_param_default` sets it; the CLI's `--keyint` default): where
+    /// x264 places IDRs when no keyint is given (MaxKeyFrameInterval 0 gives none: the encoder chooses).
     public static let x264DefaultKeyint = 250
+
+    /// x264's `X264_KEYINT_MAX_INFINITE` (1 << 30): a keyint of this or more is no keyint limit at all.
+    public static let x264KeyintInfinite = 1 << 30
+
+    /// How an encode keeps the rule; part of the run key of runs with the rule (``RunSpec/keyMaterial``).
+    public enum Placement: Sendable, Equatable {
+        /// x264's keyint carries every limit the rule has (the frame limit, and at a constant rate the duration
+        /// limit: ``durationKeyint(maxDuration:frameDuration:)``); x264's scene cuts stay on and restart its count;
+        /// the lab forces nothing. The keyint x264 runs with (nil: infinite).
+        case keyint(x264Keyint: Int?)
+        /// Variable-rate timestamps with a duration limit: the lab forces an IDR where the rule needs one, counting
+        /// from every IDR; x264's scene-cut detection is off (scenecut 0), and x264's own keyint (nil: infinite)
+        /// places the others, which the lab counts as it goes.
+        case forced(x264Keyint: Int?)
+
+        /// The name stored in the run key and settings: `keyint` or `forced`.
+        public var name: String {
+            switch self {
+            case .keyint: return "keyint"
+            case .forced: return "forced"
+            }
+        }
+    }
 
     /// MaxKeyFrameInterval as given, in frames (0 = the encoder chooses).
     public let maxKeyFrameInterval: Int
@@ -39,12 +68,11 @@ public struct KeyframeRule: Sendable, Equatable {
     public let timebase: Rational
     /// Whether the vt-compat resolution applies (both limits set: the time limit alone).
     public let vtCompat: Bool
-    /// The frame limit applied, in frames: MaxKeyFrameInterval, or ``x264DefaultKeyint`` for 0; nil under
-    /// `vtCompat` when both limits are set, or for 0 with `zeroFramesIsNoLimit`. This is the keyint x264 should be
-    /// given (nil: no keyint limit).
+    /// The frame limit applied, in frames: MaxKeyFrameInterval; nil for 0 (the encoder chooses: no frame limit)
+    /// and under `vtCompat` when both limits are set.
     public let frameLimit: Int?
-    /// True when ``frameLimit`` is x264's default because MaxKeyFrameInterval was 0.
-    public let frameLimitIsEncoderDefault: Bool
+    /// How an encode keeps the rule; nil for a stream checked by `enclab check` (no encode).
+    public var placement: Placement?
     /// The duration limit applied, in seconds; nil for MaxKeyFrameIntervalDuration 0.
     public let durationLimit: Rational?
     /// ⌊durationLimit ÷ timebase⌋: a whole number of ticks d exceeds the duration limit exactly when d > this.
@@ -63,16 +91,15 @@ public struct KeyframeRule: Sendable, Equatable {
 
     /// Validates and resolves the two limits.
     /// - Parameters:
-    ///   - maxFrames: MaxKeyFrameInterval in frames, ≥ 0 (0 = the encoder chooses: x264's default keyint 250).
+    ///   - maxFrames: MaxKeyFrameInterval in frames, ≥ 0 (0 = the encoder chooses: no frame limit).
     ///   - maxDuration: MaxKeyFrameIntervalDuration in seconds, ≥ 0 (0 = no time limit).
     ///   - timebase: seconds per tick of the PTS values, > 0.
     ///   - vtCompat: apply the time limit alone when both limits are set.
-    ///   - zeroFramesIsNoLimit: read MaxKeyFrameInterval 0 as no frame limit (``frameLimit`` nil) rather than
-    ///     x264's default keyint: what `enclab check` does with a stream from an encoder that chose for itself.
+    ///   - placement: how an encode keeps the rule (nil for `check`).
     /// - Throws: `LabError` `.usage` for a negative limit or a timebase ≤ 0, naming the value, e.g.
     ///   "MaxKeyFrameInterval -1: must be 0 (the encoder chooses) or a positive number of frames".
     public init(maxFrames: Int, maxDuration: Rational, timebase: Rational, vtCompat: Bool = false,
-                zeroFramesIsNoLimit: Bool = false) throws {
+                placement: Placement? = nil) throws {
         guard maxFrames >= 0 else {
             throw LabError.usage("MaxKeyFrameInterval \(maxFrames): must be 0 (the encoder chooses) or a positive number of frames")
         }
@@ -95,12 +122,21 @@ public struct KeyframeRule: Sendable, Equatable {
             durationLimit = nil
             durationLimitTicks = nil
         }
-        if (vtCompat && maxFrames > 0 && maxDuration > .zero) || (zeroFramesIsNoLimit && maxFrames == 0) {
-            frameLimit = nil
-        } else {
-            frameLimit = maxFrames == 0 ? Self.x264DefaultKeyint : maxFrames
-        }
-        frameLimitIsEncoderDefault = maxFrames == 0 && frameLimit != nil
+        frameLimit = maxFrames == 0 || (vtCompat && maxDuration > .zero) ? nil : maxFrames
+        self.placement = placement
+    }
+
+    /// The keyint that keeps a duration limit at a constant frame duration: frame k must be a keyframe when
+    /// PTS(k+1) − PTS(K) > T with K the last keyframe, i.e. (k − K + 1)·d > T, i.e. k − K ≥ ⌊T ÷ d⌋, which is x264's
+    /// keyint rule (an IDR when the distance from the last one reaches keyint); at least 1 (T < d: every frame).
+    /// Exact: 1.5 s at 25 fps is ⌊37.5⌋ = 37, 1.5 s at 15 fps ⌊22.5⌋ = 22, 2 s at 30000/1001 fps ⌊59.94⌋ = 59.
+    /// - Returns: nil when the limit is 0 (none), or when ⌊T ÷ d⌋ does not fit 64 bits.
+    public static func durationKeyint(maxDuration: Rational, frameDuration: Rational) -> Int? {
+        guard maxDuration > .zero, frameDuration > .zero else { return nil }
+        // T / d = (T.num · d.den) / (T.den · d.num), both products positive and below 2^126.
+        let q = (Int128(maxDuration.numerator) * Int128(frameDuration.denominator))
+            / (Int128(maxDuration.denominator) * Int128(frameDuration.numerator))
+        return Int(exactly: max(1, q))
     }
 
     /// Whether a span of `ticks` (whole ticks) lasts longer than ``durationLimit``; false without a limit.
@@ -146,35 +182,39 @@ public struct KeyframeRule: Sendable, Equatable {
 
     // MARK: The whole clip
 
-    /// The keyframe indices the rule expects when the lab forces IDRs: frame 0, then each frame the frame limit or
-    /// the duration limit makes a keyframe (``keyframeReason(frame:afterKeyframe:keyframePTS:nextPTS:)``), walking
-    /// the frames in display order.
+    /// The keyframe indices the rule expects, counted from every IDR in the stream: walking the frames in display
+    /// order, frame 0, each IDR the encoder placed on its own (x264's keyint or scene cuts), and each frame the frame
+    /// limit or the duration limit makes a keyframe (``keyframeReason(frame:afterKeyframe:keyframePTS:nextPTS:)``)
+    /// counted from the last IDR of the stream or expected keyframe before it. A forced IDR restarts the counts
+    /// like any IDR but is expected only when the rule needs it there, so a forced IDR the rule did not need makes
+    /// the expected keyframes differ from the stream's even without a violation.
     ///
     /// - Parameters:
     ///   - pts: each input frame's PTS in display order, in ticks of ``timebase``, strictly increasing.
     ///   - nominalFrameTicks: one nominal frame duration in ticks (≥ 1): the last frame's duration.
-    ///   - encoderKeyframes: IDRs the encoder placed on its own (x264's scene cuts), display indices; each restarts
-    ///     both counts and is part of the result. Default none.
+    ///   - streamKeyframes: the stream's IDRs, display indices, whatever placed them. Default none.
+    ///   - forced: those of `streamKeyframes` the lab forced. Default none.
     /// - Returns: display indices, strictly increasing, starting with 0; empty for an empty clip.
-    /// - Throws: `LabError` `.data` for a PTS not after the previous one or an encoder keyframe outside the clip,
+    /// - Throws: `LabError` `.data` for a PTS not after the previous one or a keyframe outside the clip,
     ///   naming the frame; the errors of ``endPTS(lastPTS:nominalFrameTicks:)``.
-    public func expectedKeyframes(pts: [Int64], nominalFrameTicks: Int64, encoderKeyframes: [Int] = []) throws -> [Int] {
+    public func expectedKeyframes(pts: [Int64], nominalFrameTicks: Int64, streamKeyframes: [Int] = [],
+                                  forced: [Int] = []) throws -> [Int] {
         guard let last = pts.last else { return [] }
         try Self.checkIncreasing(pts)
         let end = try Self.endPTS(lastPTS: last, nominalFrameTicks: nominalFrameTicks)
-        for k in encoderKeyframes where !pts.indices.contains(k) {
-            throw LabError.data("encoder keyframe \(k) is outside the clip's frames 0..<\(pts.count)")
+        for k in streamKeyframes + forced where !pts.indices.contains(k) {
+            throw LabError.data("keyframe \(k) is outside the clip's frames 0..<\(pts.count)")
         }
-        let placed = Set(encoderKeyframes)
+        let inStream = Set(streamKeyframes), wasForced = Set(forced)
         var keyframes: [Int] = []
         var lastKeyframe = 0
         for k in pts.indices {
             let next = k + 1 < pts.count ? pts[k + 1] : end
-            if placed.contains(k)
-                || keyframeReason(frame: k, afterKeyframe: lastKeyframe, keyframePTS: pts[lastKeyframe], nextPTS: next) != nil {
+            let needed = keyframeReason(frame: k, afterKeyframe: lastKeyframe, keyframePTS: pts[lastKeyframe], nextPTS: next) != nil
+            if needed || (inStream.contains(k) && !wasForced.contains(k)) {
                 keyframes.append(k)
-                lastKeyframe = k
             }
+            if needed || inStream.contains(k) { lastKeyframe = k }
         }
         return keyframes
     }
@@ -333,18 +373,31 @@ public struct KeyframeRule: Sendable, Equatable {
 /// A run's keyframes under its ``KeyframeRule`` (tables `keyframe_analysis` and `keyframe_violations`).
 public struct KeyframeAnalysis: Sendable, Equatable {
     public var rule: KeyframeRule
-    /// The display indices the rule expects: frame 0, each frame a limit makes a keyframe, and the IDRs x264 placed
-    /// itself (scene cuts), which restart both counts.
+    /// The display indices the rule expects, counted from every IDR in the stream
+    /// (``KeyframeRule/expectedKeyframes(pts:nominalFrameTicks:streamKeyframes:forced:)``): frame 0, the IDRs x264
+    /// placed itself (its keyint, its scene cuts), and each frame a limit makes a keyframe. It differs from
+    /// ``actual`` only where a keyframe is missing (a violation) or the lab forced an IDR the rule did not need.
     public var expected: [Int]
     /// The display indices of the stream's IDR pictures.
     public var actual: [Int]
-    /// The display indices the lab forced to IDR while encoding. x264 reports its own IDRs only after its lookahead,
-    /// so a scene-cut IDR the lab did not yet know of can make it force one earlier than ``expected`` says.
+    /// The display indices the lab forced to IDR while encoding: none when x264's keyint carries the rule
+    /// (``KeyframeRule/Placement/keyint(x264Keyint:)``).
     public var forced: [Int]
     /// The stream's keyframes checked against the rule.
     public var check: KeyframeRule.Check
 
     public init(rule: KeyframeRule, expected: [Int], actual: [Int], forced: [Int], check: KeyframeRule.Check) {
         self.rule = rule; self.expected = expected; self.actual = actual; self.forced = forced; self.check = check
+    }
+
+    /// A warning when the stream's IDRs are not the expected ones (nil when they are): the keyframes missing (each
+    /// part of a violation) and the IDRs forced where the rule did not need one.
+    public var mismatchWarning: String? {
+        guard expected != actual else { return nil }
+        let missing = expected.filter { !actual.contains($0) }, unneeded = actual.filter { !expected.contains($0) }
+        var parts: [String] = []
+        if !missing.isEmpty { parts.append("no IDR where the rule needs one at \(missing.map(String.init).joined(separator: ", "))") }
+        if !unneeded.isEmpty { parts.append("IDRs forced where the rule needs none at \(unneeded.map(String.init).joined(separator: ", "))") }
+        return "keyframe rule: the stream's IDRs are not the expected ones (display order): \(parts.joined(separator: "; "))"
     }
 }

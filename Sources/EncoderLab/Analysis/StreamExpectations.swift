@@ -207,11 +207,11 @@ public enum RuleCheck {
         var keyframes: KeyframeAnalysis?
         do {
             let rule = try KeyframeRule(maxFrames: expect.maxKeyFrameInterval ?? 0, maxDuration: expect.maxKeyFrameIntervalDuration ?? .zero,
-                                        timebase: tb, zeroFramesIsNoLimit: true)
+                                        timebase: tb)
             let actual = byDisplay.filter { $0.type == FrameType.idr.rawValue }.map(\.displayIndex)
             let check = try rule.violations(keyframes: actual, pts: pts, endPTS: input.endPTS)
             let last = pts.last ?? 0
-            let expected = try rule.expectedKeyframes(pts: pts, nominalFrameTicks: max(1, input.endPTS &- last), encoderKeyframes: actual)
+            let expected = try rule.expectedKeyframes(pts: pts, nominalFrameTicks: max(1, input.endPTS &- last), streamKeyframes: actual)
             keyframes = KeyframeAnalysis(rule: rule, expected: expected, actual: actual, forced: [], check: check)
         } catch let e as LabError where e.kind == .data {
             if keyframeRules.contains(where: { $0 != nil }) { throw LabError.data("\(input.name): \(e.message)") }

@@ -142,10 +142,14 @@ public final class Lab {
             let rate = try Rational(Int64(input.fpsNum), Int64(input.fpsDen))
             let settings: EncodeSettings
             do {
-                settings = try run.settings.resolved { text, compat in
+                // MaxKeyFrameIntervalDuration: x264's keyint carries it at the CLI's constant rate (every frame one
+                // nominal frame, the end one frame after the last), not under the timestamps stage's times.
+                let timing: VTKeyframeTiming = input.timestamps?.stages == nil
+                    ? .constantRate(frameDuration: try (input.timestamps?.frameRate ?? rate).reciprocal) : .variableRate
+                settings = try run.settings.resolved(dataRateLimitsVBV: { text, compat in
                     guard let v = try DataRateLimits(parsing: text).vbv(frameRate: rate, vtCompat: compat) else { return nil }
                     return VTDataRateVBV(maxrateKbps: v.maxrateKbps, bufsizeKbit: v.bufsizeKbit, targetKbps: DataRateLimits.abrTargetKbps(for: v))
-                }
+                }, keyframeTiming: timing)
             } catch let e as LabError where !run.label.isEmpty {
                 throw LabError(e.kind, "run '\(run.label)': \(e.message)")
             }
@@ -158,12 +162,15 @@ public final class Lab {
                 throw LabError(e.kind, "run '\(run.label)': \(e.message)")
             }
             // VideoToolbox's keyframe limits, in the plan's timebase. The frame limit is the keyint x264 settled on
-            // when an x264 option overrides MaxKeyFrameInterval (the option wins, as the adjustment says).
+            // when an x264 option overrides MaxKeyFrameInterval (the option wins, as the adjustment says); a keyint of
+            // X264_KEYINT_MAX_INFINITE is none. How the rule is kept: x264's keyint, or IDRs the lab forces.
             if let k = settings.resolvedKeyframeRule {
                 let timebase = try input.timestamps?.timebase ?? rate.reciprocal
+                let x264Keyint = session.resolved.keyint < KeyframeRule.x264KeyintInfinite ? session.resolved.keyint : nil
                 let userKeyint = settings.options.indices.contains { $0 >= (settings.vtOptionCount ?? 0) && settings.options[$0].name == "keyint" }
-                let maxFrames = userKeyint && !(k.vtCompat && k.maxDuration > .zero) ? session.resolved.keyint : k.maxFrames
-                input.keyframeRule = try KeyframeRule(maxFrames: maxFrames, maxDuration: k.maxDuration, timebase: timebase, vtCompat: k.vtCompat)
+                let maxFrames = userKeyint && !(k.vtCompat && k.maxDuration > .zero) ? x264Keyint ?? 0 : k.maxFrames
+                input.keyframeRule = try KeyframeRule(maxFrames: maxFrames, maxDuration: k.maxDuration, timebase: timebase, vtCompat: k.vtCompat,
+                                                      placement: k.forcesIDRs ? .forced(x264Keyint: x264Keyint) : .keyint(x264Keyint: x264Keyint))
             }
             // The lab's mode must be the method x264 settled on (a value x264 reads differently, e.g. a crf it
             // took as 0, would otherwise record a cqp run under 'crf').

@@ -206,15 +206,18 @@ public enum Pipeline {
             frames.append(frame)
         }
         var index = 0
-        // The keyframe rule (VideoToolbox's limits): the last keyframe known (forced here, or an IDR x264 returned)
-        // and the frames forced. It needs the next frame's PTS, so frames are read one ahead.
+        // The keyframe rule (VideoToolbox's limits). When x264's keyint carries it the lab forces nothing (x264
+        // restarts its count at its own scene cuts). When the lab forces the duration limit's IDRs (variable-rate
+        // timestamps, x264's scene cuts off) every IDR is known as it is decided: frame 0, x264's keyint counted
+        // from the last IDR, and the frames forced here. The rule needs the next frame's PTS, so frames are read one
+        // ahead; from the first PTS that is not after its predecessor (the duration since the last keyframe is then
+        // undefined) no IDR is forced, and the warning at the end says so.
         let rule = input.keyframeRule
         let nominalTicks = max(1, Int64(clamping: (try plan.frameTicks).roundedToNearest))
-        var lastKeyframe = 0
+        var forcing: (x264Keyint: Int?, lastKeyframe: Int)?
+        if let rule, case .forced(let k)? = rule.placement { forcing = (k, 0) }
         var forced: [Int] = []
-        func noteKeyframes(_ frame: EncodedFrame?) {
-            if let f = frame, f.type == .idr, f.displayIndex > lastKeyframe { lastKeyframe = f.displayIndex }
-        }
+        var forcingStopped: String?
         var current: TimedPicture? = try plan.stamp(try firstPicture(clip, seek: settings.seek ?? 0), index: 0, stamper: &stamper)
         while var timed = current {
             try Interruption.check()
@@ -222,20 +225,31 @@ public enum Pipeline {
             // --frames N reads no frame after the Nth.
             let following = settings.frames.map({ index + 1 < $0 }) ?? true ? try clip.next() : nil
             let next = try following.map { try plan.stamp($0, index: index + 1, stamper: &stamper) }
-            if let rule {
-                let nextPTS = try next?.pts ?? KeyframeRule.endPTS(lastPTS: timed.pts, nominalFrameTicks: nominalTicks)
-                switch rule.keyframeReason(frame: index, afterKeyframe: lastKeyframe, keyframePTS: inputPTS[lastKeyframe], nextPTS: nextPTS) {
-                case .frameLimit?, .durationLimit?:
-                    timed.forcedType = .idr
-                    forced.append(index)
-                    lastKeyframe = index
-                case .firstFrame?, nil:
-                    break
+            if let rule, let f = forcing {
+                if index > 0 && timed.pts <= inputPTS[index - 1] {
+                    forcingStopped = "PTS of frame \(index) (\(timed.pts)) is not after frame \(index - 1)'s (\(inputPTS[index - 1]))"
+                } else if let n = next, n.pts <= timed.pts {
+                    forcingStopped = "PTS of frame \(index + 1) (\(n.pts)) is not after frame \(index)'s (\(timed.pts))"
+                }
+                if forcingStopped != nil {
+                    forcing = nil
+                } else if index > 0, let k = f.x264Keyint, index - f.lastKeyframe >= k {
+                    // x264's keyint places this IDR itself (no scene cuts: scenecut 0).
+                    forcing?.lastKeyframe = index
+                } else {
+                    let nextPTS = try next?.pts ?? KeyframeRule.endPTS(lastPTS: timed.pts, nominalFrameTicks: nominalTicks)
+                    switch rule.keyframeReason(frame: index, afterKeyframe: f.lastKeyframe, keyframePTS: inputPTS[f.lastKeyframe], nextPTS: nextPTS) {
+                    case .frameLimit?, .durationLimit?:
+                        timed.forcedType = .idr
+                        forced.append(index)
+                        forcing?.lastKeyframe = index
+                    case .firstFrame?, nil:
+                        break
+                    }
                 }
             }
             try verify.source(timed.picture)
             let frame = try session.encode(timed)
-            noteKeyframes(frame)
             try keep(frame)
             index += 1
             current = next
@@ -292,18 +306,24 @@ public enum Pipeline {
             warn(w)
             warnings.append(w)
         }
-        // The keyframe rule: the keyframes it expects (x264's own IDRs restart its counts) against the stream's.
+        // The keyframe rule: the keyframes it expects, counted from every IDR in the stream, against the stream's.
         var keyframes: KeyframeAnalysis?
         if let rule {
             let actual = frames.filter { $0.type == .idr }.map(\.displayIndex).sorted()
-            let placedByX264 = actual.filter { !forced.contains($0) }
+            var ruleWarnings: [String] = []
             do {
-                let expected = try rule.expectedKeyframes(pts: inputPTS, nominalFrameTicks: nominalTicks, encoderKeyframes: placedByX264)
+                let expected = try rule.expectedKeyframes(pts: inputPTS, nominalFrameTicks: nominalTicks, streamKeyframes: actual, forced: forced)
                 let end = try KeyframeRule.endPTS(lastPTS: inputPTS.max() ?? 0, nominalFrameTicks: nominalTicks)
-                keyframes = KeyframeAnalysis(rule: rule, expected: expected, actual: actual, forced: forced,
-                                             check: try rule.violations(keyframes: actual, pts: inputPTS, endPTS: end))
+                let analysis = KeyframeAnalysis(rule: rule, expected: expected, actual: actual, forced: forced,
+                                                check: try rule.violations(keyframes: actual, pts: inputPTS, endPTS: end))
+                keyframes = analysis
+                if let w = analysis.mismatchWarning { ruleWarnings.append(w) }
             } catch let e as LabError where e.kind == .data {
-                let w = "keyframe rule not checked: \(e.message)"
+                let what = forced.isEmpty ? "no IDR forced" : "IDRs forced at \(forced.map(String.init).joined(separator: ", ")) (display order)"
+                let stop = forcingStopped.map { "; none forced from the first PTS that is not after its predecessor (\($0))" } ?? ""
+                ruleWarnings.append("keyframe rule not checked: \(e.message); \(what)\(stop)")
+            }
+            for w in ruleWarnings {
                 warn(w)
                 warnings.append(w)
             }

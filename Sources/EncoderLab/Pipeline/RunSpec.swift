@@ -35,7 +35,8 @@ public struct RunSpec: Sendable {
     /// timestamps stage's parameters when it is not the CLI's constant rate (the timecode file by the SHA-256 of
     /// its bytes, the schedule in canonical form, offset, rebase, precision, clamp), the verify mode when it is not
     /// `full` (a run stored with x264's PSNR is another result), the VideoToolbox properties as
-    /// given (canonical) and vt-compat when there are any (``EncodeSettings/videoToolboxKeyObject``), the x264
+    /// given (canonical) and vt-compat when there are any (``EncodeSettings/videoToolboxKeyObject``), how the keyframe
+    /// rule is kept when the run has it (``KeyframeRule/Placement``: `keyint` or `forced`), the x264
     /// build and the measurement version. The same clip bytes and settings give the same key in any database;
     /// one changed setting or byte gives another. With several threads x264 is not repeatable under VBV, so a
     /// key names a specification, not a byte sequence.
@@ -65,6 +66,9 @@ public struct RunSpec: Sendable {
         ]
         // The verify mode when not the default (absent for `full`, so those keys never changed).
         if s.verify != .full { object["verify"] = s.verify.rawValue }
+        // How the keyframe rule is kept, x264's keyint or IDRs the lab forces (absent without the rule, so those keys
+        // never changed; runs with it changed keys when x264's keyint came to carry the rule, issue 17).
+        if let placement = input.keyframeRule?.placement { object["keyframe_rule"] = ["placement": placement.name] }
         // VideoToolbox's properties as given and vt-compat (absent without them, so those keys never changed).
         if let vt = s.videoToolboxKeyObject { object["videotoolbox"] = vt }
         // The timestamps stage beyond the CLI's constant rate (absent for it, so those keys never changed).

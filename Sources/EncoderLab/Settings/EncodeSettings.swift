@@ -334,6 +334,9 @@ public struct EncodeSettings: Equatable, Sendable {
     /// - Parameter dataRateLimitsVBV: maps DataRateLimits' canonical flat text and vt-compat onto x264's VBV and the
     ///   lab's target bitrate (the caller knows the frame rate: `DataRateLimits.vbv(frameRate:vtCompat:)`); nil
     ///   returned means no limit. Without it DataRateLimits is recorded, not mapped (an adjustment says so).
+    /// - Parameter keyframeTiming: how the frames are timed, for MaxKeyFrameIntervalDuration: at a constant rate
+    ///   x264's keyint carries it (⌊T ÷ frame duration⌋), at a variable rate the lab forces IDRs with x264's scene
+    ///   cuts off (`scenecut 0`); nil leaves the duration limit unmapped (the keyint is the frame limit's alone).
     /// - Returns: settings whose `options` carry everything x264 needs (the `rc` field is kept for the record).
     /// - Throws: `.usage` for a contradiction, naming the settings: Apple's documented incompatibilities (ConstantBitRate
     ///   with AverageBitRate or DataRateLimits; VariableBitRate, VBVMaxBitRate, VBVBufferDuration and
@@ -343,14 +346,15 @@ public struct EncodeSettings: Equatable, Sendable {
     ///   rate (`cbr` without `bitrate`), a rate key of another mode (`cqp` with `crf`), a `cbr` whose `vbv-maxrate`
     ///   differs from its `bitrate`, a `vbr` whose `vbv-maxrate` is not above its `bitrate`, or `nal-hrd` other than
     ///   `cbr` for `cbr`; and the errors of `dataRateLimitsVBV`.
-    public func resolved(dataRateLimitsVBV: ((_ limits: String, _ vtCompat: Bool) throws -> VTDataRateVBV?)?) throws -> EncodeSettings {
+    public func resolved(dataRateLimitsVBV: ((_ limits: String, _ vtCompat: Bool) throws -> VTDataRateVBV?)?,
+                         keyframeTiming: VTKeyframeTiming? = nil) throws -> EncodeSettings {
         if givenOptionCount != nil { return self }
         try timestamps.check()
         var out = self
         out.givenOptionCount = options.count
         out.vtOptionCount = 0
         if !videoToolbox.isEmpty {
-            let m = try videoToolboxMapping(dataRateLimitsVBV: dataRateLimitsVBV)
+            let m = try videoToolboxMapping(dataRateLimitsVBV: dataRateLimitsVBV, keyframeTiming: keyframeTiming)
             out.options = m.options + options
             out.vtOptionCount = m.options.count
             out.vtTune = m.tune
@@ -479,14 +483,22 @@ public struct EncodeSettings: Equatable, Sendable {
 
     /// `runs.settings.videotoolbox`: the properties as given (canonical, ``VideoToolboxSettings/canonicalProperties``),
     /// `vt_compat`, `adjustments` (after ``resolved()``), `tune` (the tune the properties added, or null) and
-    /// `keyframe_rule` (`max_frames`, `max_duration_s` as text, `vt_compat`; null without keyframe properties); nil
+    /// `keyframe_rule` (`max_frames`, `max_duration_s` as text, `vt_compat`, `placement` (`keyint`: x264's keyint
+    /// carries the rule; `forced`: the lab forces the duration limit's IDRs, scenecut 0) and, at a constant rate with
+    /// a duration limit, `duration_keyint` (⌊T ÷ frame duration⌋); null without keyframe properties); nil
     /// without properties and vt-compat.
     public var videoToolboxJSON: [String: Any]? {
         guard var o = videoToolboxKeyObject else { return nil }
         o["adjustments"] = adjustments
         o["tune"] = vtTune ?? NSNull()
-        o["keyframe_rule"] = resolvedKeyframeRule.map {
-            ["max_frames": $0.maxFrames, "max_duration_s": VideoToolboxSettings.text($0.maxDuration), "vt_compat": $0.vtCompat] as [String: Any]
+        o["keyframe_rule"] = resolvedKeyframeRule.map { k -> [String: Any] in
+            var rule: [String: Any] = ["max_frames": k.maxFrames, "max_duration_s": VideoToolboxSettings.text(k.maxDuration), "vt_compat": k.vtCompat]
+            // How the rule is kept (absent before the mapping knew the timing): x264's keyint, or IDRs the lab forces.
+            if k.durationKeyint != nil || k.forcesIDRs || k.maxDuration == .zero {
+                rule["placement"] = k.forcesIDRs ? "forced" : "keyint"
+            }
+            if let dk = k.durationKeyint { rule["duration_keyint"] = dk }
+            return rule
         } ?? NSNull()
         return o
     }

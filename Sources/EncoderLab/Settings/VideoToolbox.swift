@@ -391,6 +391,20 @@ public struct VTKeyframeLimits: Equatable, Sendable {
     public let maxDuration: Rational
     /// Whether vt-compat resolves the pair (both set: the time limit alone).
     public let vtCompat: Bool
+    /// At a constant frame rate, the keyint that carries the duration limit, ⌊T ÷ frame duration⌋
+    /// (``KeyframeRule/durationKeyint(maxDuration:frameDuration:)``); nil without a duration limit or at a variable rate.
+    public internal(set) var durationKeyint: Int? = nil
+    /// Whether the lab forces IDRs for the duration limit (variable-rate timestamps), x264's scene cuts off.
+    public internal(set) var forcesIDRs = false
+}
+
+/// How the run's frames are timed, for the keyframe mapping: at a constant frame duration x264's keyint carries
+/// MaxKeyFrameIntervalDuration; at a variable rate it cannot.
+public enum VTKeyframeTiming: Equatable, Sendable {
+    /// Every frame lasts `frameDuration` seconds (the CLI's constant-rate plan).
+    case constantRate(frameDuration: Rational)
+    /// The timestamps stage's times (a timecode file, a schedule, the clip's own times, an offset or precision stage).
+    case variableRate
 }
 
 /// What DataRateLimits becomes on x264 for one run, computed by the caller who knows the frame rate (the lab's
@@ -423,7 +437,8 @@ extension EncodeSettings {
     static let vtParameterOptions: [String: Set<String>] = [
         "rate": ["bitrate", "qp", "crf"],
         "vbv-maxrate": ["vbv-maxrate"], "vbv-bufsize": ["vbv-bufsize"], "vbv-init": ["vbv-init"],
-        "keyint": ["keyint"], "bframes": ["bframes"], "cabac": ["cabac", "no-cabac", "nocabac"],
+        "keyint": ["keyint"], "scenecut": ["scenecut", "no-scenecut", "noscenecut"],
+        "bframes": ["bframes"], "cabac": ["cabac", "no-cabac", "nocabac"],
         "level": ["level", "level-idc"],
         "rc-lookahead": ["rc-lookahead"], "sync-lookahead": ["sync-lookahead"],
         "sliced-threads": ["sliced-threads", "no-sliced-threads", "nosliced-threads"],
@@ -441,7 +456,8 @@ extension EncodeSettings {
 
     /// The VideoToolbox properties turned into x264 options, a tune, a profile, an rc mode and adjustments, before the
     /// lab's `--rc` expansion. `self` holds the user's settings (its `options` are the given ones).
-    func videoToolboxMapping(dataRateLimitsVBV: ((String, Bool) throws -> VTDataRateVBV?)?) throws -> VTMapping {
+    func videoToolboxMapping(dataRateLimitsVBV: ((String, Bool) throws -> VTDataRateVBV?)?,
+                             keyframeTiming: VTKeyframeTiming? = nil) throws -> VTMapping {
         let vt = videoToolbox
         let compat = vt.compat
         var m = VTMapping()
@@ -602,17 +618,65 @@ extension EncodeSettings {
             }
         }
 
-        // Keyframes.
+        // Keyframes: x264's keyint carries the frame limit, and at a constant frame rate the duration limit too, so
+        // x264 restarts its counts at its own scene cuts; at a variable rate the lab forces IDRs for the duration
+        // limit and x264's scene cuts are off (KeyframeRule.Placement).
         if vt.maxKeyFrameInterval != nil || vt.maxKeyFrameIntervalDuration != nil {
             let n = vt.maxKeyFrameInterval ?? 0
             let t = vt.maxKeyFrameIntervalDuration ?? .zero
-            m.keyframeLimits = VTKeyframeLimits(maxFrames: n, maxDuration: t, vtCompat: compat)
-            if compat && n > 0 && t > .zero {
-                m.adjustments.append("vt-compat: MaxKeyFrameInterval \(n) with MaxKeyFrameIntervalDuration \(VideoToolboxSettings.text(t)): the time limit alone is applied (keyint infinite), as \(VTSources.timeLimitAlone)")
-                emit("keyint", X264Option("keyint", "infinite"), because: "vt-compat: MaxKeyFrameIntervalDuration=\(VideoToolboxSettings.text(t)) alone")
-            } else if n > 0 {
-                emit("keyint", X264Option("keyint", String(n)), because: "MaxKeyFrameInterval=\(n)")
+            let tText = VideoToolboxSettings.text(t)
+            let infinite = KeyframeRule.x264KeyintInfinite
+            guard n < infinite else {
+                throw LabError.usage("bad value for VideoToolbox property 'MaxKeyFrameInterval': '\(n)' (x264's keyint is at most \(infinite - 1) frames; \(infinite), X264_KEYINT_MAX_INFINITE, is no limit: give 0 for the encoder's own keyint)")
             }
+            var limits = VTKeyframeLimits(maxFrames: n, maxDuration: t, vtCompat: compat)
+            let timeAlone = compat && n > 0 && t > .zero
+            // The keyint x264 has without the duration limit: the user's --keyint (it wins over MaxKeyFrameInterval),
+            // MaxKeyFrameInterval, none under vt-compat's time limit alone (infinite), else x264's own (250).
+            let userKeyint = userOption(setting: "keyint")
+            var keyint: (value: Int?, reason: String)?
+            if timeAlone {
+                keyint = (nil, "vt-compat: MaxKeyFrameIntervalDuration=\(tText) alone")
+            } else if n > 0 {
+                keyint = (n, "MaxKeyFrameInterval=\(n)")
+            }
+            var timeAloneKeyint = "keyint infinite"
+            if t > .zero, let timing = keyframeTiming {
+                switch timing {
+                case .constantRate(let d):
+                    guard let dk = KeyframeRule.durationKeyint(maxDuration: t, frameDuration: d), dk < infinite else {
+                        throw LabError.usage("bad value for VideoToolbox property 'MaxKeyFrameIntervalDuration': '\(tText)' (at \(VideoToolboxSettings.text(try d.reciprocal)) frames/s that is more than \(infinite - 1) frames, x264's largest keyint)")
+                    }
+                    limits.durationKeyint = dk
+                    let frameSide: Int?
+                    if let u = userKeyint {
+                        frameSide = Self.keyintValue(u.value)
+                        if frameSide.map({ $0 > dk }) ?? true {
+                            throw contradiction("the x264 option \(Self.flagText(u)) with MaxKeyFrameIntervalDuration \(tText) at \(VideoToolboxSettings.text(try d.reciprocal)) frames/s (x264's keyint carries the duration limit: at most ⌊\(tText) s ÷ \(VideoToolboxSettings.text(d)) s⌋ = \(dk) frames; give --keyint \(dk) or less, or no --keyint)")
+                        }
+                    } else {
+                        frameSide = timeAlone ? nil : (n > 0 ? n : KeyframeRule.x264DefaultKeyint)
+                    }
+                    if frameSide.map({ dk < $0 }) ?? true {
+                        keyint = (dk, "MaxKeyFrameIntervalDuration=\(tText) at \(VideoToolboxSettings.text(try d.reciprocal)) frames/s (⌊\(tText) s ÷ \(VideoToolboxSettings.text(d)) s⌋ = \(dk) frames)")
+                        timeAloneKeyint = "keyint \(dk)"
+                    }
+                case .variableRate:
+                    limits.forcesIDRs = true
+                    if let u = userOption(setting: "scenecut"), !Self.isOff(u) {
+                        throw contradiction("the x264 option \(Self.flagText(u)) with MaxKeyFrameIntervalDuration \(tText) on variable-rate timestamps (the lab forces the duration limit's IDRs and needs x264's scene-cut detection off, scenecut 0, to count from every IDR as it encodes)")
+                    }
+                    m.adjustments.append("MaxKeyFrameIntervalDuration=\(tText) with variable-rate timestamps: x264's keyint cannot carry a duration, so the lab forces an IDR where the rule needs one and turns x264's scene-cut detection off (scenecut 0), since x264 reports a scene cut only after its lookahead")
+                    emit("scenecut", X264Option("scenecut", "0"), because: "MaxKeyFrameIntervalDuration=\(tText) with variable-rate timestamps")
+                }
+            }
+            if timeAlone {
+                m.adjustments.append("vt-compat: MaxKeyFrameInterval \(n) with MaxKeyFrameIntervalDuration \(tText): the time limit alone is applied (\(timeAloneKeyint)), as \(VTSources.timeLimitAlone)")
+            }
+            if let k = keyint {
+                emit("keyint", X264Option("keyint", k.value.map(String.init) ?? "infinite"), because: k.reason)
+            }
+            m.keyframeLimits = limits
         }
         if vt.allowFrameReordering == false {
             emit("bframes", X264Option("bframes", "0"), because: "AllowFrameReordering=false")
@@ -662,7 +726,26 @@ extension EncodeSettings {
     }
 }
 
-/// The result of ``EncodeSettings/videoToolboxMapping(dataRateLimitsVBV:)``.
+extension EncodeSettings {
+    /// The keyint an x264 `--keyint` value gives (x264's `keyint` parse: "infinite" anywhere in it is no limit, else
+    /// atoi, clipped by x264 to 1 ... X264_KEYINT_MAX_INFINITE); nil for no limit or a value x264 will refuse.
+    static func keyintValue(_ value: String?) -> Int? {
+        guard let v = value else { return nil }
+        if v.contains("infinite") { return nil }
+        guard let k = Int(v.trimmingCharacters(in: .whitespaces)) else { return nil }
+        let clipped = min(max(k, 1), KeyframeRule.x264KeyintInfinite)
+        return clipped >= KeyframeRule.x264KeyintInfinite ? nil : clipped
+    }
+
+    /// Whether an x264 scene-cut option turns scene-cut detection off (`--no-scenecut`, `--scenecut 0`).
+    static func isOff(_ o: X264Option) -> Bool {
+        if o.name.hasPrefix("no") { return true }
+        guard let v = o.value?.trimmingCharacters(in: .whitespaces).lowercased() else { return false }
+        return v == "0" || v == "false" || v == "no"
+    }
+}
+
+/// The result of ``EncodeSettings/videoToolboxMapping(dataRateLimitsVBV:keyframeTiming:)``.
 struct VTMapping {
     struct Planned { var parameter: String; var option: X264Option; var reasons: [String] }
     /// Every parameter the properties set, in the order first set.

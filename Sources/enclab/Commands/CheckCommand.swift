@@ -8,7 +8,7 @@ struct CheckCommand: Command {
     let summary = "checks an H.264 stream from elsewhere (raw, MP4, MOV, MKV, FLV) or a stored run against VideoToolbox's rules"
     let operands = "STREAM"
     let flags = [
-        Flag("--expect", value: "NAME=VALUE", about: "a rule in Apple's name and units: MaxKeyFrameInterval (frames; 0: no limit), "
+        Flag("--expect", value: "NAME=VALUE", about: "a rule in Apple's name and units: MaxKeyFrameInterval (frames; 0: the encoder chooses, no frame limit), "
              + "MaxKeyFrameIntervalDuration (s; 0: no limit), DataRateLimits=BYTES,SECONDS[,BYTES,SECONDS], "
              + "AllowFrameReordering (false: no B slices, no reordering), H264EntropyMode=CAVLC|CABAC",
              required: true, repeatable: true),

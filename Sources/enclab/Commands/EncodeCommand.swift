@@ -45,8 +45,9 @@ struct EncodeCommand: Command {
             """),
          ("VideoToolbox properties (--vt NAME=VALUE; docs/videotoolbox.md has the mapping and its sources)", """
               Apple's names, with or without kVTCompressionPropertyKey_, in Apple's units; booleans true/false/1/0:
-              AverageBitRate (bit/s)   DataRateLimits=BYTES,SECONDS[,BYTES,SECONDS]   MaxKeyFrameInterval (frames)
-              MaxKeyFrameIntervalDuration (s)   AllowFrameReordering   H264EntropyMode=CAVLC|CABAC
+              AverageBitRate (bit/s)   DataRateLimits=BYTES,SECONDS[,BYTES,SECONDS]
+              MaxKeyFrameInterval (frames; 0: the encoder chooses, no frame limit)
+              MaxKeyFrameIntervalDuration (s; 0: no limit)   AllowFrameReordering   H264EntropyMode=CAVLC|CABAC
               ProfileLevel=H264_Main_4_1 (Apple's H.264 list; Extended and ConstrainedHigh are refused)   RealTime
               ExpectedFrameRate (frames/s)   AllowOpenGOP   ConstantBitRate, VariableBitRate, VBVMaxBitRate (bit/s)
               VBVBufferDuration (s, default 2.5)   VBVInitialDelayPercentage (0-100, default 90)
