@@ -16,7 +16,7 @@ struct CheckCommandTests {
     /// The x264 CLI (a stream the lab did not make) on the clip, written as `name` in the scratch folder.
     func x264(_ flags: [String], _ name: String, in scratch: Scratch) throws {
         if !FileManager.default.fileExists(atPath: scratch.file("clip.y4m")) { try Self.clip.write(to: scratch.file("clip.y4m")) }
-        let r = try Witness.run("x264", ["--quiet"] + flags + ["-o", scratch.file(name), scratch.file("clip.y4m")])
+        let r = try Witness.x264(["--quiet"] + flags + ["-o", scratch.file(name), scratch.file("clip.y4m")])
         try #require(r.status == 0, "\(r.stderr)")
     }
 

@@ -87,7 +87,7 @@ struct ClipHashCacheTests {
         try Data(repeating: 0x41, count: 4096).write(to: URL(fileURLWithPath: junk))
         #expect(UserClipHashCache(path: junk) == nil)
         let later = scratch.file("later.sqlite")
-        _ = try Self.sqlite(later, "PRAGMA user_version = 7")
+        _ = try Self.sqlite(later, "PRAGMA user_version = 8")
         #expect(UserClipHashCache(path: later) == nil)
         #expect(try ClipIdentity.identify(clip, cache: nil, userCache: nil, settleSeconds: 0).sha256 == (try Self.sha256sum(clip)))
     }

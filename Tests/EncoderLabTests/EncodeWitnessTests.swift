@@ -113,7 +113,7 @@ struct EncodeWitnessTests {
         let scratch = Scratch()
         let (source, _, frames, store) = try encode(Self.bframeFlags, scratch: scratch)
         let flv = scratch.file("cli.flv")
-        let cli = try Witness.run("x264", ["--quiet"] + Self.bframeFlags + ["-o", flv, source])
+        let cli = try Witness.x264(["--quiet"] + Self.bframeFlags + ["-o", flv, source])
         try #require(cli.status == 0, "\(cli.stderr)")
         let out = try Witness.run("ffprobe", ["-v", "error", "-show_packets", "-show_entries", "packet=pts,dts", "-of", "json", flv])
         let packets = Witness.json(out.stdout)["packets"] as? [[String: Any]] ?? []
@@ -146,7 +146,7 @@ struct EncodeWitnessTests {
         let clip = SyntheticClip(width: 128, height: 96, frames: 30, fpsNum: 30000, fpsDen: 1001, seed: 3, extraTags: ["A128:117"])
         let (source, outcome, _, _) = try encode(flags, scratch: scratch, clip: clip)
         let reference = scratch.file("cli.264")
-        let cli = try Witness.run("x264", ["--quiet"] + flags + ["-o", reference, source])
+        let cli = try Witness.x264(["--quiet"] + flags + ["-o", reference, source])
         try #require(cli.status == 0, "\(cli.stderr)")
         let ours = try Data(contentsOf: URL(fileURLWithPath: outcome.streamPath))
         let theirs = try Data(contentsOf: URL(fileURLWithPath: reference))
@@ -162,7 +162,7 @@ struct EncodeWitnessTests {
         clip.interlacing = Character(field)
         let (source, outcome, _, _) = try encode(["--threads", "1"], scratch: scratch, clip: clip)
         let reference = scratch.file("cli.264")
-        let cli = try Witness.run("x264", ["--quiet", "--threads", "1", "-o", reference, source])
+        let cli = try Witness.x264(["--quiet", "--threads", "1", "-o", reference, source])
         try #require(cli.status == 0, "\(cli.stderr)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: outcome.streamPath)) == (try Data(contentsOf: URL(fileURLWithPath: reference))))
         // The SPS says so: frame_mbs_only_flag 0 (trace_headers on the same bytes).

@@ -45,7 +45,7 @@ struct IndependentDecodeTests {
         try Self.clip.write(to: scratch.file("c.y4m"))
         let flags = ["--threads", "1", "--bitrate", "400", "--vbv-maxrate", "400", "--vbv-bufsize", "400", "--nal-hrd", "cbr", "--bframes", "2"]
         let (outcome, store) = try labEncode(scratch.file("c.y4m"), flags, in: scratch)
-        let cli = try Witness.run("x264", ["--quiet"] + flags + ["--dump-yuv", scratch.file("recon.yuv"), "-o", scratch.file("cli.264"), scratch.file("c.y4m")])
+        let cli = try Witness.x264(["--quiet"] + flags + ["--dump-yuv", scratch.file("recon.yuv"), "-o", scratch.file("cli.264"), scratch.file("c.y4m")])
         try #require(cli.status == 0)
         // The lab's stream is the CLI's (same flags, --threads 1): the reconstruction is of the same stream.
         let same = try Data(contentsOf: URL(fileURLWithPath: outcome.streamPath)) == Data(contentsOf: URL(fileURLWithPath: scratch.file("cli.264")))

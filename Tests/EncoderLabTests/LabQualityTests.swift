@@ -87,7 +87,7 @@ struct LabQualityTests {
         // x264_psnr_*: what the x264 CLI prints for the same flags (its stream is the lab's, byte for byte). --dump-yuv
         // makes the CLI deblock every reconstructed frame, as the lab's b_full_recon does (encoder.c,
         // fdec_filter_row), so that its non-reference B-frames are measured on the pictures a decoder shows too.
-        let cli = try Witness.run("x264", flags + ["--psnr", "--verbose", "--dump-yuv", scratch.file("recon.yuv"), "-o", scratch.file("cli.264"), clip])
+        let cli = try Witness.x264(flags + ["--psnr", "--verbose", "--dump-yuv", scratch.file("recon.yuv"), "-o", scratch.file("cli.264"), clip])
         try #require(cli.status == 0)
         #expect(try Data(contentsOf: URL(fileURLWithPath: scratch.file("cli.264"))) == Data(contentsOf: URL(fileURLWithPath: outcome.streamPath)))
         let printed = Self.x264CLIPSNR(cli.stderr)

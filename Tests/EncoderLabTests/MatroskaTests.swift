@@ -16,7 +16,7 @@ struct MatroskaTests {
         let source = scratch.file("clip.y4m")
         try Self.clip.write(to: source)
         let out = scratch.file(name)
-        let cli = try Witness.run("x264", flags + ["-o", out, source])
+        let cli = try Witness.x264(flags + ["-o", out, source])
         try #require(cli.status == 0, "\(cli.stderr)")
         return out
     }

@@ -78,7 +78,7 @@ struct ParameterSetOccurrenceTests {
             let f = try Witness.run("ffmpeg", ["-v", "error", "-nostdin", "-f", "lavfi", "-i", "testsrc=size=\(size):rate=25", "-frames:v", "4",
                                                "-pix_fmt", "yuv420p", Witness.file(clip)])
             try #require(f.status == 0)
-            let x = try Witness.run("x264", ["--quiet", "--threads", "1", "--keyint", "2", "-o", scratch.file("\(name).264"), clip])
+            let x = try Witness.x264(["--quiet", "--threads", "1", "--keyint", "2", "-o", scratch.file("\(name).264"), clip])
             try #require(x.status == 0)
             stream += [UInt8](try Data(contentsOf: URL(fileURLWithPath: scratch.file("\(name).264"))))
         }

@@ -27,7 +27,7 @@ import Testing
         let flags = ["--preset", "veryfast", "--threads", "1", "--bitrate", "400"]
         // The independent reference: x264's CLI in a process of its own, its heap untouched.
         let reference = scratch.file("cli.264")
-        let cli = try Witness.run("x264", ["--quiet"] + flags + ["-o", reference, source])
+        let cli = try Witness.x264(["--quiet"] + flags + ["-o", reference, source])
         try #require(cli.status == 0, "\(cli.stderr)")
         // The lab as a user runs it, through env(1) so that only this child gets the variable.
         let lab = try Witness.run("env", ["MALLOC_PERTURB_=1", repositoryRoot + "/.build/debug/enclab", "encode", source,
@@ -41,5 +41,31 @@ import Testing
         let firstDifference = zip(ours, theirs).enumerated().first { $0.element.0 != $0.element.1 }?.offset
         let same = ours == theirs
         #expect(same, "lab \(ours.count) bytes, CLI \(theirs.count); first differing byte at \(firstDifference.map(String.init) ?? "the end of the shorter stream")")
+    }
+
+    @Test("a --tcfile-in ABR encode of carphone: the lab's bytes are the x264 CLI's with AVX-512 off")
+    func tcfileABR() throws {
+        let scratch = Scratch()
+        let source = scratch.file("carphone.y4m")
+        let cut = try Witness.run("ffmpeg", ["-hide_banner", "-nostats", "-loglevel", "error", "-i",
+                                             Witness.file(repositoryRoot + "/fixtures/carphone_pristine.mp4"),
+                                             "-frames:v", "60", "-pix_fmt", "yuv420p", "-f", "yuv4mpegpipe", Witness.file(source)])
+        try #require(cut.status == 0, "\(cut.stderr)")
+        // Irregular steps of 20, 40 and 66.733 ms, in milliseconds with three decimals.
+        var t: Int64 = 0, lines = ["# timecode format v2"]
+        for k in 0..<60 { lines.append(String(format: "%lld.%03lld", t / 1000, t % 1000)); t += [20000, 40000, 66733][k % 3] }
+        try (lines.joined(separator: "\n") + "\n").write(toFile: scratch.file("tc.txt"), atomically: true, encoding: .utf8)
+        let flags = ["--preset", "medium", "--threads", "1", "--bitrate", "300"]
+        let cli = try Witness.x264(["--quiet"] + flags + ["--tcfile-in", scratch.file("tc.txt"), "--timebase", "1/1000000", "-o", scratch.file("cli.264"), source])
+        try #require(cli.status == 0, "\(cli.stderr)")
+        let lab = try Witness.enclab(["encode", source, "--rc", "abr", "--tcfile-in", scratch.file("tc.txt"), "--db", scratch.file("l.sqlite"),
+                                      "--out", scratch.file("out")] + flags, in: scratch.path)
+        try #require(lab.status == 0, "\(lab.stderr)")
+        let store = try Lab(databasePath: scratch.file("l.sqlite"), outDirectory: scratch.file("out"))
+        let row = try #require(try store.store.runs().last)
+        let ours = try Data(contentsOf: URL(fileURLWithPath: try store.outcome(of: row, alreadyDone: false).streamPath))
+        let theirs = try Data(contentsOf: URL(fileURLWithPath: scratch.file("cli.264")))
+        let same = ours == theirs
+        #expect(same, "lab \(ours.count) bytes, CLI \(theirs.count)")
     }
 }

@@ -146,7 +146,7 @@ struct RunMetricsTests {
         try SyntheticClip(width: 160, height: 96, frames: 30, fpsNum: 25, fpsDen: 1, seed: 5).write(to: source)
         let flags = ["--threads", "1", "--crf", "26", "--bframes", "2"]
         let (outcome, store) = try labEncode(source, flags, in: scratch)
-        let cli = try Witness.run("x264", flags + ["--psnr", "-o", scratch.file("cli.264"), source])
+        let cli = try Witness.x264(flags + ["--psnr", "-o", scratch.file("cli.264"), source])
         try #require(cli.status == 0, "\(cli.stderr)")
         // x264 [info]: PSNR Mean Y:41.964 U:45.296 V:45.187 Avg:42.890 Global:42.677 kb/s:...
         let line = try #require(cli.stderr.split(separator: "\n").first { $0.hasPrefix("x264 [info]: PSNR Mean") })
@@ -176,7 +176,7 @@ struct RunMetricsTests {
         // Back to version 5 as that version left it: no metrics tables.
         _ = try Self.sqlite(db, "DROP TABLE run_metrics; DROP TABLE run_gops; PRAGMA user_version = 5;")
         _ = try LabStore(path: db)
-        #expect(try Self.sqlite(db, "PRAGMA user_version; SELECT count(*) FROM run_metrics") == ["6", "0"])
+        #expect(try Self.sqlite(db, "PRAGMA user_version; SELECT count(*) FROM run_metrics") == ["7", "0"])
         #expect(try RunMetrics.analyze(databasePath: db, runs: ["2"], progress: false) == [2])
         #expect(try Self.sqlite(db, "SELECT run_id FROM run_metrics") == ["2"])
         _ = try RunMetrics.analyze(databasePath: db, runs: [], progress: false)

@@ -42,7 +42,7 @@ struct TimestampStageTests {
         try Self.timecodeFile.write(toFile: scratch.file("tc.txt"), atomically: true, encoding: .utf8)
         let r = try encode(scratch, flags + ["--tcfile-in", "tc.txt"])
         #expect(r.status == 0, "\(r.stderr)")
-        let cli = try Witness.run("x264", ["--quiet", "--threads", "1"] + flags + ["--tcfile-in", scratch.file("tc.txt"), "--timebase", "1/1000000",
+        let cli = try Witness.x264(["--quiet", "--threads", "1"] + flags + ["--tcfile-in", scratch.file("tc.txt"), "--timebase", "1/1000000",
                                                                                    "-o", scratch.file("cli.264"), scratch.file("c.y4m")])
         #expect(cli.status == 0, "\(cli.stderr)")
         #expect(try bytes(try stream(scratch, 1)) == (try bytes(scratch.file("cli.264"))))
@@ -209,7 +209,7 @@ struct TimestampStageTests {
         try Self.clip.write(to: scratch.file("c.y4m"))
         try Self.timecodeFile.write(toFile: scratch.file("tc.txt"), atomically: true, encoding: .utf8)
         // A variable-rate Matroska file made by the x264 CLI from the timecodes.
-        let mkv = try Witness.run("x264", ["--quiet", "--threads", "1", "--crf", "18", "--tcfile-in", scratch.file("tc.txt"), "-o", scratch.file("v.mkv"), scratch.file("c.y4m")])
+        let mkv = try Witness.x264(["--quiet", "--threads", "1", "--crf", "18", "--tcfile-in", scratch.file("tc.txt"), "-o", scratch.file("v.mkv"), scratch.file("c.y4m")])
         #expect(mkv.status == 0, "\(mkv.stderr)")
         let probe = try Witness.run("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries", "frame=best_effort_timestamp_time", "-of", "csv=p=0", Witness.file(scratch.file("v.mkv"))])
         let times = probe.stdout.split(separator: "\n").map { Int64((Double($0.trimmingCharacters(in: .punctuationCharacters))! * 1e6).rounded()) }

@@ -13,6 +13,37 @@ enum Witness {
                       stderr: String(decoding: r.stderr, as: UTF8.self))
     }
 
+    /// The x264 CLI as the witness of the lab's bytes: `x264 --asm CAPS ARGUMENTS`, CAPS the CPU capabilities the
+    /// CLI detects here minus every AVX-512 one (``x264AsmWithoutAVX512``). The lab turns x264's AVX-512 path off
+    /// (``X264Session``): with it, the CLI's own bytes depend on memory x264 never set, so a byte-identity comparison
+    /// with the CLI holds only without it. Every comparison with the CLI goes through here.
+    static func x264(_ arguments: [String]) throws -> Output {
+        try run("x264", ["--asm", try x264AsmWithoutAVX512.get()] + arguments)
+    }
+
+    /// The `--asm` value: the names x264 prints after "using cpu capabilities: " when it encodes one frame here,
+    /// those starting with AVX512 left out, joined by commas (as bench/harness.sh does).
+    static let x264AsmWithoutAVX512: Result<String, LabError> = {
+        let dir = NSTemporaryDirectory() + "enclab-asm-\(getpid())"
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        do {
+            try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+            // One grey 16x16 I420 frame: the header line, the FRAME line, 256 + 2 x 64 bytes.
+            var y4m = Data("YUV4MPEG2 W16 H16 F25:1 Ip A1:1 C420jpeg\nFRAME\n".utf8)
+            y4m.append(Data(repeating: 128, count: 16 * 16 + 2 * 8 * 8))
+            try y4m.write(to: URL(fileURLWithPath: dir + "/grey.y4m"))
+            let probe = try run("x264", ["--frames", "1", "-o", "/dev/null", dir + "/grey.y4m"])
+            guard let line = probe.stderr.split(separator: "\n").first(where: { $0.contains("using cpu capabilities: ") }),
+                  let at = line.range(of: "using cpu capabilities: ") else {
+                return .failure(LabError.software("x264 printed no 'using cpu capabilities' line: \(probe.stderr)"))
+            }
+            let names = line[at.upperBound...].split(separator: " ").map(String.init).filter { !$0.hasPrefix("AVX512") }
+            return names.isEmpty ? .failure(LabError.software("x264 detected no CPU capability: \(line)")) : .success(names.joined(separator: ","))
+        } catch {
+            return .failure(error as? LabError ?? LabError.software("\(error)"))
+        }
+    }()
+
     /// Runs the built `enclab` (`.build/debug/enclab`) in `dir`, as a user runs it.
     static func enclab(_ arguments: [String], in dir: String) throws -> Output {
         let r = try Tools.run(repositoryRoot + "/.build/debug/enclab", arguments, workingDirectory: dir)

@@ -20,6 +20,12 @@ public struct RunOutcome: Sendable {
     public var warnings: [String]
     /// True when the run was not encoded because a done run of its key was already in the database.
     public var alreadyDone: Bool = false
+    /// Whether the run's encode writes the same bytes every time (`runs.repeatable`, ``Repeatability``); nil when
+    /// not known (a run of an older enclab without x264's options stored).
+    public var repeatable: Bool? = nil
+    /// The done runs of this key in the database (repeats of a run that is not repeatable, from `enclab merge`); 1
+    /// for a run that has none.
+    public var repeats: Int = 1
 }
 
 /// The lab's runner and the store's only writer: it checks runs (``check(_:experiment:)``), skips those
@@ -358,9 +364,10 @@ public final class Lab {
             var failure = error as? LabError ?? LabError.software(error.localizedDescription)
             if let signal = Interruption.received { failure = LabError(.interrupted, "interrupted by \(signal)") }
             if ![.cantCreate, .ioError, .tempFail, .usage].contains(failure.kind) && store.database.damage == nil {
-                _ = try? store.recordRun(.init(start: start, createdAt: Date(), warnings: [],
-                                               outcome: .failed(error: failure.message), runKey: key,
-                                               clipSHA256: identity.sha256)) { _ in }
+                var failed = LabStore.RunRecord(start: start, createdAt: Date(), warnings: [],
+                                                outcome: .failed(error: failure.message), runKey: key, clipSHA256: identity.sha256)
+                failed.repeatable = spec.repeatable
+                _ = try? store.recordRun(failed) { _ in }
             }
             throw failure
         }
@@ -385,9 +392,10 @@ public final class Lab {
         finished.unverified = spec.settings.verify == .none
         let runID: Int64
         do {
-            runID = try store.recordRun(.init(start: recordStart, createdAt: result.createdAt, warnings: result.warnings,
-                                              outcome: .done(finished), runKey: key, clipSHA256: identity.sha256),
-                                        replacing: replacing) { recorded in
+            var record = LabStore.RunRecord(start: recordStart, createdAt: result.createdAt, warnings: result.warnings,
+                                            outcome: .done(finished), runKey: key, clipSHA256: identity.sha256)
+            record.repeatable = spec.repeatable
+            runID = try store.recordRun(record, replacing: replacing) { recorded in
                 if existing == nil && FileManager.default.fileExists(atPath: final) {
                     throw LabError.usage("\(final) already exists (from another database?): give this database its own --out")
                 }
@@ -490,7 +498,8 @@ public final class Lab {
                           frames: row.frames ?? 0, bytes: row.bytes ?? 0,
                           kbps: seconds > 0 ? Double(row.bytes ?? 0) * 8 / 1000 / seconds : 0, meanPSNR: psnr,
                           streamPath: row.streamPath ?? "", warnings: [],
-                          alreadyDone: alreadyDone)
+                          alreadyDone: alreadyDone, repeatable: row.repeatable,
+                          repeats: row.runKey.map { try? store.doneRuns(key: $0).count } .flatMap { $0 } ?? 1)
     }
 
     /// `settingsJSON` with the experiment's `report` object, if any (``report``).

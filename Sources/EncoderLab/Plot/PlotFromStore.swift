@@ -188,6 +188,9 @@ public enum PlotFromStore {
                 throw LabError.usage("\(label) '\(shown)': expected a run id (12 or run-12) or a run key or its first 8 or more hex digits")
             }
             let keyed = prefix.map { p in rows.filter { keys[$0.runID]?.lowercased().hasPrefix(p) ?? false } } ?? []
+            if keyed.count > 1, Set(keyed.compactMap { keys[$0.runID] }).count == 1 {
+                throw LabError.usage("\(label) '\(shown)': runs \(keyed.map { String($0.runID) }.joined(separator: ", ")) are repeats of this key (an encode that is not repeatable, merged from several databases); give a run id (run-\(keyed[0].runID))")
+            }
             if keyed.count > 1 {
                 throw LabError.usage("\(label) '\(shown)': ambiguous, the keys of runs \(keyed.map { String($0.runID) }.joined(separator: ", ")) start with it; give more digits")
             }

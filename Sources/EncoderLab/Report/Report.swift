@@ -309,7 +309,11 @@ public enum Report {
         if unverifiedCount > 0 {
             body += "<p class=\"unverified-note\">\(unverifiedCount) run\(unverifiedCount == 1 ? " was" : "s were") encoded with --verify none (column \"PSNR from\" <span class=\"unverified\">unverified: x264 PSNR</span>): \(unverifiedCount == 1 ? "its" : "their") PSNR is x264's own report, not the lab's decode of the stream checked against the source.</p>\n"
         }
-        let headers = ["run", "clip", "configuration", "label", "status", "frames", "files", "PSNR from"] + data.metricColumns
+        let notRepeatable = runs.filter { $0.row.repeatable == false }.count
+        if notRepeatable > 0 {
+            body += "<p class=\"note\">\(notRepeatable) run\(notRepeatable == 1 ? " is" : "s are") not repeatable (column \"repeatable\" no: x264 with several threads under VBV, or --non-deterministic): another encode of the same run key gives other bytes, so a difference between such runs no larger than the spread between repeats (the noise floor, below) is not a difference of their settings. \(Repeatability.advice.prefix(1).uppercased() + Repeatability.advice.dropFirst()).</p>\n"
+        }
+        let headers = ["run", "clip", "configuration", "label", "status", "repeatable", "frames", "files", "PSNR from"] + data.metricColumns
         var rows: [[String]] = []
         rows.reserveCapacity(runs.count)
         for run in runs {
@@ -321,10 +325,12 @@ public enum Report {
             }
             let status = run.row.status == "done" ? "done" : "<span class=\"missing\">\(e(run.row.status))</span>"
             let source = run.row.status != "done" || run.psnr == nil ? "" : run.unverified ? "<span class=\"unverified\">unverified: x264 PSNR</span>" : "lab"
-            rows.append([idCell, e(run.clipName), e(run.configuration), e(run.label), status, run.row.frames.map(String.init) ?? "", filesCell, source]
+            let repeatable = run.row.repeatable.map { $0 ? "yes" : "<span class=\"missing\">no</span>" } ?? ""
+            rows.append([idCell, e(run.clipName), e(run.configuration), e(run.label), status, repeatable, run.row.frames.map(String.init) ?? "", filesCell, source]
                         + data.metricColumns.map { HTML.number(run.metrics[$0] ?? nil, digits: integerMetrics.contains($0) ? 0 : 3) })
         }
-        body += HTML.table(headers: headers, rows: rows, sortable: true, textColumns: [1, 2, 3, 4, 6, 7])
+        body += HTML.table(headers: headers, rows: rows, sortable: true, textColumns: [1, 2, 3, 4, 5, 7, 8])
+        body += noiseFloor(runs)
 
         // Curves and BD-rate.
         let byClip = curves(runs)
@@ -363,6 +369,34 @@ public enum Report {
             body += "<p class=\"note\">No configuration '\(e(w))' here: the anchor is the first configuration.</p>\n"
         }
         return HTML.page(title: "enclab report: \(name)", body: body)
+    }
+
+    /// The experiment page's "Repeats (noise floor)" section: per run key with more than one done run (the repeats
+    /// of a run that is not repeatable, kept by `enclab merge`), the spread between its repeats: bytes (`runs.bytes`)
+    /// and `psnr_global` (the curves' PSNR), each as min–max and max − min. Empty when no key has repeats.
+    static func noiseFloor(_ runs: [ReportData.Run]) -> String {
+        var byKey: [String: [ReportData.Run]] = [:]
+        for run in runs where run.row.status == "done" { if let key = run.row.runKey { byKey[key, default: []].append(run) } }
+        let repeated = byKey.filter { $0.value.count > 1 }.sorted { $0.value[0].row.runID < $1.value[0].row.runID }
+        guard !repeated.isEmpty else { return "" }
+        let e = HTML.escape
+        var rows: [[String]] = []
+        for (key, list) in repeated {
+            let bytes = list.compactMap(\.row.bytes), psnr = list.compactMap(\.psnr)
+            func range(_ values: [Double], digits: Int) -> (String, String) {
+                guard let lo = values.min(), let hi = values.max() else { return ("", "") }
+                return ("\(HTML.number(lo, digits: digits))–\(HTML.number(hi, digits: digits))", HTML.number(hi - lo, digits: digits))
+            }
+            let (bytesRange, bytesSpread) = range(bytes.map(Double.init), digits: 0)
+            let percent = bytes.min().map { lo in lo > 0 ? String(format: "%.2f %%", Double(bytes.max()! - lo) / Double(lo) * 100) : "" } ?? ""
+            let (psnrRange, psnrSpread) = range(psnr, digits: 3)
+            rows.append([e(String(key.prefix(16))), e(list[0].configuration), e(list[0].label),
+                         list.map { "<a href=\"run-\($0.row.runID)/index.html\">\($0.row.runID)</a>" }.joined(separator: ", "),
+                         bytesRange, bytesSpread, percent, psnrRange, psnrSpread])
+        }
+        return "<h2>Repeats (noise floor)</h2>\n<p class=\"note\">Run keys done more than once (repeats of a run that is not repeatable, kept by <code>enclab merge</code>): the spread between the repeats of one key is the noise floor of comparisons between such runs. PSNR is psnr_global, the curves' PSNR.</p>\n"
+            + HTML.table(headers: ["run key", "configuration", "label", "runs", "bytes min–max", "bytes spread", "bytes spread %", "psnr_global min–max (dB)", "psnr_global spread (dB)"],
+                         rows: rows, textColumns: [0, 1, 2, 3, 4, 7])
     }
 
     /// `NAME.dat`, `NAME.gp`, `NAME.png`, `NAME.svg`: one clip's curves, bitrate (log scale) against psnr_global.

@@ -78,6 +78,10 @@ enum RunPage {
             ["timebase", row.timebaseNum.map { "\($0)/\(row.timebaseDen ?? 1) s" } ?? ""],
         ]
         if let key = row.runKey { facts.append(["run key", e(key)]) }
+        if let repeatable = row.repeatable {
+            let why = Repeatability.reason(settingsJSON: row.settingsJSON)?.reason
+            facts.append(["repeatable", repeatable ? "yes" : "<span class=\"missing\">no</span>: \(e(why ?? "not repeatable")); another encode of this run key gives other bytes (\(e(Repeatability.advice)))"])
+        }
         body += HTML.table(headers: ["", ""], rows: facts, textColumns: [0, 1])
         body += "<h2>Metrics</h2>\n"
         body += HTML.table(headers: columns, rows: [columns.map { HTML.number(run.metrics[$0] ?? nil, digits: 3) }])

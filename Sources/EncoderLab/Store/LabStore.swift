@@ -131,14 +131,15 @@ public final class LabStore {
                 guard replacing else {
                     throw LabError.usage("\(database.path): run \(stored.runID) of \(stored.createdAt) has run key \(key) already (the same clip and settings); --force replaces it")
                 }
-                try deleteRun(stored.runID)
+                // Every done run of the key: a merged database may hold repeats of a run that is not repeatable.
+                for id in try doneRuns(key: key).map(\.runID) { try deleteRun(id) }
             }
             let insert = try database.prepare("""
                 INSERT INTO runs (run_key, experiment, clip, clip_sha256, settings, status, frames, bytes, duration_s,
                                   timebase_num, timebase_den, crop, x264_version, lab_version, ffmpeg_version, machine,
                                   created_at, finished_at, width, height, fps_num, fps_den, input_frames, truncated_bytes,
-                                  warnings, error)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                  warnings, error, repeatable)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 RETURNING run_id
                 """)
             var values: [SQLValue] = [text(record.runKey), .text(start.experiment), .text(start.clip), text(record.clipSHA256)]
@@ -158,6 +159,7 @@ public final class LabStore {
             }
             values.append(record.warnings.isEmpty ? .null : .text(JSON.string(record.warnings)))
             if case .failed(let error) = record.outcome { values.append(.text(error)) } else { values.append(.null) }
+            values.append(record.repeatable.map { .integer($0 ? 1 : 0) } ?? .null)
             try insert.bind(values)
             guard try insert.step(), let runID = insert.row().first?.int else {
                 throw LabError.software("\(database.path): INSERT INTO runs returned no run_id")
@@ -287,10 +289,18 @@ public final class LabStore {
         try database.rows("SELECT * FROM runs ORDER BY run_id").map(RunRow.init)
     }
 
-    /// The `done` run stored with `key` (`runs.run_key`; at most one, by the index `runs_done_by_key`), or nil.
+    /// The first `done` run stored with `key` (`runs.run_key`), or nil: the only one of a repeatable run (by the
+    /// index `runs_done_by_key`); of a run that is not repeatable the lowest run id of its repeats (``doneRuns(key:)``).
     /// - Throws: `.data` when a NOT NULL column holds NULL or the wrong type; the database's errors.
     public func doneRun(key: String) throws -> RunRow? {
-        try database.rows("SELECT * FROM runs WHERE run_key = ? AND status = 'done'", [.text(key)]).first.map(RunRow.init)
+        try database.rows("SELECT * FROM runs WHERE run_key = ? AND status = 'done' ORDER BY run_id LIMIT 1", [.text(key)]).first.map(RunRow.init)
+    }
+
+    /// Every `done` run stored with `key`, by run id: one, or the repeats of a run that is not repeatable
+    /// (``Repeatability``; `enclab merge` keeps them).
+    /// - Throws: `.data` when a NOT NULL column holds NULL or the wrong type; the database's errors.
+    public func doneRuns(key: String) throws -> [RunRow] {
+        try database.rows("SELECT * FROM runs WHERE run_key = ? AND status = 'done' ORDER BY run_id", [.text(key)]).map(RunRow.init)
     }
 }
 

@@ -29,8 +29,9 @@ extension LabStore {
 
 /// What ``Merge/merge(inputs:into:)`` did.
 public struct MergeReport: Sendable {
-    /// Two done runs of one run key whose per-frame rows differ (x264 with several threads under VBV is not
-    /// repeatable): the first stays `done`; the other is kept too, as a `failed` run whose error says so.
+    /// Two done runs of one run key whose per-frame rows differ although the key's encode is repeatable (or its
+    /// repeatability is not recorded): the first stays `done`; the other is kept too, as a `failed` run whose error
+    /// says so. Runs that are not repeatable are ``Repeat``s instead.
     public struct Conflict: Sendable, Equatable {
         public var runKey: String
         /// The input and its run id of the run kept `done`.
@@ -43,8 +44,40 @@ public struct MergeReport: Sendable {
         public var storedRunID: Int64
     }
 
+    /// A done run of one run key stored beside another done run of that key with other per-frame rows, both done:
+    /// the key's encode is not repeatable (`runs.repeatable` 0, ``Repeatability``), so the two are repeats.
+    public struct Repeat: Sendable, Equatable {
+        public var runKey: String
+        /// The input and its run id of the run stored first.
+        public var firstInput: String
+        public var firstRunID: Int64
+        /// The input and its run id of this repeat.
+        public var input: String
+        public var runID: Int64
+        /// The repeat's id in the merged database.
+        public var storedRunID: Int64
+    }
+
+    /// A run of an input that the merged database stores as `failed` because its rows are damaged: a done run
+    /// with no frames, a frame whose size, PTS or DTS is not an integer in the range every reader holds them to, or
+    /// a row the schema refuses. Its rows are not copied; a done run of its key found elsewhere stays done.
+    public struct Damaged: Sendable, Equatable {
+        public var input: String
+        public var runID: Int64
+        /// What is wrong, naming the row and column.
+        public var reason: String
+        /// The run's id in the merged database (a `failed` run whose error says why).
+        public var storedRunID: Int64
+    }
+
     /// Per input, in the order given: runs read, runs copied.
     public var inputs: [(path: String, runs: Int, copied: Int)] = []
+    /// Done runs kept beside another done run of their key as repeats (not conflicts).
+    public var repeats: [Repeat] = []
+    /// Runs stored as failed because their rows are damaged.
+    public var damaged: [Damaged] = []
+    /// Temporary files of earlier merges that were killed, removed before this one (``Merge/removeStale(in:)``).
+    public var staleRemoved: [String] = []
     /// Runs left out because the merged database holds the same run already (a done run of the same key with the
     /// same per-frame rows, or another run whose every column but `run_id` is the same).
     public var duplicates = 0
@@ -68,17 +101,27 @@ public enum Merge {
     /// has a `run_id` column (``LabStore/childTables(of:)``: those of today's schema and any a later one adds), under
     /// a new `run_id`; `clip_hashes` (a cache of this machine's files) is not copied. A done run whose key is done
     /// already in the merged database is left out when its `frames` rows (every column but `run_id`) are the same;
-    /// otherwise it is a conflict: it is stored too, with its rows, as a `failed` run whose `error` names both runs
-    /// (``MergeReport/conflicts``). Any other run (failed, or without a key) is left out only when a run with the same
-    /// columns (but `run_id`) is there already. Stream paths are copied as they are: the run folders stay where the
-    /// shards wrote them (they are named by run key, so the shards' output folders can be copied into one).
+    /// otherwise, when the key's encode is not repeatable (`runs.repeatable` 0, ``Repeatability``), it is stored
+    /// done too, a repeat (``MergeReport/repeats``); else it is a conflict: it is stored too, with its rows, as a
+    /// `failed` run whose `error` names both runs (``MergeReport/conflicts``). Any other run (failed, or without a
+    /// key) is left out only when a run with the same columns (but `run_id`) is there already. Stream paths are
+    /// copied as they are: the run folders stay where the shards wrote them (they are named by run key, so the
+    /// shards' output folders can be copied into one; repeats of one key name the same folder of their shards).
+    ///
+    /// A done run is checked before it counts as done (``damage(of:in:)``): one with no frames, or a frame whose
+    /// `size_bytes`, `pts` or `dts` is not an integer within the ranges every reader holds them to
+    /// (``RunPlotInput/checkFrame(codedIndex:sizeBytes:pts:dts:runID:use:)``), or whose rows the merged database's
+    /// schema refuses (a CHECK or NOT NULL broken), is stored as a `failed` run whose error names the input, its run
+    /// and what is wrong, without its rows (``MergeReport/damaged``); it never makes a done copy of its key elsewhere
+    /// a conflict.
     ///
     /// The database is built under a temporary name beside `output` (`.NAME.merge-PID-RANDOM`), checkpointed, closed
-    /// and renamed into place (`renameat2` with `RENAME_NOREPLACE`): `output` is either absent or whole.
+    /// and renamed into place (`renameat2` with `RENAME_NOREPLACE`): `output` is either absent or whole. The temporary
+    /// files of an earlier merge that was killed are removed first (``removeStale(in:)``).
     /// - Throws: `.usage` for no inputs or an `output` that exists; `.noInput` for a missing input or one that is not
     ///   a regular file; `.data` for an input that is not the lab's database or is of a newer schema version;
-    ///   `.cantCreate`, `.ioError`, `.tempFail` from the databases; `.interrupted` after SIGINT/SIGTERM (nothing
-    ///   left behind).
+    ///   `.cantCreate`, `.ioError`, `.tempFail` from the databases (an input's errors name the input, never the
+    ///   temporary copy); `.interrupted` after SIGINT/SIGTERM (nothing left behind).
     public static func merge(inputs: [String], into output: String) throws -> MergeReport {
         guard !inputs.isEmpty else { throw LabError.usage("merge needs OUT.sqlite and at least one IN.sqlite") }
         try LabStore.checkPath(output, operand: "merge OUT.sqlite")
@@ -94,95 +137,260 @@ public enum Merge {
         }
         let dir = Paths.parent(output).isEmpty ? "." : Paths.parent(output)
         let base = output.split(separator: "/").last.map(String.init) ?? output
+        let stale = removeStale(in: dir)
         let tag = "\(getpid())-\(UUID().uuidString.prefix(8))"
         let temporary = "\(dir)/.\(base).merge-\(tag)"
         var scratch: [String] = [temporary]
         defer {
             for path in scratch { for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
         }
-        let report: MergeReport = try {
-            let store = try LabStore(path: temporary)
-            let out = store.database
-            let children = try LabStore.childTables(of: out)
-            precondition(Set(children).isSuperset(of: LabStore.runChildTables), "every table of a run has a run_id column")
-            let runColumns = try LabStore.columns(of: "runs", in: out).filter { $0 != "run_id" }
-            var childColumns: [String: [String]] = [:]
-            for table in children { childColumns[table] = try LabStore.columns(of: table, in: out) }
-            var report = MergeReport()
-            // Done runs by key: the per-frame digest and where the run came from; other runs by their columns.
-            var doneByKey: [String: (digest: String, input: String, runID: Int64)] = [:]
-            var others: Set<String> = []
-            try out.transaction {
-                for (n, input) in inputs.enumerated() {
-                    let source = try openForMerge(input, scratch: "\(dir)/.\(base).merge-\(tag)-in\(n)", made: &scratch)
-                    let sourceTables = Set(try source.rows("SELECT name FROM sqlite_master WHERE type = 'table'").map { try $0.text("name") })
-                    let selectRun = runColumns.map(LabStore.quoted).joined(separator: ", ")
-                    let insertRun = try out.prepare("""
-                        INSERT INTO runs (\(selectRun)) VALUES (\(runColumns.map { _ in "?" }.joined(separator: ", "))) RETURNING run_id
-                        """)
-                    var inserts: [String: Statement] = [:]
-                    for table in children where sourceTables.contains(table) {
-                        let columns = childColumns[table]!
-                        inserts[table] = try out.prepare("INSERT INTO \(LabStore.quoted(table)) (\(columns.map(LabStore.quoted).joined(separator: ", "))) VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))")
-                    }
-                    var read = 0, copied = 0
-                    for run in try source.rows("SELECT run_id, \(selectRun) FROM runs ORDER BY run_id") {
-                        try Interruption.check()
-                        read += 1
-                        let oldID = try run.integer("run_id")
-                        var values = runColumns.map { run[$0] }
-                        let key = run["run_key"].string
-                        var conflict: (key: String, kept: (digest: String, input: String, runID: Int64))?
-                        if run["status"].string == "done", let key {
-                            let digest = try framesDigest(of: oldID, in: source, columns: childColumns["frames"]!)
-                            if let kept = doneByKey[key] {
-                                if kept.digest == digest { report.duplicates += 1; continue }
-                                conflict = (key, kept)
-                                values[runColumns.firstIndex(of: "status")!] = .text("failed")
-                                values[runColumns.firstIndex(of: "error")!] = .text(conflictError(
-                                    key: key, keptInput: kept.input, keptRunID: kept.runID, input: input, runID: oldID))
-                            } else {
-                                doneByKey[key] = (digest, input, oldID)
-                            }
-                        } else {
-                            let identity = JSON.string(values.map(jsonValue))
-                            if others.contains(identity) { report.duplicates += 1; continue }
-                            others.insert(identity)
-                        }
-                        try insertRun.bind(values)
-                        guard try insertRun.step(), let newID = insertRun.row().first?.int else {
-                            throw LabError.software("\(temporary): INSERT INTO runs returned no run_id")
-                        }
-                        while try insertRun.step() {}
+        // What an error of the temporary files names instead: the output being written, or the input copied.
+        var names: [(temporary: String, shown: String)] = [(temporary, output)]
+        func named(_ error: Error) -> Error {
+            guard let e = error as? LabError else { return error }
+            var message = e.message
+            // The longest name first: an input's copy `.NAME.merge-TAG-in0` begins with the output's temporary name.
+            for (path, shown) in names.sorted(by: { $0.temporary.count > $1.temporary.count }) {
+                message = message.replacingOccurrences(of: path, with: shown)
+            }
+            return LabError(e.kind, message)
+        }
+        let report: MergeReport
+        do {
+            report = try {
+                let store = try LabStore(path: temporary)
+                let out = store.database
+                let children = try LabStore.childTables(of: out)
+                precondition(Set(children).isSuperset(of: LabStore.runChildTables), "every table of a run has a run_id column")
+                let runColumns = try LabStore.columns(of: "runs", in: out).filter { $0 != "run_id" }
+                var childColumns: [String: [String]] = [:]
+                for table in children { childColumns[table] = try LabStore.columns(of: table, in: out) }
+                var report = MergeReport()
+                report.staleRemoved = stale
+                // Done runs by key: the per-frame digests stored (several for the repeats of a run that is not
+                // repeatable) and where the first came from; other runs by their columns.
+                var doneByKey: [String: (digests: Set<String>, input: String, runID: Int64)] = [:]
+                var others: Set<String> = []
+                try out.transaction {
+                    for (n, input) in inputs.enumerated() {
+                        let copy = "\(dir)/.\(base).merge-\(tag)-in\(n)"
+                        names.append((copy, input))
+                        let source = try openForMerge(input, scratch: copy, made: &scratch)
+                        let sourceTables = Set(try source.rows("SELECT name FROM sqlite_master WHERE type = 'table'").map { try $0.text("name") })
+                        let selectRun = runColumns.map(LabStore.quoted).joined(separator: ", ")
+                        let insertRun = try out.prepare("""
+                            INSERT INTO runs (\(selectRun)) VALUES (\(runColumns.map { _ in "?" }.joined(separator: ", "))) RETURNING run_id
+                            """)
+                        var inserts: [String: Statement] = [:]
                         for table in children where sourceTables.contains(table) {
                             let columns = childColumns[table]!
-                            let select = try source.prepare("SELECT \(columns.map(LabStore.quoted).joined(separator: ", ")) FROM \(LabStore.quoted(table)) WHERE run_id = ?")
-                            try select.bind([.integer(oldID)])
-                            let runIDColumn = columns.firstIndex(of: "run_id")!
-                            while try select.step() {
-                                var row = select.row()
-                                row[runIDColumn] = .integer(newID)
-                                try inserts[table]!.run(row)
+                            inserts[table] = try out.prepare("INSERT INTO \(LabStore.quoted(table)) (\(columns.map(LabStore.quoted).joined(separator: ", "))) VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))")
+                        }
+                        /// Inserts a runs row, returning its new id.
+                        func insert(_ values: [SQLValue]) throws -> Int64 {
+                            try insertRun.bind(values)
+                            guard try insertRun.step(), let newID = insertRun.row().first?.int else {
+                                throw LabError.software("\(temporary): INSERT INTO runs returned no run_id")
                             }
+                            while try insertRun.step() {}
+                            return newID
                         }
-                        if let conflict {
-                            report.conflicts.append(.init(runKey: conflict.key, keptInput: conflict.kept.input, keptRunID: conflict.kept.runID,
-                                                          otherInput: input, otherRunID: oldID, storedRunID: newID))
+                        let status = runColumns.firstIndex(of: "status")!, errorColumn = runColumns.firstIndex(of: "error")!
+                        /// Stores a damaged run as failed, without its rows; false when it is there already.
+                        func storeDamaged(_ values: [SQLValue], oldID: Int64, reason: String) throws -> Bool {
+                            var values = values
+                            values[status] = .text("failed")
+                            values[errorColumn] = .text(damagedError(input: input, runID: oldID, reason: reason))
+                            // The same damaged run given twice (one input named twice) is stored once.
+                            let identity = JSON.string(values.map(jsonValue))
+                            if others.contains(identity) { report.duplicates += 1; return false }
+                            others.insert(identity)
+                            report.damaged.append(.init(input: input, runID: oldID, reason: reason, storedRunID: try insert(values)))
+                            return true
                         }
-                        copied += 1
+                        var read = 0, copied = 0
+                        for run in try source.rows("SELECT run_id, \(selectRun) FROM runs ORDER BY run_id") {
+                            try Interruption.check()
+                            read += 1
+                            let oldID = try run.integer("run_id")
+                            var values = runColumns.map { run[$0] }
+                            let key = run["run_key"].string
+                            if run["status"].string == "done", let reason = try damage(of: oldID, in: source, runFrames: run["frames"]) {
+                                if try storeDamaged(values, oldID: oldID, reason: reason) { copied += 1 }
+                                continue
+                            }
+                            var conflict: (key: String, kept: (digests: Set<String>, input: String, runID: Int64))?
+                            var repeatOf: (digests: Set<String>, input: String, runID: Int64)?
+                            var digest: String?
+                            if run["status"].string == "done", let key {
+                                let d = try framesDigest(of: oldID, in: source, columns: childColumns["frames"]!)
+                                if let kept = doneByKey[key] {
+                                    if kept.digests.contains(d) { report.duplicates += 1; continue }
+                                    if run["repeatable"] == .integer(0) {
+                                        repeatOf = kept
+                                        digest = d
+                                    } else {
+                                        conflict = (key, kept)
+                                        values[status] = .text("failed")
+                                        values[errorColumn] = .text(conflictError(
+                                            key: key, keptInput: kept.input, keptRunID: kept.runID, input: input, runID: oldID))
+                                    }
+                                } else {
+                                    digest = d
+                                }
+                            } else {
+                                let identity = JSON.string(values.map(jsonValue))
+                                if others.contains(identity) { report.duplicates += 1; continue }
+                                others.insert(identity)
+                            }
+                            // One savepoint per run: rows the merged database's schema refuses undo the run's copy,
+                            // and the run is stored as damaged instead.
+                            try out.execute("SAVEPOINT merge_run")
+                            let newID: Int64
+                            do {
+                                newID = try insert(values)
+                                for table in children where sourceTables.contains(table) {
+                                    let columns = childColumns[table]!
+                                    let select = try source.prepare("SELECT \(columns.map(LabStore.quoted).joined(separator: ", ")) FROM \(LabStore.quoted(table)) WHERE run_id = ?")
+                                    try select.bind([.integer(oldID)])
+                                    let runIDColumn = columns.firstIndex(of: "run_id")!
+                                    while try select.step() {
+                                        var row = select.row()
+                                        row[runIDColumn] = .integer(newID)
+                                        do {
+                                            try inserts[table]!.run(row)
+                                        } catch let e as LabError where e.kind == .software || e.kind == .data {
+                                            throw Refused(reason: "a row of \(table) is refused by the schema: " + refusal(e, temporary: temporary))
+                                        }
+                                    }
+                                }
+                                try out.execute("RELEASE merge_run")
+                            } catch let refused as Refused {
+                                try out.execute("ROLLBACK TO merge_run")
+                                try out.execute("RELEASE merge_run")
+                                if try storeDamaged(runColumns.map { run[$0] }, oldID: oldID, reason: refused.reason) { copied += 1 }
+                                continue
+                            }
+                            if let key, let digest {
+                                if doneByKey[key] == nil { doneByKey[key] = ([digest], input, oldID) } else { doneByKey[key]!.digests.insert(digest) }
+                            }
+                            if let conflict {
+                                report.conflicts.append(.init(runKey: conflict.key, keptInput: conflict.kept.input, keptRunID: conflict.kept.runID,
+                                                              otherInput: input, otherRunID: oldID, storedRunID: newID))
+                            }
+                            if let repeatOf, let key {
+                                report.repeats.append(.init(runKey: key, firstInput: repeatOf.input, firstRunID: repeatOf.runID,
+                                                            input: input, runID: oldID, storedRunID: newID))
+                            }
+                            copied += 1
+                        }
+                        report.inputs.append((input, read, copied))
                     }
-                    report.inputs.append((input, read, copied))
+                    report.runs = Int(try out.query("SELECT count(*) FROM runs").first?.first?.int ?? 0)
                 }
-                report.runs = Int(try out.query("SELECT count(*) FROM runs").first?.first?.int ?? 0)
-            }
-            try store.checkpoint()
-            return report
-        }()
+                try store.checkpoint()
+                return report
+            }()
+        } catch {
+            throw named(error)
+        }
         if try !OutputFiles.renameNoReplace(temporary, output) {
             throw LabError.usage("\(output): exists; merge writes a new database (name another or remove it)")
         }
         scratch.removeFirst()
         return report
+    }
+
+    /// A run's rows that the merged database's schema refused (``merge(inputs:into:)`` stores the run as damaged).
+    private struct Refused: Error { var reason: String }
+
+    /// SQLite's reason in a refusal of the temporary database, without its path, result code and statement.
+    private static func refusal(_ error: LabError, temporary: String) -> String {
+        var reason = Substring(error.message)
+        if reason.hasPrefix(temporary + ": ") { reason = reason.dropFirst(temporary.count + 2) }
+        if let code = reason.range(of: " (SQLite code ") { reason = reason[..<code.lowerBound] }
+        return String(reason)
+    }
+
+    /// The text stored as the `error` of a damaged input run.
+    static func damagedError(input: String, runID: Int64, reason: String) -> String {
+        "damaged: run \(runID) of \(input) is done there, but \(reason); stored here as failed, without its rows"
+    }
+
+    /// What is wrong with a done run of an input, or nil when its rows can be trusted: no frames, a `runs.frames`
+    /// that is not the number of its frames rows, or a frame whose `size_bytes`, `pts` or `dts` is not an integer
+    /// within ``RunPlotInput/checkFrame(codedIndex:sizeBytes:pts:dts:runID:use:)``'s ranges (0 ... 2^40 bytes;
+    /// ±2^60 ticks). Rows are read one at a time.
+    /// - Throws: the database's errors (a damaged file).
+    static func damage(of runID: Int64, in database: Database, runFrames: SQLValue) throws -> String? {
+        let select = try database.prepare("SELECT coded_index, size_bytes, pts, dts FROM frames WHERE run_id = ? ORDER BY coded_index")
+        try select.bind([.integer(runID)])
+        var count: Int64 = 0
+        while try select.step() {
+            let row = select.row()
+            count += 1
+            guard case .integer(let index) = row[0] else { return "a frame's coded_index is \(shown(row[0])), not an integer" }
+            for (column, value) in zip(["size_bytes", "pts", "dts"], row[1...]) {
+                guard case .integer = value else { return "frame coded_index \(index): \(column) is \(shown(value)), not an integer" }
+            }
+            guard case .integer(let size) = row[1], case .integer(let pts) = row[2], case .integer(let dts) = row[3] else { continue }
+            do {
+                try RunPlotInput.checkFrame(codedIndex: index, sizeBytes: size, pts: pts, dts: dts, runID: runID, use: "merged")
+            } catch let e as LabError {
+                // "run N: frame coded_index C: ..." without the run, which the stored error names with its input.
+                return e.message.hasPrefix("run \(runID): ") ? String(e.message.dropFirst("run \(runID): ".count)) : e.message
+            }
+        }
+        if count == 0 { return "it has no frames" }
+        if runFrames != .integer(count) { return "runs.frames is \(shown(runFrames)) where \(count) frames rows are stored" }
+        return nil
+    }
+
+    /// A stored value as a message shows it: text quoted and cut at 40 characters.
+    private static func shown(_ value: SQLValue) -> String {
+        switch value {
+        case .null: return "NULL"
+        case .integer(let v): return "\(v)"
+        case .real(let v): return "the real \(v)"
+        case .text(let v): return "the text '\(v.count > 40 ? String(v.prefix(40)) + "..." : v)'"
+        }
+    }
+
+    /// Removes the temporary files of merges that were killed from `dir`: only regular files whose whole name is
+    /// one ``merge(inputs:into:)`` gives (`.NAME.merge-PID-XXXXXXXX`, with `-inN` for an input's copy, and SQLite's
+    /// `-wal`, `-shm` or `-journal` beside it; XXXXXXXX eight uppercase hex digits) and whose PID is no running
+    /// process (`kill(PID, 0)` fails with ESRCH). Nothing else is touched; what cannot be removed stays.
+    /// - Returns: the paths removed.
+    static func removeStale(in dir: String) -> [String] {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: dir) else { return [] }
+        var removed: [String] = []
+        for name in names.sorted() {
+            guard let pid = stalePID(name), kill(pid, 0) != 0, errno == ESRCH else { continue }
+            let path = "\(dir)/\(name)"
+            var st = stat()
+            guard lstat(path, &st) == 0, st.st_mode & S_IFMT == S_IFREG else { continue }
+            if unlink(path) == 0 { removed.append(path) }
+        }
+        return removed
+    }
+
+    /// The PID in a name of merge's temporary files (``removeStale(in:)``), or nil for any other name.
+    static func stalePID(_ name: String) -> pid_t? {
+        var rest = Substring(name)
+        for suffix in ["-wal", "-shm", "-journal"] where rest.hasSuffix(suffix) { rest = rest.dropLast(suffix.count); break }
+        // An input's copy: -inN.
+        if let r = rest.range(of: "-in", options: .backwards), !rest[r.upperBound...].isEmpty, rest[r.upperBound...].allSatisfy(\.isASCII),
+           rest[r.upperBound...].allSatisfy(\.isNumber) {
+            rest = rest[..<r.lowerBound]
+        }
+        guard rest.hasPrefix("."), let marker = rest.range(of: ".merge-", options: .backwards), marker.lowerBound > rest.index(after: rest.startIndex) else {
+            return nil
+        }
+        let parts = rest[marker.upperBound...].split(separator: "-", omittingEmptySubsequences: false)
+        guard parts.count == 2, parts[1].count == 8, parts[1].allSatisfy({ $0.isASCII && $0.isHexDigit && !$0.isLowercase }),
+              !parts[0].isEmpty, parts[0].count <= 10, parts[0].allSatisfy({ $0.isASCII && $0.isNumber }),
+              let pid = Int32(parts[0]), pid > 0 else { return nil }
+        return pid
     }
 
     /// An input opened for reading: as it is when it has this enclab's schema version; migrated in a copy at

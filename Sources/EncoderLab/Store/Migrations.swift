@@ -30,7 +30,44 @@ extension LabStore {
                   foreignKeysOff: false) { db in try migrateAddKeyframes(db) },
         Migration(from: 5, summary: "run_metrics, run_gops (empty: enclab analyze fills them)",
                   foreignKeysOff: false) { db in try migrateAddRunMetrics(db) },
+        Migration(from: 6, summary: "runs.repeatable (from each run's stored settings); runs_done_by_key lets a run that is not repeatable be done again under its key",
+                  foreignKeysOff: true) { db in try migrateAddRepeatable(db) },
     ]
+
+    /// Version 6 → 7, a table rebuild as in ``migrateVersion1To2(_:)`` (new table, copy, drop, rename), so that a
+    /// migrated file has the very schema of a new one: `runs` gets `repeatable`, set for every run whose stored
+    /// settings hold x264's options string (``Repeatability/reason(settingsJSON:)``: 1 or 0; NULL for a stream the lab
+    /// did not encode); its indexes are made again, `runs_done_by_key` as ``doneByKeyIndexVersion7``. Every other
+    /// table, every run id and the AUTOINCREMENT counter are kept. Foreign keys must be off (``Migration/foreignKeysOff``).
+    /// - Throws: `.software` when the copy would leave more rows pointing at a missing run than before.
+    static func migrateAddRepeatable(_ db: Database) throws {
+        // A version 6 file may lack a table or index of its version: it is made first.
+        try db.execute(schemaVersion6)
+        let violationsBefore = try db.query("PRAGMA foreign_key_check").count
+        let counter = try db.rows("SELECT seq FROM sqlite_sequence WHERE name = 'runs'").first?["seq"].int
+        let columns = shapeVersion6.columns["runs"]!.joined(separator: ", ")
+        try db.execute(runsTable("new_runs", ifNotExists: false, repeatable: true))
+        try db.execute("INSERT INTO new_runs (\(columns)) SELECT \(columns) FROM runs")
+        try db.execute("DROP TABLE runs")
+        try db.execute("ALTER TABLE new_runs RENAME TO runs")
+        if let counter {
+            try db.prepare("UPDATE sqlite_sequence SET seq = max(seq, ?1) WHERE name = 'runs'").run([.integer(counter)])
+            try db.prepare("INSERT INTO sqlite_sequence (name, seq) SELECT 'runs', ?1 WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'runs')")
+                .run([.integer(counter)])
+        }
+        let update = try db.prepare("UPDATE runs SET repeatable = ? WHERE run_id = ?")
+        // One run at a time: the settings are read by run id, not all at once.
+        for id in try db.rows("SELECT run_id FROM runs ORDER BY run_id").map({ try $0.integer("run_id") }) {
+            guard case .text(let settings)? = try db.query("SELECT settings FROM runs WHERE run_id = ?", [.integer(id)]).first?.first,
+                  let found = Repeatability.reason(settingsJSON: settings) else { continue }
+            try update.run([.integer(found.repeatable ? 1 : 0), .integer(id)])
+        }
+        try db.execute(schema)
+        let violationsAfter = try db.query("PRAGMA foreign_key_check").count
+        if violationsAfter > violationsBefore {
+            throw LabError.software("\(db.path): migrating to schema version 7 would leave \(violationsAfter - violationsBefore) rows pointing at a missing run; nothing was changed")
+        }
+    }
 
     /// Version 1 → 2, the documented way to change a table's constraints (sqlite.org/lang_altertable.html,
     /// "Making Other Kinds Of Table Schema Changes"): for `runs` and `frames` a new table, the rows copied
@@ -46,7 +83,7 @@ extension LabStore {
         let violationsBefore = try db.query("PRAGMA foreign_key_check").count
         let counter = try db.rows("SELECT seq FROM sqlite_sequence WHERE name = 'runs'").first?["seq"].int
         try db.prepare("UPDATE runs SET status = 'failed', error = ? WHERE status = 'running'").run([.text(interruptedRunError)])
-        for (table, create) in [("runs", runsTable), ("frames", framesTableVersion2)] {
+        for (table, create) in [("runs", { runsTable($0, ifNotExists: $1) }), ("frames", framesTableVersion2)] as [(String, (String, Bool) -> String)] {
             let columns = shapeVersion1.columns[table]!.joined(separator: ", ")
             try db.execute(create("new_\(table)", false))
             try db.execute("INSERT INTO new_\(table) (\(columns)) SELECT \(columns) FROM \(table)")

@@ -63,6 +63,10 @@ extension LabStore {
         public var clipSHA256: String?
         /// `runs.x264_version`: the libx264 that made the stream (`X264_POINTVER`), nil for a stream from elsewhere.
         public var x264Version: String?
+        /// `runs.repeatable`: whether the encode writes the same bytes every time (``RunSpec/repeatable``), nil for a
+        /// stream the lab did not encode. A done run that is not repeatable may be stored beside other done runs of
+        /// its key (repeats).
+        public var repeatable: Bool? = nil
 
         /// How the run ended: `done` with everything it measured, or `failed` with the error's message.
         public enum Outcome: Sendable {
@@ -206,6 +210,9 @@ extension LabStore {
         /// The warnings as a JSON array of strings.
         public var warningsJSON: String?
         public var error: String?
+        /// Whether the run's encode writes the same bytes every time (`runs.repeatable`, ``Repeatability``); nil for
+        /// a stream the lab did not encode, or a database older than schema version 7 read as it is.
+        public var repeatable: Bool? = nil
 
         public init(runID: Int64, runKey: String? = nil, experiment: String, clip: String, clipSHA256: String? = nil,
                     settingsJSON: String, status: String, frames: Int?, bytes: Int?, durationSeconds: Double?,
@@ -275,6 +282,7 @@ extension LabStore {
             truncatedBytes = int("truncated_bytes")
             warningsJSON = r["warnings"].string
             error = r["error"].string
+            repeatable = r.has("repeatable") ? r["repeatable"].int.map { $0 != 0 } : nil
         }
     }
 }

@@ -206,6 +206,9 @@ public struct Row {
         return values[index]
     }
 
+    /// Whether the query selected a column named `name` (a table of an older schema version may lack it).
+    public func has(_ name: String) -> Bool { indexes[name] != nil }
+
     /// A NOT NULL integer column. - Throws: `.data` naming the file and column when it holds anything else.
     public func integer(_ name: String) throws -> Int64 {
         guard let v = self[name].int else { throw mismatch(name, "an integer") }

@@ -3,20 +3,22 @@ import Foundation
 /// The database's schema, by version (README, "Database schema"). The version is kept in `PRAGMA user_version`;
 /// ``LabStore/migrations`` take a file of an older version to ``LabStore/schemaVersion``.
 extension LabStore {
-    /// The schema's version, kept in `PRAGMA user_version`: 6 is ``schema``. Version 5 is ``schemaVersion5``,
+    /// The schema's version, kept in `PRAGMA user_version`: 7 is ``schema``. Version 6 is ``schemaVersion6``,
+    /// version 5 ``schemaVersion5``,
     /// version 4 ``schemaVersion4``,
     /// version 3 ``schemaVersion3``,
     /// version 2 ``schemaVersion2``, version 1 ``schemaVersion1``; version 0 (no user_version, commit aef06d9 and
     /// before) has the tables of version 1.
-    public static let schemaVersion: Int32 = 6
+    public static let schemaVersion: Int32 = 7
 
     /// The error a run that was `running` when an older enclab stopped is marked `failed` with, on migration.
     public static let interruptedRunError = "interrupted (found running when the database was opened)"
 
     /// The `runs` table of versions 2 and 3 named `name` (the migration to 2 builds it as `new_runs`, then renames it).
     /// `run_key` and `clip_sha256` are lowercase hex SHA-256 digests (64 digits) or NULL; `x264_version` may be
-    /// NULL (a stream that x264 did not make).
-    static func runsTable(_ name: String, ifNotExists: Bool) -> String {
+    /// NULL (a stream that x264 did not make). Version 7 adds `repeatable` (``migrateAddRepeatable(_:)``): `repeatable`
+    /// false gives the table of versions 2 to 6.
+    static func runsTable(_ name: String, ifNotExists: Bool, repeatable: Bool = false) -> String {
         """
         CREATE TABLE \(ifNotExists ? "IF NOT EXISTS " : "")\(name) (
             run_id          INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -46,7 +48,7 @@ extension LabStore {
             input_frames    INTEGER,
             truncated_bytes INTEGER,
             warnings        TEXT,
-            error           TEXT
+            error           TEXT\(repeatable ? ",\n            repeatable      INTEGER CHECK (repeatable IN (0, 1))" : "")
         );
         """
     }
@@ -223,8 +225,22 @@ extension LabStore {
     );
     """
 
-    /// The schema of version 6 (``schemaVersion``), as a new database gets it; every statement `IF NOT EXISTS`.
-    static let schema = schemaVersion5 + "\n" + metricsTables
+    /// The schema of version 7 (``schemaVersion``), as a new database gets it; every statement `IF NOT EXISTS`:
+    /// version 6 with `runs.repeatable` and ``doneByKeyIndexVersion7``.
+    static let schema: String = {
+        let old = "CREATE UNIQUE INDEX IF NOT EXISTS runs_done_by_key ON runs (run_key) WHERE status = 'done' AND run_key IS NOT NULL;"
+        precondition(schemaVersion6.contains(old), "version 6 has the index version 7 redefines")
+        return schemaVersion6.replacingOccurrences(of: runsTable("runs", ifNotExists: true), with: runsTable("runs", ifNotExists: true, repeatable: true))
+            .replacingOccurrences(of: old, with: doneByKeyIndexVersion7)
+    }()
+
+    /// Version 7's `runs_done_by_key`: a key is done once among the runs that are repeatable (or not known to be
+    /// not: NULL); a run that is not repeatable (``Repeatability``) may be done several times under one key, each a
+    /// repeat (`enclab merge` keeps them).
+    static let doneByKeyIndexVersion7 = "CREATE UNIQUE INDEX IF NOT EXISTS runs_done_by_key ON runs (run_key) WHERE status = 'done' AND run_key IS NOT NULL AND repeatable IS NOT 0;"
+
+    /// The schema of version 6, kept as it was: the migration to version 7 starts from it.
+    static let schemaVersion6 = schemaVersion5 + "\n" + metricsTables
 
     /// The schema of version 5, kept as it was: the migration to version 6 starts from it.
     static let schemaVersion5 = schemaVersion4 + "\n" + keyframeTables
@@ -354,8 +370,9 @@ extension LabStore {
         }
     }
 
-    /// The tables, columns and indexes of version 6, 5, 4, 3, 2 and 1 (which version 0 has too).
-    static let shapeVersion6 = SchemaShape(schema)
+    /// The tables, columns and indexes of version 7, 6, 5, 4, 3, 2 and 1 (which version 0 has too).
+    static let shapeVersion7 = SchemaShape(schema)
+    static let shapeVersion6 = SchemaShape(schemaVersion6)
     static let shapeVersion5 = SchemaShape(schemaVersion5)
     static let shapeVersion4 = SchemaShape(schemaVersion4)
     static let shapeVersion3 = SchemaShape(schemaVersion3)
@@ -364,7 +381,7 @@ extension LabStore {
 
     /// The shape a file of `version` (0 ... ``schemaVersion``) must have.
     static func shape(ofVersion version: Int64) -> SchemaShape {
-        version >= 6 ? shapeVersion6 : version == 5 ? shapeVersion5 : version == 4 ? shapeVersion4 : version == 3 ? shapeVersion3
+        version >= 7 ? shapeVersion7 : version == 6 ? shapeVersion6 : version == 5 ? shapeVersion5 : version == 4 ? shapeVersion4 : version == 3 ? shapeVersion3
             : version == 2 ? shapeVersion2 : shapeVersion1
     }
 }

@@ -143,7 +143,15 @@ func describe(_ o: RunOutcome) -> String {
     let psnr = o.meanPSNR.map { String(format: "%.2f dB", $0) } ?? "n/a"
     return String(format: "run %lld  %@  %@  frames=%d  bytes=%d  %.1f kbit/s  psnr_avg=%@  %@%@",
                   o.runID, oneLine((o.clip as NSString).lastPathComponent), oneLine(o.settingsText), o.frames, o.bytes, o.kbps, psnr,
-                  oneLine(o.streamPath), o.alreadyDone ? "  (already done)" : "")
+                  oneLine(o.streamPath), o.alreadyDone ? "  (already done\(alreadyDoneNote(o)))" : "")
+}
+
+/// What an already-done run's line adds when its encode is not repeatable (``Repeatability``): the stored bytes
+/// are one sample of its key, and how many repeats of it the database holds.
+func alreadyDoneNote(_ o: RunOutcome) -> String {
+    guard o.repeatable == false else { return "" }
+    return "; not repeatable: stored from an earlier process, a new encode would give other bytes"
+        + (o.repeats > 1 ? "; \(o.repeats) repeats stored, this is the first" : "")
 }
 
 /// A `--from`/`--to` value as a stream format, nil when absent.

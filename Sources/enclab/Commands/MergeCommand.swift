@@ -11,11 +11,16 @@ struct MergeCommand: Command {
         Writes a new database OUT holding every run of the inputs once, with its rows in every table of the run
         (frames, parameter sets, checks, decodes, analyses) under new run ids. Inputs are only read; one of an older
         schema version is migrated in a temporary copy. A done run whose key OUT holds done already is left out when
-        its per-frame rows are the same (a shard merged twice, a run done in two shards); when they differ (x264 with
-        several threads under VBV is not repeatable) both are kept: the first stays done, the other is stored as a
-        failed run whose error begins 'merge conflict', and a warning on stderr names both. Failed runs and runs
+        its per-frame rows are the same (a shard merged twice, a run done in two shards). When they differ and the
+        run is not repeatable (runs.repeatable 0: x264 with several threads under VBV, or --non-deterministic) both
+        stay done, as repeats of one key, and stderr says so; when a repeatable run differs, the first stays done,
+        the other is stored as a failed run whose error begins 'merge conflict', and a warning on stderr names both.
+        A done run whose rows are damaged (no frames; a frame size, PTS or DTS that is not an integer in range; a
+        row the schema refuses) is stored as a failed run whose error begins 'damaged', without its rows, and a
+        warning names the input and run; a done copy of its key elsewhere stays done. Failed runs and runs
         without a key are kept unless an identical one is there. OUT is built under a temporary name beside it and
-        renamed into place when whole. Stream paths are kept as the inputs have them: copy the shards' output
+        renamed into place when whole; the temporary files of a merge that was killed are removed by the next
+        merge into the same folder. Stream paths are kept as the inputs have them: copy the shards' output
         folders (named by run key) into one if the streams and plots should live together.
         stdout gets one line per input, then a summary.
         """
@@ -44,10 +49,22 @@ struct MergeCommand: Command {
             let text = "run key \(c.runKey): run \(c.otherRunID) of \(c.otherInput) has other per-frame rows than run \(c.keptRunID) of \(c.keptInput); the latter stays done, the former is run \(c.storedRunID) of \(operands[0]), status failed (merge conflict)"
             FileHandle.standardError.write(Data("warning: \(oneLine(text))\n".utf8))
         }
+        for r in report.repeats {
+            let text = "run key \(r.runKey): run \(r.runID) of \(r.input) is a repeat of run \(r.firstRunID) of \(r.firstInput) with other per-frame rows (the run is not repeatable); both stay done, the repeat as run \(r.storedRunID) of \(operands[0])"
+            FileHandle.standardError.write(Data("note: \(oneLine(text))\n".utf8))
+        }
+        for d in report.damaged {
+            let text = "\(d.input): run \(d.runID) is done there, but \(d.reason): stored as failed (run \(d.storedRunID) of \(operands[0])), without its rows"
+            FileHandle.standardError.write(Data("warning: \(oneLine(text))\n".utf8))
+        }
+        for path in report.staleRemoved {
+            FileHandle.standardError.write(Data("note: removed \(oneLine(path)), left by a merge that was killed\n".utf8))
+        }
         for input in report.inputs {
             print("\(oneLine(input.path)): \(input.runs) runs, \(input.copied) copied")
         }
         let conflicts = report.conflicts.count
-        print("\(oneLine(operands[0])): \(report.runs) runs from \(report.inputs.count) databases (\(report.duplicates) already there left out, \(conflicts) conflict\(conflicts == 1 ? "" : "s"))")
+        let repeats = report.repeats.count, damaged = report.damaged.count
+        print("\(oneLine(operands[0])): \(report.runs) runs from \(report.inputs.count) databases (\(report.duplicates) already there left out, \(conflicts) conflict\(conflicts == 1 ? "" : "s")\(repeats > 0 ? ", \(repeats) repeat\(repeats == 1 ? "" : "s") of runs that are not repeatable" : "")\(damaged > 0 ? ", \(damaged) damaged stored as failed" : ""))")
     }
 }

@@ -104,6 +104,9 @@ struct RunCommand: Command {
             progress.advance(detail: oneLine($0.settingsText))
         }
         let skipped = outcomes.filter(\.alreadyDone).count
-        print("\(outcomes.count) runs done\(shard.map { " (shard \($0) of \(experiment.runs.count) runs)" } ?? "")\(skipped > 0 ? " (\(skipped) already done before)" : ""): database \(lab.store.database.path), plots in \(lab.outDirectory)")
+        // A resumed sweep whose stored runs are not repeatable compares them with this process's encodes: said.
+        let mixed = outcomes.filter { $0.alreadyDone && $0.repeatable == false }.count
+        let mixedNote = mixed == 0 ? "" : ", \(mixed) of them not repeatable (x264 with several threads under VBV, or --non-deterministic): their stored bytes are one sample each, from an earlier process; \(Repeatability.advice)"
+        print("\(outcomes.count) runs done\(shard.map { " (shard \($0) of \(experiment.runs.count) runs)" } ?? "")\(skipped > 0 ? " (\(skipped) already done before\(mixedNote))" : ""): database \(lab.store.database.path), plots in \(lab.outDirectory)")
     }
 }
