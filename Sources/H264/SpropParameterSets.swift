@@ -34,7 +34,8 @@ public enum SpropParameterSets {
             guard !part.isEmpty else {
                 let problem = "empty (two commas in a row, or one at either end)"
                 if policy == .strict { throw H264Error.invalid(element: element, reason: problem, byteOffset: offset) }
-                warnings.append(ParseWarning(element: element, problem: problem, reason: "skipped, as FFmpeg's RTP reader skips it"))
+                warnings.append(ParseWarning(element: element, problem: problem, reason: "skipped, the other parts kept (FFmpeg's RTP reader skips an empty part between commas, "
+                                             + "and ignores the whole value after a trailing comma: \"Missing PPS in sprop-parameter-sets, ignoring\")"))
                 continue
             }
             var padded = Array(part)
