@@ -181,6 +181,34 @@ public struct BitReader: Sendable {
         bitOffset += n
     }
 
+    /// `rbsp_trailing_bits()` of 7.3.2.11 after the last syntax element of a parameter set: the
+    /// `rbsp_stop_one_bit` (the last bit equal to 1 in the RBSP) must be the next bit, followed by nothing but zero
+    /// bits. Two ways to break it are tolerated (``ParsePolicy``), as FFmpeg's decoder reads such a set: no stop bit at
+    /// all (no bit equal to 1 from here on: an RTP stack or muxer that cut the trailing byte), and data after the
+    /// stop bit (a bit equal to 1 beyond this position: bytes appended to the NAL unit, or two NAL units packed as
+    /// one). Zero bytes after the trailing bits are not data (FFmpeg drops them too).
+    /// - Parameter what: the syntax structure being ended (`seq_parameter_set_rbsp`), for the message.
+    /// - Throws: with the strict policy, ``H264Error/invalid(element:reason:byteOffset:)`` (element
+    ///   `rbsp_trailing_bits`, the byte offset of this position in the RBSP); lenient, a ``ParseWarning`` is kept.
+    public mutating func rbspTrailingBits(after what: String) throws {
+        guard bitOffset != lastOneBit else { return }
+        let problem: String
+        let reason: String
+        if bitOffset > lastOneBit {
+            problem = "no rbsp_stop_one_bit after \(what): no bit equal to 1 follows its last syntax element"
+            reason = "every syntax element was read; the stop bit is not needed to decode"
+        } else {
+            let after = lastOneBit / 8 - bitOffset / 8
+            problem = "data after the end of \(what): its rbsp_stop_one_bit is due here, and bits equal to 1 follow up to bit \(lastOneBit)"
+                + (after > 0 ? " (\(after) byte\(after == 1 ? "" : "s") after the byte where the stop bit is due)" : "")
+            reason = "the data after the last syntax element is ignored, as FFmpeg's decoder does"
+        }
+        if policy == .strict {
+            throw H264Error.invalid(element: "rbsp_trailing_bits", reason: "\(problem) (at bit \(bitOffset))", byteOffset: bitOffset / 8)
+        }
+        warnings.append(ParseWarning(element: "rbsp_trailing_bits", problem: problem, reason: reason, bitOffset: bitOffset))
+    }
+
     /// `more_rbsp_data()` of clause 7.2: true when there is more data before the
     /// `rbsp_stop_one_bit` (the last bit equal to 1 in the RBSP). False when no bit equal to 1
     /// remains after the current position.

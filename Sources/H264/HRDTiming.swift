@@ -324,7 +324,9 @@ extension AccessUnit {
                                              nalUnitIndex: index))
             }
             let messages: [SEIMessage]
-            do { messages = try SEIMessage.parse(rbsp: nal.rbsp) } catch let error as H264Error {
+            // Missing rbsp_trailing_bits: refused with the strict policy, else reported by recoveryPoint(policy:warnings:).
+            var reported: [ParseWarning] = []
+            do { messages = try SEIMessage.parse(rbsp: nal.rbsp, policy: policy, warnings: &reported) } catch let error as H264Error {
                 try skip("sei_rbsp", error)
                 continue
             }

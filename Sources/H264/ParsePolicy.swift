@@ -14,7 +14,14 @@
 /// - an SEI NAL unit that does not parse (SEI is not needed to decode: H.264 Annex D), skipped by the readers of
 ///   SEI (``AccessUnit/recoveryPoint(policy:warnings:)``, ``AccessUnit/hrdTiming(sps:activeSPS:policy:warnings:)``), and a
 ///   clock timestamp value of picture timing SEI outside its range (`seconds_value`, `minutes_value`, `hours_value`);
-/// - a base64 part of SDP's sprop-parameter-sets without its `=` padding (``SpropParameterSets``).
+/// - a base64 part of SDP's sprop-parameter-sets without its `=` padding, or an empty part (``SpropParameterSets``);
+/// - an SPS or PPS with no `rbsp_stop_one_bit`, or with data after its `rbsp_trailing_bits`
+///   (``BitReader/rbspTrailingBits(after:)``), and an SEI without `rbsp_trailing_bits` after its last message
+///   (``SEIMessage/parse(rbsp:policy:warnings:)``);
+/// - start codes inside the bytes behind one AVCC length: NAL units packed as Annex B, split at the start codes
+///   (``AVCC/split(_:lengthSize:policy:warnings:)``);
+/// - a slice data partition (`nal_unit_type` 2-4) in a stream whose SPS is not of the Extended profile
+///   (``DataPartitioning``).
 ///
 /// Structural errors stay errors in both modes: a truncated NAL unit, a length beyond the data, a slice that
 /// refers to a missing PPS, a value that decides how the rest is parsed (`cpb_cnt_minus1`, a bit count), a value

@@ -91,7 +91,18 @@ public struct PictureParameterSet: Codable, Hashable, Sendable {
     /// - Throws: ``H264Error/missingParameterSet(element:id:bitOffset:)`` when the SPS is not in
     ///   `sequenceParameterSets`; otherwise ``H264Error`` naming the bit offset, element and range.
     public init(rbsp: [UInt8], sequenceParameterSets: [Int: SequenceParameterSet]) throws {
-        var r = BitReader(rbsp)
+        var ignored: [ParseWarning] = []
+        try self.init(rbsp: rbsp, sequenceParameterSets: sequenceParameterSets, policy: .lenient, warnings: &ignored)
+    }
+
+    /// Parses a PPS from its RBSP, as ``init(rbsp:sequenceParameterSets:)``, with `policy` deciding what to do with
+    /// `rbsp_trailing_bits` missing or followed by data (``BitReader/rbspTrailingBits(after:)``; data after the stop
+    /// bit is first read as the optional elements from `transform_8x8_mode_flag` on, as `more_rbsp_data()` says).
+    /// - Parameter warnings: gets a ``ParseWarning`` (bit offset in `rbsp`) per such problem accepted (lenient);
+    ///   nothing is appended when the PPS does not parse.
+    public init(rbsp: [UInt8], sequenceParameterSets: [Int: SequenceParameterSet], policy: ParsePolicy,
+                warnings: inout [ParseWarning]) throws {
+        var r = BitReader(rbsp, policy: policy)
         picParameterSetId = try r.ue("pic_parameter_set_id", 0...255)
         let spsIdOffset = r.bitOffset
         seqParameterSetId = try r.ue("seq_parameter_set_id", 0...31)
@@ -179,6 +190,8 @@ public struct PictureParameterSet: Codable, Hashable, Sendable {
             }
             secondChromaQpIndexOffset = try r.se("second_chroma_qp_index_offset", -12...12)
         }
+        try r.rbspTrailingBits(after: "pic_parameter_set_rbsp")
+        warnings += r.warnings
     }
 }
 
@@ -225,7 +238,7 @@ public struct ParameterSets: Sendable {
             spsNALUnits[sps.seqParameterSetId] = nal
             return .sps(sps)
         case .pps:
-            let pps = try PictureParameterSet(rbsp: nal.rbsp, sequenceParameterSets: sequenceParameterSets)
+            let pps = try PictureParameterSet(rbsp: nal.rbsp, sequenceParameterSets: sequenceParameterSets, policy: policy, warnings: &warnings)
             pictureParameterSets[pps.picParameterSetId] = pps
             ppsNALUnits[pps.picParameterSetId] = nal
             return .pps(pps)

@@ -34,6 +34,18 @@ public struct SEIMessage: Codable, Hashable, Sendable {
     ///   size or payload runs past the end (byte offsets in the RBSP); errors of the payload
     ///   parsers for a malformed recovery point or user data payload.
     public static func parse(rbsp: [UInt8]) throws -> [SEIMessage] {
+        var ignored: [ParseWarning] = []
+        return try parse(rbsp: rbsp, policy: .lenient, warnings: &ignored)
+    }
+
+    /// ``parse(rbsp:)``, with `policy` deciding what to do with an SEI RBSP whose last message is not followed by
+    /// `rbsp_trailing_bits` (the NAL unit ends with the last payload, or with zero bytes after it): the messages are
+    /// kept with a ``ParseWarning`` (element `rbsp_trailing_bits`, no NAL unit index) or, strict, refused. FFmpeg's
+    /// decoder logs such an SEI ("SEI type 5 size 288 truncated at 287": it takes the payload's last bit equal to 1
+    /// for the stop bit) and decodes on.
+    /// - Throws: as ``parse(rbsp:)``; with the strict policy, ``H264Error/invalid(element:reason:byteOffset:)`` for
+    ///   missing trailing bits (byte offset: the end of the last payload).
+    public static func parse(rbsp: [UInt8], policy: ParsePolicy, warnings: inout [ParseWarning]) throws -> [SEIMessage] {
         var messages = [SEIMessage]()
         var p = 0
         // rbsp_trailing_bits: the last non-zero byte, when it is 0x80, holds the stop bit.
@@ -69,6 +81,14 @@ public struct SEIMessage: Codable, Hashable, Sendable {
             }
             messages.append(message)
             p += payloadSize
+        }
+        // The loop ends at the trailing bits (0x80 as the last non-zero byte) or where nothing but zero bytes is left.
+        if !(p == lastNonZero && rbsp[p] == 0x80) {
+            let last = messages.last.map { "payloadType \($0.payloadType), payloadSize \($0.payloadSize)" } ?? "no sei_message"
+            let problem = "no rbsp_trailing_bits after the last sei_message (\(last)): the NAL unit ends \(p >= rbsp.count ? "with its payload" : "in zero bytes")"
+            if policy == .strict { throw H264Error.invalid(element: "rbsp_trailing_bits", reason: problem, byteOffset: p) }
+            warnings.append(ParseWarning(element: "rbsp_trailing_bits", problem: problem,
+                                         reason: "its messages are read; SEI is not needed to decode (H.264 Annex D)", byteOffset: p))
         }
         return messages
     }
@@ -168,7 +188,9 @@ extension AccessUnit {
         var found: RecoveryPoint?
         for (k, nal) in nalUnits.enumerated() where nal.nalUnitType == .sei {
             do {
-                let messages = try SEIMessage.parse(rbsp: nal.rbsp)
+                var missing: [ParseWarning] = []
+                let messages = try SEIMessage.parse(rbsp: nal.rbsp, policy: policy, warnings: &missing)
+                warnings += missing.map { var w = $0; w.nalUnitIndex = nalUnitIndices.lowerBound + k; return w }
                 if found == nil { found = messages.lazy.compactMap(\.recoveryPoint).first }
             } catch let error as H264Error {
                 if policy == .strict { throw error }

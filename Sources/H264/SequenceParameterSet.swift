@@ -154,7 +154,8 @@ public struct SequenceParameterSet: Codable, Hashable, Sendable {
     /// - Parameters:
     ///   - rbsp: the payload after the NAL unit header, emulation prevention removed (``NALUnit/rbsp``).
     ///   - policy: what to do with a VUI value outside its range that does not affect decoding
-    ///     (``VUIParameters/init(reader:)`` lists them).
+    ///     (``VUIParameters/init(reader:)`` lists them), and with `rbsp_trailing_bits` missing or followed by data
+    ///     (``BitReader/rbspTrailingBits(after:)``).
     ///   - warnings: gets one ``ParseWarning`` per such value accepted (lenient), bit offsets in `rbsp`;
     ///     nothing is appended when the SPS does not parse.
     /// - Throws: ``H264Error`` naming the bit offset (from the start of `rbsp`), the syntax element
@@ -265,6 +266,7 @@ public struct SequenceParameterSet: Codable, Hashable, Sendable {
         if vuiParametersPresentFlag {
             vuiParameters = try VUIParameters(reader: &r)
         }
+        try r.rbspTrailingBits(after: "seq_parameter_set_rbsp")
         warnings += r.warnings
     }
 }

@@ -5,16 +5,18 @@ public enum SpropParameterSets {
     ///
     /// A leading `sprop-parameter-sets=` (the value copied with its name from an SDP `a=fmtp` line) is
     /// skipped. A part without its `=` padding (RFC 4648 3.2 requires it; some senders drop it) is decoded as if
-    /// padded, with a warning (``ParsePolicy/lenient``) or refused (``ParsePolicy/strict``).
+    /// padded, and an empty part (a comma at either end, or two in a row: some senders end the list with a comma) is
+    /// skipped, each with a warning (``ParsePolicy/lenient``) or refused (``ParsePolicy/strict``).
     /// - Parameters:
     ///   - value: the attribute value.
-    ///   - policy: what to do with a part that lacks its padding.
+    ///   - policy: what to do with a part that lacks its padding, or an empty part.
     ///   - warnings: gets one ``ParseWarning`` (element `sprop-parameter-sets[i]`) per part decoded without its
-    ///     padding.
+    ///     padding or skipped as empty.
     /// - Returns: the NAL units in the order given (of any type: the caller checks they are SPSs and PPSs).
     /// - Throws: ``H264Error/invalid(element:reason:byteOffset:)`` naming the part (`sprop-parameter-sets[1]`,
-    ///   from 0) and the character offset where it starts in `value`, for an empty part, a character outside the
-    ///   base64 alphabet, a length no padding can mend, or non-zero bits after the last full byte.
+    ///   from 0) and the character offset where it starts in `value`, for an empty part (strict), a character outside
+    ///   the base64 alphabet, a length no padding can mend, or non-zero bits after the last full byte; element
+    ///   `sprop-parameter-sets` when no part holds anything.
     public static func decode(_ value: String, policy: ParsePolicy = .lenient, warnings: inout [ParseWarning]) throws -> [NALUnit] {
         var text = Array(value.utf8)
         var base = 0
@@ -30,7 +32,11 @@ public enum SpropParameterSets {
             let offset = base + start
             start += part.count + 1
             guard !part.isEmpty else {
-                throw H264Error.invalid(element: element, reason: "empty (two commas in a row, or one at either end)", byteOffset: offset)
+                let problem = "empty (two commas in a row, or one at either end)"
+                if policy == .strict { throw H264Error.invalid(element: element, reason: problem, byteOffset: offset) }
+                warnings.append(ParseWarning(element: element, problem: problem, reason: "skipped, the other parts kept (FFmpeg's RTP reader skips an empty part between commas, "
+                                             + "and ignores the whole value after a trailing comma: \"Missing PPS in sprop-parameter-sets, ignoring\")"))
+                continue
             }
             var padded = Array(part)
             let missing = (4 - padded.count % 4) % 4
@@ -42,6 +48,9 @@ public enum SpropParameterSets {
             }
             let bytes = try base64(padded, element: element, offset: offset)
             units.append(try NALUnit(bytes: bytes))
+        }
+        guard !units.isEmpty else {
+            throw H264Error.invalid(element: "sprop-parameter-sets", reason: "no parameter set: every part is empty", byteOffset: base)
         }
         return units
     }

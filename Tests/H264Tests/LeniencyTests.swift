@@ -202,8 +202,16 @@ struct LeniencyTests {
         #expect(throws: H264Error.invalid(element: "sprop-parameter-sets[1]", reason: "not base64: '.' at character 11", byteOffset: 9)) {
             try SpropParameterSets.decode("aOvg5LIs,aF.PIA==", warnings: &warnings)
         }
+        // An empty part (a trailing comma, as some senders write): skipped with a warning, as FFmpeg's RTP reader
+        // skips it; refused when strict; a value of empty parts only holds no parameter set.
+        warnings = []
+        #expect(try SpropParameterSets.decode("aOvg5LIs,", warnings: &warnings).map(\.bytes) == [pps])
+        #expect(warnings.map(\.element) == ["sprop-parameter-sets[1]"])
         #expect(throws: H264Error.invalid(element: "sprop-parameter-sets[1]", reason: "empty (two commas in a row, or one at either end)", byteOffset: 9)) {
-            try SpropParameterSets.decode("aOvg5LIs,", warnings: &warnings)
+            try SpropParameterSets.decode("aOvg5LIs,", policy: .strict, warnings: &warnings)
+        }
+        #expect(throws: H264Error.invalid(element: "sprop-parameter-sets", reason: "no parameter set: every part is empty", byteOffset: 0)) {
+            try SpropParameterSets.decode(",", warnings: &warnings)
         }
         #expect(throws: H264Error.invalid(element: "sprop-parameter-sets[0]", reason: "not base64: 5 characters, not a multiple of 4", byteOffset: 0)) {
             try SpropParameterSets.decode("aOvg5", warnings: &warnings)

@@ -19,7 +19,8 @@ public struct LoadedStream {
     /// For packets input: the packets as read.
     public var packets: [Packet]?
     /// The empty NAL units skipped while splitting (lenient policy): an Annex B start code followed by no NAL unit
-    /// (byte offset after the start code) or an AVCC length of 0 (byte offset of the length).
+    /// (byte offset after the start code) or an AVCC length of 0 (byte offset of the length); and the AVCC lengths
+    /// whose bytes were split at start codes (element `NALUnit`, byte offset of the first start code).
     public var skipped: [ParseWarning] = []
 }
 
@@ -273,10 +274,16 @@ public enum Bitstream {
             }
         }
         let fromOutOfBand = log.warnings.count
-        if let first = stream.skipped.first {
-            let offsets = stream.skipped.compactMap(\.byteOffset)
-            let count = stream.skipped.count
-            let within = stream.format == .packets ? " of the Annex B stream the packets stand for" : ""
+        // NAL units packed behind one AVCC length, split at their start codes: one warning each.
+        let within = stream.format == .packets ? " of the Annex B stream the packets stand for" : ""
+        for w in stream.skipped where w.element == "NALUnit" {
+            warnings.append(StreamWarning(message: "\(path): \(w)",
+                                          element: w.element, byteOffsets: w.byteOffset.map { [$0] } ?? [], count: 1))
+        }
+        let empties = stream.skipped.filter { $0.element != "NALUnit" }
+        if let first = empties.first {
+            let offsets = empties.compactMap(\.byteOffset)
+            let count = empties.count
             let problem = first.problem.map { ": \($0)" } ?? ""
             warnings.append(StreamWarning(
                 message: "\(path): \(count) empty NAL unit\(count == 1 ? "" : "s") at byte\(count == 1 ? "" : "s") \(offsets.map(String.init).joined(separator: ", "))\(within) (\(first.element)\(problem)); \(first.reason)",
@@ -290,6 +297,13 @@ public enum Bitstream {
         do {
             units = try AccessUnit.splitWithParameterSets(nals, parameterSets: log.inForce).accessUnits
             for (i, nal) in nals.enumerated() { try log.add(nal, nalUnitIndex: i) }
+            // Data partitions outside the Extended profile, read with the SPS the access unit's slices use (else the
+            // last SPS before it).
+            for u in units {
+                let sps = log.occurrences(for: u).sps?.sps
+                    ?? log.occurrences.last { $0.kind == .sps && ($0.nalUnitIndex ?? -1) < u.nalUnitIndices.lowerBound }?.sps
+                try DataPartitioning.check(u, sps: sps, policy: policy, warnings: &found)
+            }
             for u in units { recoveryPoints.append(try u.recoveryPoint(policy: policy, warnings: &found)) }
             for u in units {
                 // An SEI NAL unit that does not parse was reported by recoveryPoint already.
@@ -313,7 +327,6 @@ public enum Bitstream {
                                          element: "forbidden_zero_bit", value: 1, allowedRange: 0...0, nalUnitIndex: index,
                                          byteOffsets: [stream.nalUnits[index].offset], count: 1))
         }
-        let within = stream.format == .packets ? " of the Annex B stream the packets stand for" : ""
         for w in found {
             guard let i = w.nalUnitIndex else { continue }
             let l = stream.nalUnits[i]
