@@ -151,6 +151,40 @@ struct RepeatsTests {
         }
     }
 
+    @Test("merge's errors name the input, not its temporary files: a runs row the schema refuses (65), in an input of this version and in one migrated in a copy")
+    func errorsNameTheInput() throws {
+        let dir = try intact()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        // A run key that is not 64 hex digits, written past the CHECK.
+        try FileManager.default.copyItem(atPath: "\(dir)/a.sqlite", toPath: "\(dir)/bad.sqlite")
+        _ = try cli.sqlite("\(dir)/bad.sqlite", "PRAGMA ignore_check_constraints = 1; UPDATE runs SET run_key = 'xyz'")
+        let r = try cli.enclab(["merge", "m.sqlite", "a.sqlite", "bad.sqlite"], in: dir)
+        #expect(r.status == 65)
+        #expect(r.stderr.hasPrefix("enclab: bad.sqlite: run 1: its runs row is refused by the schema (damaged): CHECK constraint failed: "), "\(r.stderr)")
+        // The same as schema version 5 (run_metrics and run_gops dropped): migrated in a temporary copy, where the
+        // copy of runs refuses it.
+        try FileManager.default.copyItem(atPath: "\(dir)/bad.sqlite", toPath: "\(dir)/old.sqlite")
+        _ = try cli.sqlite("\(dir)/old.sqlite", "DROP TABLE run_gops; DROP TABLE run_metrics; PRAGMA user_version = 5")
+        let o = try cli.enclab(["merge", "n.sqlite", "old.sqlite"], in: dir)
+        #expect(o.status == 65)
+        #expect(o.stderr.hasPrefix("enclab: old.sqlite: cannot be migrated to schema version \(LabStore.schemaVersion) (damaged): CHECK constraint failed: "), "\(o.stderr)")
+        for e in [r.stderr, o.stderr] { #expect(!e.contains(".merge-"), "\(e)") }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.contains(".merge-") }.isEmpty)
+    }
+
+    @Test("a sweep resumed over runs that are not repeatable says so in its summary")
+    func resumedSweep() throws {
+        let dir = try folder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try #"{"name": "rp", "clips": ["c.y4m"], "base": {"threads": 2, "vbv-maxrate": 150, "vbv-bufsize": 150}, "grid": {"bitrate": [150]}}"#
+            .write(toFile: "\(dir)/rp.json", atomically: true, encoding: .utf8)
+        let first = try cli.enclab(["run", "rp.json", "--db", "l.sqlite", "--out", "o"], in: dir)
+        #expect(first.status == 0, "\(first.stderr)")
+        let again = try cli.enclab(["run", "rp.json", "--db", "l.sqlite", "--out", "o"], in: dir)
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(again.stdout.contains("1 runs done (1 already done before, 1 of them not repeatable (x264 with several threads under VBV, or --non-deterministic): their stored bytes are one sample each, from an earlier process; one thread (--threads 1) gives a repeatable encode): database l.sqlite"), "\(again.stdout)")
+    }
+
     @Test("merge removes the temporary files a killed merge left (its own names, dead PIDs, regular files only), and nothing else")
     func staleTemporaryFiles() throws {
         let dir = try intact()

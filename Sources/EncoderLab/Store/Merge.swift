@@ -120,6 +120,7 @@ public enum Merge {
     /// files of an earlier merge that was killed are removed first (``removeStale(in:)``).
     /// - Throws: `.usage` for no inputs or an `output` that exists; `.noInput` for a missing input or one that is not
     ///   a regular file; `.data` for an input that is not the lab's database or is of a newer schema version;
+    ///   `.data` for an input run whose `runs` row the schema refuses (naming the input and run);
     ///   `.cantCreate`, `.ioError`, `.tempFail` from the databases (an input's errors name the input, never the
     ///   temporary copy); `.interrupted` after SIGINT/SIGTERM (nothing left behind).
     public static func merge(inputs: [String], into output: String) throws -> MergeReport {
@@ -248,7 +249,12 @@ public enum Merge {
                             try out.execute("SAVEPOINT merge_run")
                             let newID: Int64
                             do {
-                                newID = try insert(values)
+                                do {
+                                    newID = try insert(values)
+                                } catch let e as LabError where e.kind == .software || e.kind == .data {
+                                    // The runs row itself is refused: the run cannot even be stored as failed.
+                                    throw LabError.data("\(input): run \(oldID): its runs row is refused by the schema (damaged): \(refusal(e, temporary: temporary))")
+                                }
                                 for table in children where sourceTables.contains(table) {
                                     let columns = childColumns[table]!
                                     let select = try source.prepare("SELECT \(columns.map(LabStore.quoted).joined(separator: ", ")) FROM \(LabStore.quoted(table)) WHERE run_id = ?")
@@ -395,7 +401,8 @@ public enum Merge {
 
     /// An input opened for reading: as it is when it has this enclab's schema version; migrated in a copy at
     /// `scratch` (`VACUUM INTO`, then ``LabStore/init(path:busyTimeoutMilliseconds:)``) when it is older.
-    /// - Throws: `.data` for a file that is not the lab's or is newer; the database's errors.
+    /// - Throws: `.data` for a file that is not the lab's or is newer, or one whose rows its migration refuses; the
+    ///   database's errors.
     private static func openForMerge(_ input: String, scratch: String, made: inout [String]) throws -> Database {
         let source = try Database(path: LabStore.openingPath(input), readOnly: true)
         guard case .lab(let version, _) = try LabStore.inspect(source) else {
@@ -404,7 +411,12 @@ public enum Merge {
         if version == LabStore.schemaVersion { return source }
         made.append(scratch)
         try source.prepare("VACUUM INTO ?").run([.text(scratch)])
-        return try LabStore(path: scratch).database
+        do {
+            return try LabStore(path: scratch).database
+        } catch let e as LabError where e.kind == .software {
+            // A row the migration's copy refuses: the input is damaged (the caller names it instead of the copy).
+            throw LabError.data("\(scratch): cannot be migrated to schema version \(LabStore.schemaVersion) (damaged): " + e.message.replacingOccurrences(of: scratch + ": ", with: ""))
+        }
     }
 
     /// The SHA-256 of a run's `frames` rows in coded order, every column but `run_id`: two done runs of one key
