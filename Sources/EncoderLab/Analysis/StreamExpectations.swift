@@ -124,6 +124,9 @@ public struct RuleCheckInput: Sendable {
     public var timesFrom: String
     /// What the bytes of a frame are, for the summary when they are not the NAL units alone; nil when they are.
     public var bytesNote: String?
+    /// Why the input has no times (``ForeignStream/TimeSource/none(reason:)``), nil when it has them: its PTS and DTS
+    /// are then places in output and decode order, and a rule that needs times is refused.
+    public var untimed: String?
 
     /// The input of a stream read from elsewhere: bytes are its NAL units without start codes or length prefixes.
     public init(_ stream: ForeignStream) {
@@ -144,6 +147,7 @@ public struct RuleCheckInput: Sendable {
         pictureParameterSets = ppss
         timesFrom = stream.timeSource.description
         bytesNote = nil
+        untimed = stream.timeSource.untimed
     }
 
     public init(name: String, timebase: Rational, frames: [Frame], endPTS: Int64, pictureParameterSets: [PPS]?, timesFrom: String, bytesNote: String?) {
@@ -187,8 +191,11 @@ public enum RuleCheck {
     ///   for reordering, not reordering.
     /// - H264EntropyMode: each PPS with new content whose entropy_coding_mode_flag is not the mode's (CAVLC 0,
     ///   CABAC 1) is one violation.
+    /// - Without times (``RuleCheckInput/untimed``), MaxKeyFrameInterval and AllowFrameReordering count frames in
+    ///   display and decode order and H264EntropyMode reads the PPSs as usual; lines and summary name no seconds.
     /// - Throws: `.data` naming the input when the display-order PTS do not increase (with a keyframe property
-    ///   given), or H264EntropyMode is asked of an input whose PPSs are not known.
+    ///   given), H264EntropyMode is asked of an input whose PPSs are not known, or the input has no times and a rule
+    ///   needs them (MaxKeyFrameIntervalDuration above 0, DataRateLimits), naming the rule.
     public static func check(_ input: RuleCheckInput, _ expect: StreamExpectations) throws -> RuleCheckReport {
         var violations: [RuleCheckReport.Violation] = []
         var counts: [String: Int] = [:]
@@ -199,6 +206,18 @@ public enum RuleCheck {
         }
         let tb = input.timebase
         func seconds(_ ticks: Int64) -> String { Self.seconds(ticks, tb) }
+        // Without times only the rules that count frames are checked: MaxKeyFrameIntervalDuration above 0 and
+        // DataRateLimits need times.
+        if let why = input.untimed {
+            var needing: [String] = []
+            if let d = expect.maxKeyFrameIntervalDuration, d > .zero, let r = expect.rule(.maxKeyFrameIntervalDuration) { needing.append(r) }
+            if let limits = expect.dataRateLimits, !limits.pairs.isEmpty, let r = expect.rule(.dataRateLimits) { needing.append(r) }
+            if !needing.isEmpty {
+                throw LabError.data("\(input.name): no times: \(why); \(needing.joined(separator: " and ")) \(needing.count == 1 ? "needs" : "need") them "
+                                    + "(give --tcfile-in FILE; MaxKeyFrameInterval, AllowFrameReordering and H264EntropyMode need none)")
+            }
+        }
+        let timed = input.untimed == nil
         let byDisplay = input.frames.sorted { $0.displayIndex < $1.displayIndex }
         let pts = byDisplay.map(\.pts)
 
@@ -219,15 +238,15 @@ public enum RuleCheck {
         if let k = keyframes {
             let isKey = Set(k.actual)
             func place(_ frame: Int) -> String {
-                if frame >= pts.count { return "the end (\(seconds(input.endPTS)) s)" }
-                return "\(isKey.contains(frame) ? "keyframe" : "frame") \(frame) (\(seconds(pts[frame])) s)"
+                if frame >= pts.count { return timed ? "the end (\(seconds(input.endPTS)) s)" : "the end" }
+                return "\(isKey.contains(frame) ? "keyframe" : "frame") \(frame)" + (timed ? " (\(seconds(pts[frame])) s)" : "")
             }
             for v in k.check.violations {
                 let span = Self.text(v.durationSeconds)
                 switch v.kind {
                 case .frameLimit:
                     guard let rule = keyframeRules[0], let limit = k.rule.frameLimit else { continue }
-                    add(rule, "\(v.frames) frames from \(place(v.startFrame)) to \(place(v.endFrame)), more than \(limit) (display order, \(span) s)")
+                    add(rule, "\(v.frames) frames from \(place(v.startFrame)) to \(place(v.endFrame)), more than \(limit) (display order\(timed ? ", \(span) s" : ""))")
                 case .durationLimit:
                     guard let rule = keyframeRules[1], let limit = k.rule.durationLimit else { continue }
                     add(rule, "\(span) s from \(place(v.startFrame)) to \(place(v.endFrame)), more than \(VideoToolboxSettings.text(limit)) s (display order, \(v.frames) frames)")
@@ -290,9 +309,13 @@ public enum RuleCheck {
         let first = pts.first ?? 0
         var summary = "check \(input.name): \(input.frames.count) frames ("
         summary += ["IDR", "I", "P", "Bref", "B"].map { "\($0) \(pictures[$0] ?? 0)" }.joined(separator: ", ")
-        summary += ") over \(seconds(input.endPTS &- first)) s, times from \(input.timesFrom)"
+        if let why = input.untimed {
+            summary += "), no times (\(why)): frames counted"
+        } else {
+            summary += ") over \(seconds(input.endPTS &- first)) s, times from \(input.timesFrom)"
+        }
         if let k = keyframes {
-            summary += "; largest GOP \(k.check.largestGOPFrames) frames, \(Self.text(k.check.largestGOPSeconds)) s"
+            summary += "; largest GOP \(k.check.largestGOPFrames) frames" + (timed ? ", \(Self.text(k.check.largestGOPSeconds)) s" : "")
         }
         if let note = input.bytesNote, expect.dataRateLimits != nil { summary += "; \(note)" }
         let perRule = expect.ruleNames.map { rule in counts[rule].map { "\(rule) \($0)" } ?? "\(rule) ok" }

@@ -13,6 +13,9 @@ import H264
 /// extradata of MP4, MOV, Matroska and FLV), or at start codes when the packets are Annex B; the avcC record's
 /// parameter sets count as given out of band. Each packet must hold one frame.
 ///
+/// **Edit lists.** Packets that ffprobe flags as discarded (`D`: before the start of an MP4 edit list) are read and
+/// decoded but are not frames of the stream: the frames are those shown, as `ffprobe -show_frames` counts them.
+///
 /// **Keyframes and picture types** come from the bitstream alone (an IDR picture is `nal_unit_type` 5), never from
 /// a container's key flag.
 ///
@@ -26,7 +29,9 @@ import H264
 ///    and times come from the picture order counts as ``Convert`` derives them; timebase one clock tick. A
 ///    variable-rate stream's tick (fixed_frame_rate_flag 0) is not a frame duration, so it is not used.
 ///
-/// A stream with none of them is refused (65). A frame of a field-coded stream is a field pair
+/// A stream with none of them is read without times (``TimeSource/none(reason:)``): the rules that count frames
+/// (MaxKeyFrameInterval, AllowFrameReordering, H264EntropyMode) are checked, one that needs times is refused (65) by
+/// ``RuleCheck/check(_:_:)``. A frame of a field-coded stream is a field pair
 /// (``CodedFrame/frames(_:)``): its PTS is its first field's, in display order.
 public struct ForeignStream: Sendable {
     /// Where the times came from.
@@ -37,6 +42,16 @@ public struct ForeignStream: Sendable {
         case container(format: String)
         /// The SPS's VUI timing: the fixed frame rate, frames per second.
         case sps(frameRate: Rational)
+        /// No times (a raw stream without --tcfile-in or a fixed-rate SPS), and why: each frame's PTS is its place in
+        /// output order and its DTS its place in decode order, one tick (``ForeignStream/timebase`` 1) each; only the
+        /// rules that count frames can be checked.
+        case none(reason: String)
+
+        /// The reason there are no times, for ``none(reason:)``; nil otherwise.
+        public var untimed: String? {
+            if case .none(let reason) = self { return reason }
+            return nil
+        }
 
         /// How the summary names it: `the timecode file t.txt`, `the container (mov,mp4,...)`, `the SPS (fixed frame
         /// rate 15 fps)`.
@@ -45,15 +60,17 @@ public struct ForeignStream: Sendable {
             case .timecode(let path): return "the timecode file \(path)"
             case .container(let format): return "the container (\(format))"
             case .sps(let rate): return "the SPS (fixed frame rate \(VideoToolboxSettings.text(rate)) fps)"
+            case .none(let reason): return "nowhere (\(reason))"
             }
         }
 
-        /// `timecode`, `container` or `sps`, as the stored settings name it.
+        /// `timecode`, `container`, `sps` or `none`, as the stored settings name it.
         public var name: String {
             switch self {
             case .timecode: return "timecode"
             case .container: return "container"
             case .sps: return "sps"
+            case .none: return "none"
             }
         }
     }
@@ -170,8 +187,9 @@ public struct ForeignStream: Sendable {
         var timebase: Rational
         var averageFrameRate: Rational?
         var extradata: [UInt8]
-        /// Per packet in file (decode) order.
-        var packets: [(pts: Int64?, dts: Int64?, duration: Int64?, size: Int)]
+        /// Per packet in file (decode) order; `discard`: ffprobe's flag `D`, a packet decoded but not shown (before
+        /// the start of an MP4 edit list).
+        var packets: [(pts: Int64?, dts: Int64?, duration: Int64?, size: Int, discard: Bool)]
     }
 
     static func readContainer(path: String, timecode: TimecodeV2?) throws -> ForeignStream {
@@ -209,6 +227,7 @@ public struct ForeignStream: Sendable {
         var start = 0
         for (k, p) in probe.packets.enumerated() {
             let bytes = Array(data[start ..< start + p.size])
+            let warned = skipped.count
             do {
                 let nals: [LocatedNALUnit]
                 // With an avcC record the packets are length-prefixed (a 4-byte length of 256 to 511 bytes starts
@@ -228,6 +247,8 @@ public struct ForeignStream: Sendable {
             } catch let e as H264Error {
                 throw LabError.data("\(path): packet \(k) (\(p.size) bytes at byte \(start) of the video packets): \(e)")
             }
+            // Byte offsets within the video packets' bytes, as the NAL units' offsets are.
+            for w in warned..<skipped.count { skipped[w].byteOffset = skipped[w].byteOffset.map { $0 + start } }
             start += p.size
         }
         let stream = LoadedStream(format: lengthSize == nil ? .annexb : .avcc, nalUnits: located, packets: nil, skipped: skipped)
@@ -247,7 +268,7 @@ public struct ForeignStream: Sendable {
     static func probe(path: String) throws -> Probe {
         let (status, output, errors) = try FFmpegInput.ffprobe(path, [
             "-select_streams", "v:0",
-            "-show_entries", "format=format_name:stream=codec_name,time_base,avg_frame_rate,r_frame_rate,extradata:packet=pts,dts,duration,size",
+            "-show_entries", "format=format_name:stream=codec_name,time_base,avg_frame_rate,r_frame_rate,extradata:packet=pts,dts,duration,size,flags",
             "-show_data", "-of", "json"])
         guard status == 0 else {
             if let refused = FFmpegInput.refusedFormat(errors) {
@@ -275,12 +296,12 @@ public struct ForeignStream: Sendable {
         guard let timebase = rational(stream["time_base"]) else {
             throw LabError.data("\(path): ffprobe gives the video stream an unusable time base '\(stream["time_base"] ?? "none")'")
         }
-        var packets: [(pts: Int64?, dts: Int64?, duration: Int64?, size: Int)] = []
+        var packets: [(pts: Int64?, dts: Int64?, duration: Int64?, size: Int, discard: Bool)] = []
         for (k, p) in ((root["packets"] as? [[String: Any]]) ?? []).enumerated() {
             guard let size = integer(p["size"]), size >= 0, size <= Int64(Int32.max) else {
                 throw LabError.data("\(path): ffprobe gives packet \(k) no usable size ('\(p["size"] ?? "none")')")
             }
-            packets.append((integer(p["pts"]), integer(p["dts"]), integer(p["duration"]), Int(size)))
+            packets.append((integer(p["pts"]), integer(p["dts"]), integer(p["duration"]), Int(size), (p["flags"] as? String)?.contains("D") ?? false))
         }
         return Probe(formatName: (root["format"] as? [String: Any])?["format_name"] as? String ?? "unknown",
                      codecName: stream["codec_name"] as? String ?? "unknown", timebase: timebase,
@@ -424,28 +445,43 @@ public struct ForeignStream: Sendable {
         } else {
             let what = container == nil ? "a raw Annex B stream has no container times" : "its container gives no packet times"
             let spsList = parsed.parameterSets.sequenceParameterSets.compactMap(\.sps)
-            guard let vui = firstSPS.vuiParameters, vui.timingInfoPresentFlag, let n = vui.numUnitsInTick, let t = vui.timeScale, n > 0, t > 0 else {
-                throw LabError.data("\(path): no times: \(what), no --tcfile-in was given, and its SPS has no VUI timing (timing_info_present_flag 0)")
-            }
-            for sps in spsList {
-                guard let v = sps.vuiParameters, v.timingInfoPresentFlag, v.fixedFrameRateFlag == true else {
-                    throw LabError.data("\(path): no times: \(what), no --tcfile-in was given, and its SPS has fixed_frame_rate_flag 0 (a variable-rate stream's num_units_in_tick \(n) / time_scale \(t) is not a frame duration)")
+            // The SPS's fixed frame rate (num_units_in_tick, time_scale), or why there is none.
+            func spsTiming() -> (n: Int, t: Int, untimed: String?) {
+                guard let vui = firstSPS.vuiParameters, vui.timingInfoPresentFlag, let n = vui.numUnitsInTick, let t = vui.timeScale, n > 0, t > 0 else {
+                    return (0, 0, "\(what), no --tcfile-in was given, and its SPS has no VUI timing (timing_info_present_flag 0)")
                 }
-                guard v.numUnitsInTick == n, v.timeScale == t else {
-                    throw LabError.data("\(path): no times: \(what), no --tcfile-in was given, and its SPSs give different VUI timing (num_units_in_tick/time_scale \(n)/\(t) and \(v.numUnitsInTick ?? 0)/\(v.timeScale ?? 0))")
+                for sps in spsList {
+                    guard let v = sps.vuiParameters, v.timingInfoPresentFlag, v.fixedFrameRateFlag == true else {
+                        return (n, t, "\(what), no --tcfile-in was given, and its SPS has fixed_frame_rate_flag 0 (a variable-rate stream's num_units_in_tick \(n) / time_scale \(t) is not a frame duration)")
+                    }
+                    guard v.numUnitsInTick == n, v.timeScale == t else {
+                        return (n, t, "\(what), no --tcfile-in was given, and its SPSs give different VUI timing (num_units_in_tick/time_scale \(n)/\(t) and \(v.numUnitsInTick ?? 0)/\(v.timeScale ?? 0))")
+                    }
                 }
+                return (n, t, nil)
             }
-            let derived: (pts: [Int], dts: [Int], tick: Rational, overflow: LabError)
-            do { derived = try Convert.derivedTicks(units, fps: (t, 2 * n), path: path) } catch let e as LabError where e.kind == .usage {
-                throw LabError.data(e.message)
+            let (n, t, untimed) = spsTiming()
+            if let untimed {
+                // No times: the frames in output order, one tick each, for the rules that count frames; a rule that
+                // needs times refuses the stream (RuleCheck.check).
+                pts = coded.indices.map { Int64(outputRank[$0]) }
+                dts = coded.indices.map { Int64($0) }
+                lastDuration = 1
+                timebase = Rational(1)
+                source = .none(reason: untimed)
+            } else {
+                let derived: (pts: [Int], dts: [Int], tick: Rational, overflow: LabError)
+                do { derived = try Convert.derivedTicks(units, fps: (t, 2 * n), path: path) } catch let e as LabError where e.kind == .usage {
+                    throw LabError.data(e.message)
+                }
+                pts = coded.map { f in Int64(f.accessUnits.map { derived.pts[$0] }.min()!) }
+                dts = coded.map { Int64(derived.dts[$0.accessUnits[0]]) }
+                lastDuration = 2
+                timebase = derived.tick
+                let rate = try Rational(Int64(t), 2 * Int64(n))
+                source = .sps(frameRate: rate)
+                frameRate = rate
             }
-            pts = coded.map { f in Int64(f.accessUnits.map { derived.pts[$0] }.min()!) }
-            dts = coded.map { Int64(derived.dts[$0.accessUnits[0]]) }
-            lastDuration = 2
-            timebase = derived.tick
-            let rate = try Rational(Int64(t), 2 * Int64(n))
-            source = .sps(frameRate: rate)
-            frameRate = rate
         }
         // Display order: by PTS (ties by decode order: the rule checks refuse them where it matters).
         let display = coded.indices.sorted { (pts[$0], $0) < (pts[$1], $1) }
@@ -468,10 +504,33 @@ public struct ForeignStream: Sendable {
                 frameRate = r
             }
         }
-        let frames = coded.indices.map { k in
+        var frames = coded.indices.map { k in
             Frame(codedIndex: k, displayIndex: displayIndex[k], type: types[k], pts: pts[k], dts: dts![k], sizeBytes: sizes[k],
                   headerBytes: headers[k], fillerBytes: fillers[k], payloadBytes: payloads[k], hasBSlices: bSlices[k],
                   outputRank: outputRank[k])
+        }
+        // An edit list that starts after the first packets (an MP4 cut by stream copy): those packets, ffprobe's
+        // discard flag, are decoded but not shown. The frames are those shown, as ffprobe -show_frames and ffmpeg's
+        // decode count them, numbered again among themselves.
+        if let probe = container, probe.packets.contains(where: \.discard) {
+            let shown = frames.filter { !probe.packets[$0.codedIndex].discard }
+            guard !shown.isEmpty else {
+                throw LabError.data("\(path): every one of its \(frames.count) video packets is before the start of its edit list (ffprobe's discard flag): no frame is shown")
+            }
+            warnings.append("\(path): \(frames.count - shown.count) of its \(frames.count) video packets are before the start of its edit list (ffprobe's discard flag): decoded, not shown, and not counted")
+            func ranks(_ key: (Frame) -> Int) -> [Int] {
+                var rank = [Int](repeating: 0, count: shown.count)
+                for (r, k) in shown.indices.sorted(by: { key(shown[$0]) < key(shown[$1]) }).enumerated() { rank[k] = r }
+                return rank
+            }
+            let display = ranks(\.displayIndex), output = ranks(\.outputRank)
+            frames = shown.indices.map { k in
+                var f = shown[k]
+                f.codedIndex = k
+                f.displayIndex = display[k]
+                f.outputRank = output[k]
+                return f
+            }
         }
         return ForeignStream(path: path, format: format, timeSource: source, timebase: timebase, frames: frames, endPTS: endPTS,
                              width: firstSPS.width, height: firstSPS.height, frameRate: frameRate ?? Rational(1),

@@ -25,8 +25,11 @@ struct CheckCommand: Command {
         copies (the file is their standard input, its name never reaches them). Keyframes are IDR pictures
         (nal_unit_type 5) and picture types come from the slices, never from a container's flags. Times come from
         --tcfile-in, else the container, else the SPS's VUI timing when fixed_frame_rate_flag is 1 (a frame lasts 2 x
-        num_units_in_tick / time_scale; display order from the picture order counts); a raw stream with none of them
-        is refused. Each rule given with --expect is checked: MaxKeyFrameInterval and MaxKeyFrameIntervalDuration on
+        num_units_in_tick / time_scale; display order from the picture order counts). A raw stream with none of them
+        is checked without times against the rules that count frames (MaxKeyFrameInterval, AllowFrameReordering,
+        H264EntropyMode); a rule that needs times (MaxKeyFrameIntervalDuration above 0, DataRateLimits) or --db refuses
+        it, naming the rule. Packets before the start of an MP4 edit list (ffprobe's discard flag) are decoded, not
+        counted: the frames are those shown. Each rule given with --expect is checked: MaxKeyFrameInterval and MaxKeyFrameIntervalDuration on
         the gaps between keyframes and from the last one to the end, and stalls (adjacent frames further apart than
         the duration) in their own class; DataRateLimits on every window [DTS, DTS + SECONDS) of decode time, a
         frame's bytes being its NAL units without start codes or length prefixes; AllowFrameReordering=false on
@@ -43,7 +46,7 @@ struct CheckCommand: Command {
         (64, "usage: a bad flag, no --expect, an unknown property (the nearest is suggested), a property that is not a rule "
             + "of a stream, a bad value, a name given twice with different values, STREAM with --run, --run without --db, --tcfile-in with --run"),
         (65, "bad data: STREAM does not parse, is not H.264, has no times (a raw stream without --tcfile-in or a fixed-rate "
-            + "SPS), a packet that is not one frame, a bad timecode file or one with fewer entries than frames; a database "
+            + "SPS) while a rule asked or --db needs them, a packet that is not one frame, a bad timecode file or one with fewer entries than frames; a database "
             + "that is not the lab's, a stored run that is not done"),
         (66, "STREAM, the --tcfile-in file or the --run database is missing or cannot be read, or --run names no run"),
         (70, "ffprobe or ffmpeg is missing (containers), or the lab failed"),
@@ -81,6 +84,9 @@ struct CheckCommand: Command {
             if let db { try LabStore.checkPath(db) }
             let stream = try ForeignStream.read(path: parsed.rest[0], timecodePath: timecode)
             for w in stream.warnings { FileHandle.standardError.write(Data("warning: \(oneLine(w))\n".utf8)) }
+            if db != nil, let why = stream.timeSource.untimed {
+                throw LabError(.data, "\(stream.path): no times: \(why); --db stores frames with their times (give --tcfile-in FILE)")
+            }
             report = try RuleCheck.check(RuleCheckInput(stream), expect)
             if let db { stored = try RuleCheck.record(stream, expect: expect, report: report, databasePath: db) }
         }

@@ -27,7 +27,9 @@ struct InspectCommand: Command {
         from the stream are given with --in-avcc-config (AVCC input) or --parameter-sets, and listed first. What a
         decoder can live with is accepted with a warning on stderr and in the listing (a VUI value outside its range,
         such as log2_max_mv_length_horizontal 16 as the 2003 edition allowed; an empty NAL unit, skipped; a NAL unit
-        with forbidden_zero_bit 1; an SEI that does not parse); --strict refuses it.
+        with forbidden_zero_bit 1; an SEI that does not parse or lacks rbsp_trailing_bits; an SPS or PPS with no stop bit
+        or data after its rbsp_trailing_bits; NAL units packed behind one AVCC length, split at their start codes; a data
+        partition, nal_unit_type 2-4, outside the Extended profile; an empty sprop-parameter-sets part); --strict refuses it.
         """
     let exitStatuses: [(status: Int32, meaning: String)] = [
         (0, "listed (warnings, if any, on stderr and in the listing)"),
