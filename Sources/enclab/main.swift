@@ -5,13 +5,36 @@ import Foundation
 // (sysexits.h). Each command (its flags, help and work) is a file in Commands/; Flags.swift parses their flags.
 
 /// A message as one printable line: control characters (newlines, ESC, NUL) shown as `\u{..}` escapes, and
-/// at most 500 characters.
-func oneLine(_ message: String) -> String {
+/// at most `limit` (500) characters. A longer one loses the middle of its longest words first (paths, values: each
+/// kept as its first and last characters around "..."), never a short word, so the reason said after a long path
+/// stays; only when the short words alone are too many is the middle of the whole line cut.
+func oneLine(_ message: String, limit: Int = 500) -> String {
     var out = ""
     for scalar in message.unicodeScalars {
         if scalar.value < 0x20 || scalar.value == 0x7F { out += "\\u{\(String(scalar.value, radix: 16))}" } else { out.unicodeScalars.append(scalar) }
     }
-    return out.count > 500 ? String(out.prefix(497)) + "..." : out
+    return shortened(out, limit: limit)
+}
+
+/// `text` cut to at most `limit` characters (at least 100) as ``oneLine(_:limit:)`` says: the middles of its longest
+/// space-separated words first, down to 60 characters each, then the middle of the whole.
+func shortened(_ text: String, limit: Int = 500) -> String {
+    let limit = max(limit, 100)
+    var count = text.count
+    guard count > limit else { return text }
+    let keep = 60
+    var words = text.split(separator: " ", omittingEmptySubsequences: false).map(String.init)
+    var lengths = words.map(\.count)
+    while count > limit, let k = lengths.indices.max(by: { lengths[$0] < lengths[$1] }), lengths[k] > keep {
+        let target = max(keep, lengths[k] - (count - limit))
+        let head = (target - 3 + 1) / 2, tail = (target - 3) / 2
+        words[k] = String(words[k].prefix(head)) + "..." + String(words[k].suffix(tail))
+        count -= lengths[k] - target
+        lengths[k] = target
+    }
+    let joined = words.joined(separator: " ")
+    guard count > limit else { return joined }
+    return String(joined.prefix((limit - 3 + 1) / 2)) + "..." + String(joined.suffix((limit - 3) / 2))
 }
 
 /// Runs the command named by the first argument with the arguments after it; with none, prints the list of

@@ -1,0 +1,72 @@
+import Foundation
+import Testing
+import EncoderLab
+
+/// Issue 17, item 6, by kind: messages that keep their subject, stored nonsense refused, names that are not UTF-8,
+/// experiment files read strictly, refused work that leaves nothing behind, signals from the first instant of main.
+@Suite("hostile kinds: subjects, stored nonsense, names, experiment files, leftovers, signals at start", .serialized)
+struct HostileKindTests {
+    typealias Result = CommandLineTests.Result
+    let cli = CommandLineTests()
+
+    func enclab(_ arguments: [String], in dir: String) throws -> Result { try cli.enclab(arguments, in: dir) }
+
+    /// `script` run by /bin/sh in `dir` with `$0` the enclab binary (for arguments Swift cannot hold: bytes that are
+    /// not UTF-8, made with printf).
+    func shell(_ script: String, in dir: String) throws -> Result {
+        try CommandLineTests.process("/bin/sh", ["-c", script, CommandLineTests.binary], in: dir)
+    }
+
+    /// A scratch folder with `c.y4m` (6 frames of 64x48).
+    func folder() throws -> String {
+        let dir = cli.scratch()
+        try SyntheticClip(width: 64, height: 48, frames: 6, seed: 3).write(to: "\(dir)/c.y4m")
+        return dir
+    }
+
+    /// `folder()` with `c.y4m` encoded into `lab.sqlite` (run 1) and `OUT`.
+    func encoded() throws -> String {
+        let dir = try folder()
+        let r = try enclab(["encode", "c.y4m", "--preset", "ultrafast", "--threads", "1", "--db", "lab.sqlite", "--out", "OUT"], in: dir)
+        try #require(r.status == 0, "\(r.stderr)")
+        return dir
+    }
+
+    func names(in dir: String) -> Set<String> { Set((try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []) }
+
+    // MARK: messages that lose their subject
+
+    @Test("an x264 flag neither x264 nor the lab knows is named as unknown, with or without '=' and wherever it stands (64, nothing made)",
+          arguments: [
+            (["encode", "c.y4m", "--frobnicate"], "frobnicate"),
+            (["encode", "--frobnicate", "c.y4m"], "frobnicate"),
+            (["encode", "c.y4m", "--no-frobnicate", "d.y4m"], "no-frobnicate"),
+            (["encode", "c.y4m", "--frobnicate=3"], "frobnicate"),
+          ])
+    func unknownFlag(arguments: [String], name: String) throws {
+        let dir = try folder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try SyntheticClip(width: 64, height: 48, frames: 2, seed: 4).write(to: "\(dir)/d.y4m")
+        // The witness: the x264 CLI does not know the name either.
+        let x264 = try CommandLineTests.process("/usr/bin/x264", ["--quiet", "--\(name)", "1", "-o", "/dev/null", "c.y4m"], in: dir)
+        #expect(x264.status != 0 && x264.stderr.contains(name), "\(x264.stderr)")
+        let r = try enclab(arguments + ["--db", "lab.sqlite", "--out", "OUT"], in: dir)
+        #expect(r.status == 64)
+        #expect(r.stderr == "enclab: unknown setting '\(name)' (see 'enclab encode --help')\n")
+        #expect(names(in: dir) == ["c.y4m", "d.y4m"])
+    }
+
+    @Test("a message over 500 characters keeps its reason: the long path loses its middle, not the words after it")
+    func longPath() throws {
+        let dir = try folder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = (0..<6).map { String(repeating: Character(UnicodeScalar(UInt8(97 + $0))), count: 120) }.joined(separator: "/") + "/missing.y4m"
+        let r = try enclab(["encode", path, "--db", "lab.sqlite"], in: dir)
+        #expect(r.status == 66)
+        let line = r.stderr.dropLast()
+        #expect(r.stderr.hasSuffix(": no such file\n") && !line.contains("\n"), "\(r.stderr)")
+        #expect(line.count <= 500 + "enclab: ".count, "\(line.count)")
+        // Both ends of the path are still there, its middle shortened.
+        #expect(line.hasPrefix("enclab: " + String(repeating: "a", count: 40)) && line.contains("ffff/missing.y4m: no such file") && line.contains("..."))
+    }
+}
