@@ -69,4 +69,37 @@ struct HostileKindTests {
         // Both ends of the path are still there, its middle shortened.
         #expect(line.hasPrefix("enclab: " + String(repeating: "a", count: 40)) && line.contains("ffff/missing.y4m: no such file") && line.contains("..."))
     }
+
+    // MARK: silent nonsense in the store
+
+    @Test("a PSNR stored as text or a BLOB is refused by plot and report (65 naming the database, the run, the frame and the column), not drawn as NaN",
+          arguments: [
+            ("'abc'", "the text 'abc'"),
+            ("X'00ff'", "a BLOB of 2 bytes"),
+          ])
+    func textOrBlobPSNR(value: String, found: String) throws {
+        let dir = try encoded()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        _ = try cli.sqlite("\(dir)/lab.sqlite", "UPDATE frames SET psnr_y = \(value) WHERE run_id = 1 AND coded_index = 2")
+        #expect(try cli.sqlite("\(dir)/lab.sqlite", "SELECT typeof(psnr_y) FROM frames WHERE coded_index = 2") == [value.hasPrefix("X") ? "blob" : "text"])
+        let message = "lab.sqlite: run 1, frame 2 in coded order: column psnr_y holds \(found), expected a number or NULL"
+        let plot = try enclab(["plot", "--db", "lab.sqlite", "--out", "P"], in: dir)
+        #expect(plot.status == 65 && plot.stderr == "enclab: \(message)\n", "\(plot.status) \(plot.stderr)")
+        // The refused plot leaves no empty folder behind.
+        #expect(!FileManager.default.fileExists(atPath: "\(dir)/P"))
+        let report = try enclab(["report", "--db", "lab.sqlite", "--out", "R"], in: dir)
+        #expect(report.status == 65 && report.stderr.contains(message), "\(report.status) \(report.stderr)")
+    }
+
+    @Test("an INT64_MAX PTS in a stored run is refused by check --run (65 naming the database, run, frame and value), not a span of -1.96 s")
+    func hugeStoredPTS() throws {
+        let dir = try encoded()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        _ = try cli.sqlite("\(dir)/lab.sqlite", "UPDATE frames SET pts = 9223372036854775807 WHERE run_id = 1 AND coded_index = 1")
+        let r = try enclab(["check", "--db", "lab.sqlite", "--run", "1", "--expect", "AllowFrameReordering=true"], in: dir)
+        #expect(r.status == 65, "\(r.status) \(r.stdout) \(r.stderr)")
+        // 2^60 = 1152921504606846976, written out.
+        #expect(r.stderr == "enclab: lab.sqlite: run 1: frame coded_index 1: pts 9223372036854775807 is outside -1152921504606846976...1152921504606846976 (2^60 ticks)\n")
+        #expect(!r.stdout.contains(" -"), "\(r.stdout)")
+    }
 }

@@ -172,6 +172,23 @@ public struct RuleCheckReport: Sendable {
 
 /// `enclab check`: a stream's frames against ``StreamExpectations``.
 public enum RuleCheck {
+    /// Holds the input's times to the range every reader of frames holds them to (``RunPlotInput/maximumTimestampTicks``,
+    /// -2^60 ... 2^60 ticks), so that no span, gap or window of them overflows 64 bits: an INT64_MAX PTS made a span
+    /// of -1.96 s.
+    /// - Throws: `.data` "NAME: frame coded_index C: pts V is outside -2^60...2^60 ticks ..." (or the end's).
+    public static func checkTimes(_ input: RuleCheckInput) throws {
+        let limit = RunPlotInput.maximumTimestampTicks
+        func refuse(_ what: String, _ value: Int64) -> LabError {
+            LabError.data("\(input.name): \(what) \(value) is outside -\(limit)...\(limit) (2^60 ticks of \(input.timebase) s), where its spans would not fit 64 bits")
+        }
+        for f in input.frames {
+            for (name, value) in [("pts", f.pts), ("dts", f.dts)] where !(-limit...limit).contains(value) {
+                throw refuse("frame coded_index \(f.codedIndex): \(name)", value)
+            }
+        }
+        guard (-limit...limit).contains(input.endPTS) else { throw refuse("the end PTS", input.endPTS) }
+    }
+
     /// Checks `input` against `expect`.
     ///
     /// - Keyframes are the frames of type IDR (an IDR picture, `nal_unit_type` 5). MaxKeyFrameInterval and
@@ -188,6 +205,7 @@ public enum RuleCheck {
     ///   CABAC 1) is one violation.
     /// - Throws: `.data` naming the input when the display-order PTS do not increase (with a keyframe property
     ///   given), or H264EntropyMode is asked of an input whose PPSs are not known.
+    ///   A frame's PTS or DTS, or the end, outside -2^60 ... 2^60 ticks is `.data` too (``checkTimes(_:)``).
     public static func check(_ input: RuleCheckInput, _ expect: StreamExpectations) throws -> RuleCheckReport {
         var violations: [RuleCheckReport.Violation] = []
         var counts: [String: Int] = [:]
@@ -195,6 +213,7 @@ public enum RuleCheck {
             violations.append(.init(rule: rule, text: text))
             counts[rule, default: 0] += 1
         }
+        try checkTimes(input)
         let tb = input.timebase
         func seconds(_ ticks: Int64) -> String { Self.seconds(ticks, tb) }
         let byDisplay = input.frames.sorted { $0.displayIndex < $1.displayIndex }
@@ -209,7 +228,7 @@ public enum RuleCheck {
             let actual = byDisplay.filter { $0.type == FrameType.idr.rawValue }.map(\.displayIndex)
             let check = try rule.violations(keyframes: actual, pts: pts, endPTS: input.endPTS)
             let last = pts.last ?? 0
-            let expected = try rule.expectedKeyframes(pts: pts, nominalFrameTicks: max(1, input.endPTS &- last), encoderKeyframes: actual)
+            let expected = try rule.expectedKeyframes(pts: pts, nominalFrameTicks: max(1, input.endPTS - last), encoderKeyframes: actual)
             keyframes = KeyframeAnalysis(rule: rule, expected: expected, actual: actual, forced: [], check: check)
         } catch let e as LabError where e.kind == .data {
             if keyframeRules.contains(where: { $0 != nil }) { throw LabError.data("\(input.name): \(e.message)") }
@@ -287,7 +306,7 @@ public enum RuleCheck {
         let first = pts.first ?? 0
         var summary = "check \(input.name): \(input.frames.count) frames ("
         summary += ["IDR", "I", "P", "Bref", "B"].map { "\($0) \(pictures[$0] ?? 0)" }.joined(separator: ", ")
-        summary += ") over \(seconds(input.endPTS &- first)) s, times from \(input.timesFrom)"
+        summary += ") over \(seconds(input.endPTS - first)) s, times from \(input.timesFrom)"
         if let k = keyframes {
             summary += "; largest GOP \(k.check.largestGOPFrames) frames, \(Self.text(k.check.largestGOPSeconds)) s"
         }
