@@ -37,10 +37,30 @@ func shortened(_ text: String, limit: Int = 500) -> String {
     return String(joined.prefix((limit - 3 + 1) / 2)) + "..." + String(joined.suffix((limit - 3) / 2))
 }
 
+/// Refuses an argument that is not valid UTF-8 (a file name in another encoding, bytes from a fuzzer): Swift's
+/// `CommandLine.arguments` and Foundation's file calls would read it with U+FFFD in place of its bad bytes, naming
+/// another file (two such databases become one, an existing clip is "not found").
+/// - Throws: `.usage` "argument N is not valid UTF-8: 'ESCAPED'", the bytes above 0x7E and control bytes as `\xNN`.
+func requireUTF8Arguments() throws {
+    for k in 1..<Int(CommandLine.argc) {
+        guard let pointer = CommandLine.unsafeArgv[k] else { continue }
+        let bytes = Array(UnsafeBufferPointer(start: UnsafeRawPointer(pointer).assumingMemoryBound(to: UInt8.self), count: strlen(pointer)))
+        guard String(validating: bytes, as: UTF8.self) == nil else { continue }
+        let escaped = bytes.map { $0 >= 0x20 && $0 < 0x7F ? String(UnicodeScalar($0)) : "\\x" + String($0, radix: 16, uppercase: true).leftPadded(2) }.joined()
+        throw LabError(.usage, "argument \(k) is not valid UTF-8: '\(escaped)' (the lab reads file names and values as UTF-8 text; rename the file)")
+    }
+}
+
+extension String {
+    /// The string with "0" before it up to `width` characters.
+    fileprivate func leftPadded(_ width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
+}
+
 /// Runs the command named by the first argument with the arguments after it; with none, prints the list of
 /// commands to stderr and exits 64.
 func main() throws {
     Interruption.install()
+    try requireUTF8Arguments()
     let args = Array(CommandLine.arguments.dropFirst())
     guard let name = args.first else {
         FileHandle.standardError.write(Data((Commands.overview + "\n").utf8))

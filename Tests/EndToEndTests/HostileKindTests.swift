@@ -102,4 +102,37 @@ struct HostileKindTests {
         #expect(r.stderr == "enclab: lab.sqlite: run 1: frame coded_index 1: pts 9223372036854775807 is outside -1152921504606846976...1152921504606846976 (2^60 ticks)\n")
         #expect(!r.stdout.contains(" -"), "\(r.stdout)")
     }
+
+    // MARK: names
+
+    @Test("an argument that is not UTF-8 is refused (64, named with its bytes escaped) before anything is made, not read with U+FFFD")
+    func notUTF8() throws {
+        let dir = try folder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        // An existing clip whose name holds the byte 0xFF: Foundation would look for "c\u{FFFD}.y4m" instead.
+        let clip = try shell(#"cp c.y4m "$(printf 'c\377.y4m')" && exec "$0" encode "$(printf 'c\377.y4m')" --db lab.sqlite --out OUT"#, in: dir)
+        #expect(clip.status == 64)
+        #expect(clip.stderr == #"enclab: argument 2 is not valid UTF-8: 'c\xFF.y4m' (the lab reads file names and values as UTF-8 text; rename the file) (see 'enclab encode --help')"# + "\n")
+        // Two databases named by different bytes would have become one file "a\u{FFFD}.sqlite".
+        let db = try shell(#"exec "$0" encode c.y4m --db "$(printf 'a\376.sqlite')" --out OUT"#, in: dir)
+        #expect(db.status == 64 && db.stderr.contains(#"'a\xFE.sqlite'"#), "\(db.stderr)")
+        // Nothing made: the folder holds the clip and its copy only (ls counts names whatever their bytes).
+        #expect(try shell("ls -A | wc -l", in: dir).stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "2")
+    }
+
+    @Test("a refused database or run leaves nothing behind: no --out folders made for it, no database without runs")
+    func leftovers() throws {
+        let dir = try encoded()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        // A database that is not the lab's (a text file): 65, and the --out folders made before it was opened are gone.
+        try "notes, not a database\n".write(toFile: "\(dir)/notes.sqlite", atomically: true, encoding: .utf8)
+        let text = try enclab(["encode", "c.y4m", "--threads", "1", "--db", "notes.sqlite", "--out", "NEW/deeper"], in: dir)
+        #expect(text.status == 65, "\(text.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: "\(dir)/NEW"))
+        #expect(try String(contentsOfFile: "\(dir)/notes.sqlite", encoding: .utf8) == "notes, not a database\n")
+        // A run refused because its folder is another database's: the new database is not left behind.
+        let other = try enclab(["encode", "c.y4m", "--preset", "ultrafast", "--threads", "1", "--db", "other.sqlite", "--out", "OUT"], in: dir)
+        #expect(other.status == 64 && other.stderr.contains("already exists (from another database?)"), "\(other.stderr)")
+        #expect(names(in: dir).subtracting(["lab.sqlite-wal", "lab.sqlite-shm"]) == ["c.y4m", "lab.sqlite", "OUT", "notes.sqlite"], "\(names(in: dir))")
+    }
 }
