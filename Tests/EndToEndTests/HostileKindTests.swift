@@ -135,4 +135,46 @@ struct HostileKindTests {
         #expect(other.status == 64 && other.stderr.contains("already exists (from another database?)"), "\(other.stderr)")
         #expect(names(in: dir).subtracting(["lab.sqlite-wal", "lab.sqlite-shm"]) == ["c.y4m", "lab.sqlite", "OUT", "notes.sqlite"], "\(names(in: dir))")
     }
+
+    // MARK: experiment files
+
+    @Test("experiment files: a key given twice, a description that is not a string and an empty clip are refused (64 naming them)",
+          arguments: [
+            (#"{"name": "d", "name": "e", "clips": ["c.y4m"]}"#,
+             "exp.json: key 'name' is given twice in the top-level object (a JSON reader would keep only the last)"),
+            (#"{"name": "d", "clips": ["c.y4m"], "grid": {"crf": [20], "crf": [30]}}"#,
+             "exp.json: key 'crf' is given twice in 'grid' (a JSON reader would keep only the last)"),
+            (#"{"name": "d", "clips": ["c.y4m"], "base": {"crf": 20, "\u0063rf": 30}}"#,
+             "exp.json: key 'crf' is given twice in 'base' (a JSON reader would keep only the last)"),
+            (#"{"name": "d", "clips": ["c.y4m"], "grid": {"mode": [{"rc": "crf", "crf": 20, "rc": "cqp"}]}}"#,
+             "exp.json: key 'rc' is given twice in an entry of 'grid'.'mode' (a JSON reader would keep only the last)"),
+            (#"{"name": "d", "clips": ["c.y4m"], "description": 5}"#,
+             "exp.json: key 'description' must be a string, got a number (5)"),
+            (#"{"name": "d", "clips": ["c.y4m", ""]}"#,
+             #"exp.json: key 'clips': path 2 is empty (""), not a clip"#),
+          ])
+    func experimentFile(json: String, message: String) throws {
+        let dir = try folder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try json.write(toFile: "\(dir)/exp.json", atomically: true, encoding: .utf8)
+        let r = try enclab(["run", "exp.json", "--db", "lab.sqlite", "--out", "OUT"], in: dir)
+        #expect(r.status == 64)
+        #expect(r.stderr == "enclab: \(message) (see 'enclab run --help')\n")
+        #expect(names(in: dir) == ["c.y4m", "exp.json"])
+    }
+
+    @Test("experiment files: keys repeated in different objects, and braces, quotes and keys inside strings, are no duplicates")
+    func experimentFileNoDuplicate() throws {
+        let dir = try folder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let json = #"""
+            {"name": "d", "description": "a \"name\": {\"name\", [\"clips\"]} \\", "clips": ["c.y4m"],
+             "base": {"threads": 1, "frames": 2, "preset": "ultrafast"},
+             "grid": {"mode": [{"rc": "crf", "crf": 30}, {"rc": "crf", "crf": 31}]}}
+            """#
+        try json.write(toFile: "\(dir)/exp.json", atomically: true, encoding: .utf8)
+        let r = try enclab(["run", "exp.json", "--db", "lab.sqlite", "--out", "OUT", "--no-plots"], in: dir)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(try cli.sqlite("\(dir)/lab.sqlite", "SELECT count(*) FROM runs WHERE status = 'done'") == ["2"])
+    }
 }
