@@ -60,6 +60,8 @@ extension String {
 /// commands to stderr and exits 64.
 func main() throws {
     Interruption.install()
+    // A signal that came before any work: nothing started, 130 at once.
+    try Interruption.check()
     try requireUTF8Arguments()
     let args = Array(CommandLine.arguments.dropFirst())
     guard let name = args.first else {
@@ -71,6 +73,13 @@ func main() throws {
 
 do {
     try main()
+    // Work that ended without checking after a signal came still reports it: every SIGINT or SIGTERM that did not end
+    // the process before main is 130.
+    if let signal = Interruption.received {
+        fflush(nil)
+        FileHandle.standardError.write(Data("enclab: interrupted by \(signal)\n".utf8))
+        exit(LabError.Kind.interrupted.exitCode)
+    }
 } catch let error as LabError {
     // What went to stdout before the failure (an interrupted analyze's "analysed run N" lines) is kept: flushed
     // before exit, as exit(3) would, and before the message, so a terminal shows them in order.

@@ -177,4 +177,77 @@ struct HostileKindTests {
         #expect(r.status == 0, "\(r.stderr)")
         #expect(try cli.sqlite("\(dir)/lab.sqlite", "SELECT count(*) FROM runs WHERE status = 'done'") == ["2"])
     }
+
+    // MARK: signals at start
+
+    /// Whether process `pid` has taken SIGINT and SIGTERM over from the default action (caught or ignored, as
+    /// /proc/PID/status says in SigCgt and SigIgn: bits 1 and 14 for signals 2 and 15).
+    static func tookSignals(_ pid: pid_t) -> Bool {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return false }
+        var mask: UInt64 = 0
+        for line in status.split(separator: "\n") where line.hasPrefix("SigCgt:") || line.hasPrefix("SigIgn:") {
+            mask |= UInt64(line.split(separator: "\t").last.map(String.init) ?? "", radix: 16) ?? 0
+        }
+        let both: UInt64 = (1 << (SIGINT - 1)) | (1 << (SIGTERM - 1))
+        return mask & both == both
+    }
+
+    /// Spawns enclab with `arguments` (absolute paths) as a shell does: SIGINT and SIGTERM at their default action
+    /// and unblocked, or, with `blocked`, blocked (as a program spawning from a libdispatch worker thread leaves
+    /// them); stdin and stdout /dev/null, stderr into `stderrPath`. - Returns: the pid.
+    static func spawn(_ arguments: [String], blocked: Bool, stderrPath: String) throws -> pid_t {
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var both = sigset_t()
+        sigemptyset(&both)
+        sigaddset(&both, SIGINT)
+        sigaddset(&both, SIGTERM)
+        var mask = sigset_t()
+        sigemptyset(&mask)
+        if blocked { mask = both }
+        posix_spawnattr_setsigmask(&attributes, &mask)
+        posix_spawnattr_setsigdefault(&attributes, &both)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 2, stderrPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        let argv = ([CommandLineTests.binary] + arguments).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid: pid_t = 0
+        let status = posix_spawn(&pid, CommandLineTests.binary, &actions, &attributes, argv, environ)
+        guard status == 0 else { throw LabError(.software, "posix_spawn: \(String(cString: strerror(status)))") }
+        return pid
+    }
+
+    @Test("SIGINT or SIGTERM as soon as the process has taken them over (the first thing main does) ends it with 130, every time; also when spawned with them blocked",
+          arguments: [(SIGINT, false), (SIGTERM, false), (SIGINT, true)])
+    func signalAtStart(signal: Int32, blocked: Bool) throws {
+        let dir = try folder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let name = signal == SIGINT ? "SIGINT" : "SIGTERM"
+        var endings: [String] = []
+        for k in 0..<25 {
+            let pid = try Self.spawn(["encode", "\(dir)/c.y4m", "--threads", "1", "--crf", "\(20 + k)", "--db", "\(dir)/lab.sqlite",
+                                      "--out", "\(dir)/OUT"], blocked: blocked, stderrPath: "\(dir)/err.txt")
+            // Polled without sleeping: the signal goes the moment the dispositions change.
+            let start = Date()
+            while !Self.tookSignals(pid) && Date().timeIntervalSince(start) < 20 {}
+            kill(pid, signal)
+            var status: Int32 = 0
+            while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+            let stderr = (try? String(contentsOfFile: "\(dir)/err.txt", encoding: .utf8)) ?? ""
+            // wait(2)'s status: the low 7 bits are the signal that ended the process, 0 for an exit, whose code is bits 8-15.
+            let ended = status & 0x7f == 0 ? "exit \((status >> 8) & 0xff)" : "signal \(status & 0x7f)"
+            if !(ended == "exit 130" && stderr == "enclab: interrupted by \(name)\n") { endings.append("\(k): \(ended) \(stderr)") }
+        }
+        #expect(endings.isEmpty, "\(endings)")
+        // An interrupted encode leaves no done run.
+        if FileManager.default.fileExists(atPath: "\(dir)/lab.sqlite") {
+            #expect(try cli.sqlite("\(dir)/lab.sqlite", "SELECT count(*) FROM runs WHERE status = 'done'") == ["0"])
+        }
+    }
 }
