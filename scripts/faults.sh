@@ -803,6 +803,143 @@ mp4_cut
 inspect_forbidden inspect-forbidden-bit 0; inspect_forbidden inspect-forbidden-bit-strict 65 --strict
 for rep in 1 2 3 4 5 6; do two_writers "$rep"; done
 
+# ---------------------------------------------------------------------------------------------------------------
+# 11. Issue 17's kinds: messages that keep their subject, stored nonsense refused, names that are not UTF-8,
+# experiment files read strictly, refused work that leaves nothing, input that changes while read, signals at start.
+
+subject_unknown_flag() {  # an unknown x264 flag without '=' (before a clip, after it): named as unknown
+    begin "subject-unknown-flag-$1" || return
+    if [ "$1" = last ]; then enclab 60 encode "$FX/tiny.y4m" --frobnicate --db db.sqlite --out OUT
+    else enclab 60 encode --frobnicate "$FX/tiny.y4m" --db db.sqlite --out OUT; fi
+    expect 64; stderr_has "unknown setting 'frobnicate'" "the flag as unknown"
+    [ ! -e "$D/db.sqlite" ] && ok "no database" || bad "database made"
+    finish
+}
+
+subject_long_path() {  # a 700-character path: the reason after it survives the 500-character cut
+    begin subject-long-path || return
+    local p i; p=""
+    for i in a b c d e f; do p="$p$(head -c 120 /dev/zero | tr '\0' "$i")/"; done
+    enclab 60 encode "${p}missing.y4m" --threads 1 --db db.sqlite --out OUT
+    expect 66
+    if tail -n 1 "$ERR" | grep -q "missing.y4m: no such file$"; then ok "reason kept"; else bad "reason lost"; fi
+    finish
+}
+
+subject_tcfile_far() {  # a timecode time past 2^59 us: 65 naming the file and line
+    begin subject-tcfile-far || return
+    { echo "# timecode format v2"; echo 0; echo 40; for i in $(seq 0 10); do echo $((576460752303424 + i * 40)); done; } >"$D/far.txt"
+    enclab 60 encode "$FX/tiny.y4m" --threads 1 --tcfile-in far.txt --db db.sqlite --out OUT
+    expect 65; stderr_has "far.txt: line 4:" "the file and line"; no_rows "$D/db.sqlite"; finish
+}
+
+nonsense_psnr() {  # nonsense_psnr text|blob: a PSNR that is not a number: plot refuses it naming the run
+    begin "nonsense-psnr-$1" || return
+    make_db db.sqlite OUT
+    local v="'abc'"; [ "$1" = blob ] && v="X'00ff'"
+    sqlite3 "$D/db.sqlite" "UPDATE frames SET psnr_y = $v WHERE coded_index = 1" 2>/dev/null
+    enclab 60 plot --db db.sqlite --out P
+    expect 65; stderr_has "run 1, frame 1 in coded order: column psnr_y" "run, frame and column"; finish
+}
+
+nonsense_pts() {  # an INT64_MAX PTS in a stored run: check --run refuses it, no negative span
+    begin nonsense-pts-int64-max || return
+    make_db db.sqlite OUT
+    sqlite3 "$D/db.sqlite" "UPDATE frames SET pts = 9223372036854775807 WHERE coded_index = 1" 2>/dev/null
+    enclab 60 check --db db.sqlite --run 1 --expect AllowFrameReordering=true
+    expect 65; stderr_has "run 1: frame coded_index 1: pts 9223372036854775807" "run, frame and value"; finish
+}
+
+name_not_utf8() {  # name_not_utf8 db|clip: bytes that are not UTF-8: 64 naming them, nothing made
+    begin "name-not-utf8-$1" || return
+    local odd; odd=$(printf 'x\377')
+    if [ "$1" = db ]; then enclab 60 encode "$FX/tiny.y4m" --threads 1 --db "$odd.sqlite" --out OUT
+    else cp "$FX/tiny.y4m" "$D/$odd.y4m"; enclab 60 encode "$odd.y4m" --threads 1 --db db.sqlite --out OUT; fi
+    expect 64; stderr_has 'x\xFF' "the bytes, escaped"
+    local n; n=$(find "$D" -mindepth 1 | wc -l)
+    if [ "$n" = "$([ "$1" = db ] && echo 0 || echo 1)" ]; then ok "nothing made"; else bad "$n files in the case folder"; fi
+    finish
+}
+
+experiment_strict() {  # experiment_strict NAME JSON TEXT: refused with 64 naming TEXT
+    begin "experiment-$1" || return
+    printf '%s\n' "$2" >"$D/exp.json"
+    enclab 60 run exp.json --db db.sqlite --out OUT
+    expect 64; stderr_has "$3" "$3"; no_rows "$D/db.sqlite"; finish
+}
+
+leftovers_refused_db() {  # a database that is not the lab's: the --out folders made for it are removed
+    begin leftovers-refused-db || return
+    echo "notes" >"$D/notes.sqlite"
+    enclab 60 encode "$FX/tiny.y4m" --threads 1 --db notes.sqlite --out NEW/deeper
+    expect 65
+    [ ! -e "$D/NEW" ] && ok "no NEW folder" || bad "NEW left behind"
+    finish
+}
+
+leftovers_refused_run() {  # a run refused (its folder is another database's): the new database is removed
+    begin leftovers-refused-run || return
+    make_db db.sqlite OUT
+    enclab 60 encode "$FX/tiny.y4m" --threads 1 --db other.sqlite --out OUT
+    expect 64
+    [ ! -e "$D/other.sqlite" ] && ok "no other.sqlite" || bad "other.sqlite left behind"
+    finish
+}
+
+input_changes() {  # input_changes truncate|rewrite: the clip changes during the encode: 65, no done row
+    begin "input-changes-$1" || return
+    local i header frame size no_done
+    ff -f lavfi -i testsrc2=size=320x240:rate=25 -frames:v 250 -pix_fmt yuv420p "$D/clip.y4m"
+    header=$(head -n 1 "$D/clip.y4m" | wc -c); frame=$((6 + 320 * 240 * 3 / 2))
+    start_bg 120 "$ENCLAB" encode clip.y4m --threads 1 --preset veryslow --db db.sqlite --out OUT
+    for i in $(seq 300); do   # until the run is encoding: its temporary folder holds stream bytes
+        compgen -G "$D/OUT/.tmp-*/stream.264" >/dev/null && [ -s "$(compgen -G "$D/OUT/.tmp-*/stream.264" | head -n 1)" ] && break
+        kill -0 "$BG" 2>/dev/null || break
+        sleep 0.05
+    done
+    if [ "$1" = truncate ]; then truncate -s $((header + 200 * frame)) "$D/clip.y4m"
+    else   # frame 0's picture (read already) becomes black: the same size, other bytes
+        size=$(stat -c %s "$D/clip.y4m")
+        head -c "$((frame - 6))" /dev/zero | dd of="$D/clip.y4m" bs=1M seek="$((header + 6))" oflag=seek_bytes conv=notrunc status=none
+        [ "$(stat -c %s "$D/clip.y4m")" = "$size" ] || bad "setup: size changed"; fi
+    wait_bg
+    expect 65; no_done=$(rows "$D/db.sqlite" "status='done'")
+    if [ "$no_done" = 0 ]; then ok "no done row"; else bad "$no_done done rows"; fi
+    finish
+}
+
+signal_at_start() {  # signal_at_start INT|TERM: the signal as soon as the process has taken it over, 20 times: 130
+    begin "signal-at-start-$1" || return
+    local k pid i mask got=""
+    for k in $(seq 20); do
+        start_bg 60 "$ENCLAB" encode "$FX/tiny.y4m" --threads 1 --crf $((20 + k)) --db db.sqlite --out OUT
+        pid=$(child_of "$BG")
+        for i in $(seq 20000); do   # SigCgt or SigIgn holding signals 2 and 15 (bits 1 and 14)
+            mask=$(awk '/^Sig(Cgt|Ign):/ { print $2 }' "/proc/$pid/status" 2>/dev/null | { read -r a; read -r b; echo $((0x${a:-0} | 0x${b:-0})); })
+            [ $((mask & 0x4002)) = $((0x4002)) ] && break
+            kill -0 "$pid" 2>/dev/null || break
+        done
+        kill "-$1" "$pid" 2>/dev/null
+        wait_bg
+        # 130 from the shell is also a death by SIGINT (128 + 2): only enclab's own exit says so on stderr.
+        if grep -q "^enclab: interrupted by SIG$1\$" "$ERR"; then got="$got $ST"; else got="$got $ST(no-message)"; fi
+    done
+    ST=$(tr ' ' '\n' <<<"$got" | sed '/^$/d' | sort | uniq -c | awk '{ printf "%s%sx%s", (NR > 1 ? "," : ""), $1, $2 }')
+    EXPECTED="20x130"
+    [ "$ST" = "20x130" ] && ok "130 with its message every time" || bad "exits:$got"
+    finish
+}
+
+subject_unknown_flag last; subject_unknown_flag first; subject_long_path; subject_tcfile_far
+nonsense_psnr text; nonsense_psnr blob; nonsense_pts
+name_not_utf8 db; name_not_utf8 clip
+experiment_strict duplicate-key '{"name": "d", "clips": ["'"$FX"'/tiny.y4m"], "grid": {"crf": [20], "crf": [30]}}' "key 'crf' is given twice in 'grid'"
+experiment_strict description-number '{"name": "d", "clips": ["'"$FX"'/tiny.y4m"], "description": 5}' "key 'description' must be a string"
+experiment_strict empty-clip '{"name": "d", "clips": [""]}' "path 1 is empty"
+leftovers_refused_db; leftovers_refused_run
+input_changes truncate; input_changes rewrite
+signal_at_start INT; signal_at_start TERM
+
 [ "$FAILED" -eq 0 ] || echo "failed: ${FAILED_NAMES[*]}"
 echo "faults: $PASSED passed, $FAILED failed, $SKIPPED skipped"
 [ "$FAILED" -eq 0 ]

@@ -254,6 +254,10 @@ struct TimestampStageTests {
             (["--tcfile-in", "word.txt"], "# timecode format v2\n0\n4O\n", 65, "enclab: word.txt: line 3: '4O' is not a time in milliseconds (digits with an optional fraction, e.g. 33.367)\n"),
             (["--tcfile-in", "back.txt"], "# timecode format v2\n0\n40\n40\n" + (4...40).map { "\($0 * 40)" }.joined(separator: "\n"), 65, "enclab: back.txt: line 4: 40 ms is not after 40 ms on line 3 (times must increase)\n"),
             (["--tcfile-in", "none.txt"], nil, 66, "enclab: none.txt: no such timecode file\n"),
+            // 576460752303424 ms is 576460752303424000 µs, past 2^59 µs = 576460752303423488 µs: named with the file and
+            // its line, and bad data (65) as every other bad line of the file.
+            (["--tcfile-in", "far.txt"], "# timecode format v2\n0\n40\n" + (0..<28).map { "\(576460752303424 + $0 * 40)" }.joined(separator: "\n"), 65,
+             "enclab: far.txt: line 4: frame 2's PTS 576460752303424000 µs (the timecode file's time) is beyond ±2^59 µs, the range the lab's analysis and plots keep times in (x264's DTS, and spans, must stay within 64 bits)\n"),
             (["--pts-schedule", "rate=30;drop=2"], nil, 64, "enclab: --pts-schedule: part 'drop=2': probability '2' is outside 0 to 1 (see 'enclab encode --help')\n"),
             (["--pts-precision", "float16"], nil, 64, "enclab: --pts-precision: 'float16' is not one of int64, float32, int32, timescale:N (see 'enclab encode --help')\n"),
             (["--pts-source", "file"], nil, 64, "enclab: --pts-source file: c.y4m is y4m, which holds no timestamps (give --tcfile-in or --pts-schedule) (see 'enclab encode --help')\n"),

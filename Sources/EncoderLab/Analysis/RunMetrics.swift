@@ -63,6 +63,7 @@ public struct RunMetrics: Sendable, Equatable {
         case .integer(let v): return String(v)
         case .real(let v): return "the real \(v)"
         case .text(let t): return "the text '\(Plots.shown(t, limit: 40))'"
+        case .blob(let b): return "a BLOB of \(b.count) bytes"
         }
     }
 
@@ -115,7 +116,7 @@ public struct RunMetrics: Sendable, Equatable {
                 case .null: return nil
                 case .integer(let v): return Double(v)
                 case .real(let v): return v
-                case .text: throw LabError.data("\(at): \(column) holds \(described(r[column])), expected a number or NULL")
+                case .text, .blob: throw LabError.data("\(at): \(column) holds \(described(r[column])), expected a number or NULL")
                 }
             }
             /// NULL as nil; anything but an integer refused.

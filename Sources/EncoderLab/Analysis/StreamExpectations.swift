@@ -176,6 +176,23 @@ public struct RuleCheckReport: Sendable {
 
 /// `enclab check`: a stream's frames against ``StreamExpectations``.
 public enum RuleCheck {
+    /// Holds the input's times to the range every reader of frames holds them to (``RunPlotInput/maximumTimestampTicks``,
+    /// -2^60 ... 2^60 ticks), so that no span, gap or window of them overflows 64 bits: an INT64_MAX PTS made a span
+    /// of -1.96 s.
+    /// - Throws: `.data` "NAME: frame coded_index C: pts V is outside -2^60...2^60 ticks ..." (or the end's).
+    public static func checkTimes(_ input: RuleCheckInput) throws {
+        let limit = RunPlotInput.maximumTimestampTicks
+        func refuse(_ what: String, _ value: Int64) -> LabError {
+            LabError.data("\(input.name): \(what) \(value) is outside -\(limit)...\(limit) (2^60 ticks of \(input.timebase) s), where its spans would not fit 64 bits")
+        }
+        for f in input.frames {
+            for (name, value) in [("pts", f.pts), ("dts", f.dts)] where !(-limit...limit).contains(value) {
+                throw refuse("frame coded_index \(f.codedIndex): \(name)", value)
+            }
+        }
+        guard (-limit...limit).contains(input.endPTS) else { throw refuse("the end PTS", input.endPTS) }
+    }
+
     /// Checks `input` against `expect`.
     ///
     /// - Keyframes are the frames of type IDR (an IDR picture, `nal_unit_type` 5). MaxKeyFrameInterval and
@@ -196,6 +213,7 @@ public enum RuleCheck {
     /// - Throws: `.data` naming the input when the display-order PTS do not increase (with a keyframe property
     ///   given), H264EntropyMode is asked of an input whose PPSs are not known, or the input has no times and a rule
     ///   needs them (MaxKeyFrameIntervalDuration above 0, DataRateLimits), naming the rule.
+    ///   A frame's PTS or DTS, or the end, outside -2^60 ... 2^60 ticks is `.data` too (``checkTimes(_:)``).
     public static func check(_ input: RuleCheckInput, _ expect: StreamExpectations) throws -> RuleCheckReport {
         var violations: [RuleCheckReport.Violation] = []
         var counts: [String: Int] = [:]
@@ -204,6 +222,7 @@ public enum RuleCheck {
             violations.append(.init(rule: rule, text: text))
             counts[rule, default: 0] += count
         }
+        try checkTimes(input)
         let tb = input.timebase
         func seconds(_ ticks: Int64) -> String { Self.seconds(ticks, tb) }
         // Without times only the rules that count frames are checked: MaxKeyFrameIntervalDuration above 0 and

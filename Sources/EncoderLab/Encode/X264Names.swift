@@ -1,3 +1,4 @@
+internal import CX264
 import Foundation
 
 /// x264's presets, tunes and profiles, checked the way libx264 parses them (common/base.c in x264 0.164:
@@ -16,6 +17,17 @@ enum X264Names {
     static let profiles = ["baseline", "main", "high", "high10", "high422", "high444"]
     /// Characters that separate tunes (`strspn(tune, ",./-+")` in param_apply_tune).
     static let tuneSeparators: Set<Character> = [",", ".", "/", "-", "+"]
+
+    /// Whether libx264's `x264_param_parse` knows the option `name` (x264.h: it returns `X264_PARAM_BAD_NAME` for a
+    /// name it does not know; `no-` prefixes and `_` for `-` as it reads them). Asked on a scratch parameter set with
+    /// no value (which x264 reads as "true"), freed with `x264_param_cleanup`.
+    static func isParameterName(_ name: String) -> Bool {
+        guard !name.isEmpty, !name.utf8.contains(0) else { return false }
+        var p = x264_param_t()
+        x264_param_default(&p)
+        defer { x264_param_cleanup(&p) }
+        return x264_param_parse(&p, name, nil) != X264_PARAM_BAD_NAME
+    }
 
     /// The preset's canonical name: a name in any case, or an index 0-9.
     /// - Throws: `.usage` "unknown preset 'X' (x264 presets: ...)".

@@ -67,6 +67,8 @@ public struct Experiment: Sendable {
         do { object = try JSONSerialization.jsonObject(with: data) } catch {
             throw LabError.data("\(path): not valid JSON (\(error.localizedDescription))")
         }
+        // JSONSerialization keeps the last of two equal keys without a word: found here, over the file's own bytes.
+        try JSONDuplicateKeys.check(data, file: path)
         try self.init(object: object, file: path, baseDirectory: Paths.parent(path), maxRuns: maxRuns)
     }
 
@@ -87,6 +89,9 @@ public struct Experiment: Sendable {
             }
             report = Report(anchor: anchor)
         }
+        if let description = root["description"], !(description is String) {
+            throw LabError.usage("\(file): key 'description' must be a string, got \(Self.jsonKind(description))")
+        }
         guard let name = root["name"] as? String, !name.isEmpty else {
             throw LabError.usage("\(file): key 'name' must be a non-empty string")
         }
@@ -102,6 +107,9 @@ public struct Experiment: Sendable {
         guard let gridObject = grid as? [String: Any] else { throw LabError.usage("\(file): key 'grid' must be an object of lists") }
         if gridObject.count > Self.maxGridAxes {
             throw LabError.usage("\(file): key 'grid' has \(gridObject.count) keys, over the limit of \(Self.maxGridAxes) axes")
+        }
+        if let k = clips.firstIndex(where: { $0.isEmpty }) {
+            throw LabError.usage("\(file): key 'clips': path \(k + 1) is empty (\"\"), not a clip")
         }
         // C and the file system stop a string at its first NUL: "a.y4m\u0000.mp4" would read a.y4m.
         if let k = clips.firstIndex(where: { $0.utf8.contains(0) }) {
@@ -255,6 +263,16 @@ public struct Experiment: Sendable {
             }
             seen[property] = key
         }
+    }
+
+    /// What a parsed JSON value is, for messages: "a number", "a boolean", "a list", "an object", "null", "a string".
+    static func jsonKind(_ value: Any) -> String {
+        if value is NSNull { return "null" }
+        if value is String { return "a string" }
+        if value is [Any] { return "a list" }
+        if value is [String: Any] { return "an object" }
+        if let n = value as? NSNumber { return String(cString: n.objCType) == "c" ? "a boolean (\(n.boolValue))" : "a number (\(n))" }
+        return "\(type(of: value))"
     }
 
     /// A grid point's word in a run's label: `key=value`, or the key alone for a flag given `true`

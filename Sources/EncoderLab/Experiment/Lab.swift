@@ -72,12 +72,49 @@ public final class Lab {
     public init(databasePath: String, outDirectory: String, force: Bool = false) throws {
         try LabStore.checkPath(databasePath)
         try Self.requireTools()
-        try OutputFiles.makeDirectory(outDirectory)
-        try OutputFiles.checkWritable(outDirectory)
-        store = try LabStore(path: databasePath)
+        var made: [String] = []
+        var info = stat()
+        let databaseIsNew = lstat(databasePath, &info) != 0 && errno == ENOENT
+        do {
+            try OutputFiles.makeDirectory(outDirectory, made: &made)
+            try OutputFiles.checkWritable(outDirectory)
+            store = try LabStore(path: databasePath)
+        } catch {
+            // A refused database or folder leaves nothing behind: not the folders made for it, nor a new file.
+            if databaseIsNew { Self.removeDatabaseFiles(databasePath) }
+            OutputFiles.removeEmptyFolders(made)
+            throw error
+        }
         self.outDirectory = outDirectory
         self.force = force
+        madeFolders = made
+        madeDatabase = databaseIsNew
         try settleTemporaryFolders()
+    }
+
+    /// The output folders this Lab created (outermost first) and whether it created the database file: what
+    /// ``discardIfUnused()`` may remove.
+    private let madeFolders: [String]
+    private let madeDatabase: Bool
+
+    /// After a command failed: removes the database file when this Lab created it and it holds no run (with its
+    /// `-wal`, `-shm` and `-journal` files), and the output folders it created that are still empty. A refused run
+    /// (settings, a clip, a folder of another database) thus leaves neither a database without runs nor empty
+    /// folders; a run recorded (done or failed) keeps both.
+    public func discardIfUnused() {
+        if madeDatabase, let runs = try? store.database.query("SELECT count(*) FROM runs").first?.first?.int, runs == 0 {
+            Self.removeDatabaseFiles(store.database.path)
+        }
+        OutputFiles.removeEmptyFolders(madeFolders)
+    }
+
+    /// Unlinks a database file this process created, and SQLite's files beside it; a file that is not a regular
+    /// file (a device) is never unlinked.
+    private static func removeDatabaseFiles(_ path: String) {
+        for file in [path, path + "-wal", path + "-shm", path + "-journal"] {
+            var info = stat()
+            if lstat(file, &info) == 0 && info.st_mode & S_IFMT == S_IFREG { unlink(file) }
+        }
     }
 
     /// The outside programs every run needs: ffmpeg (the input decode and every run's verification) and gnuplot

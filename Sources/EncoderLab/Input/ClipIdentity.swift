@@ -7,6 +7,9 @@ public struct ClipIdentity: Sendable, Equatable {
     public var path: String
     /// SHA-256 of the file's bytes, 64 lowercase hex digits.
     public var sha256: String
+    /// The file's device, inode, size and last change when it was identified (before hashing), which a run checks
+    /// again when it has read the clip (``requireUnchanged()``); nil for an identity made without the file.
+    var state: FileKey?
 
     /// Hashes `path`, or takes the digest from a cache when the file's device, inode, size and last change (the later
     /// of its modification and status-change times, ns) are those it was hashed with, so a large y4m is read for its
@@ -30,11 +33,11 @@ public struct ClipIdentity: Sendable, Equatable {
             if let userCache, userCache.digest(device: key.device, inode: key.inode, size: key.size, mtimeNs: key.changeNs) == nil {
                 userCache.store(device: key.device, inode: key.inode, size: key.size, mtimeNs: key.changeNs, sha256: known)
             }
-            return ClipIdentity(path: path, sha256: known)
+            return ClipIdentity(path: path, sha256: known, state: key)
         }
         if let known = userCache?.digest(device: key.device, inode: key.inode, size: key.size, mtimeNs: key.changeNs) {
             try store?.storeClipHash(device: key.device, inode: key.inode, size: key.size, mtimeNs: key.changeNs, sha256: known)
-            return ClipIdentity(path: path, sha256: known)
+            return ClipIdentity(path: path, sha256: known, state: key)
         }
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
@@ -45,7 +48,28 @@ public struct ClipIdentity: Sendable, Equatable {
             try store?.storeClipHash(device: key.device, inode: key.inode, size: key.size, mtimeNs: key.changeNs, sha256: digest)
             userCache?.store(device: key.device, inode: key.inode, size: key.size, mtimeNs: key.changeNs, sha256: digest)
         }
-        return ClipIdentity(path: path, sha256: digest)
+        return ClipIdentity(path: path, sha256: digest, state: key)
+    }
+
+    /// Checks, once a run has read its clip, that the file is still the one identified: the same device, inode, size
+    /// and last change (the later of its modification and status-change times, ns). A clip truncated, rewritten or
+    /// replaced while it was read (or since it was hashed) would otherwise be recorded as done under the digest of
+    /// bytes that were not all encoded, and the intact file would then be "already done".
+    /// - Throws: `.data` "PATH: changed while the run read it (WHAT): ..." naming what changed; `.data` too when the
+    ///   file is gone or no longer a regular file.
+    public func requireUnchanged() throws {
+        guard let state else { return }
+        let now: FileKey
+        do { now = try Self.fileKey(path) } catch let error as LabError {
+            throw LabError.data("\(path): changed while the run read it (\(error.message)): the run is not recorded done; run it again")
+        }
+        guard now != state else { return }
+        var what: [String] = []
+        if now.device != state.device || now.inode != state.inode { what.append("another file now has its name") }
+        if now.size != state.size { what.append("its size went from \(state.size) to \(now.size) bytes") }
+        if what.isEmpty { what.append("it was modified") }
+        throw LabError.data("\(path): changed while the run read it (\(what.joined(separator: ", "))): its SHA-256 \(sha256.prefix(16))... "
+                            + "no longer names what was encoded, so the run is not recorded done; run it again on a file that stays put")
     }
 
     /// A file changed less than this long before it is hashed is not cached (see ``identify(_:cache:userCache:settleSeconds:)``):

@@ -19,17 +19,34 @@ enum OutputFiles {
     /// - Throws: `.cantCreate` naming the path when it exists as a non-folder or cannot be made; `.ioError` when
     ///   the disk is full (``creationError(_:_:)``).
     static func makeDirectory(_ path: String) throws {
+        var made: [String] = []
+        try makeDirectory(path, made: &made)
+    }
+
+    /// ``makeDirectory(_:)``, appending each folder it created to `made`, outermost first (what a command that is
+    /// then refused removes again: ``removeEmptyFolders(_:)``).
+    static func makeDirectory(_ path: String, made: inout [String]) throws {
         var isDir: ObjCBool = false
         if FileManager.default.fileExists(atPath: path, isDirectory: &isDir) {
             guard isDir.boolValue else { throw LabError.cantCreate("\(path): exists and is not a folder") }
             return
         }
         let parent = Paths.parent(path)
-        if !parent.isEmpty && parent != path { try makeDirectory(parent) }
-        if mkdir(path, 0o777) != 0 && errno != EEXIST {
-            let code = errno
-            throw creationError("\(path): cannot create folder: \(reason(code))", code)
+        if !parent.isEmpty && parent != path { try makeDirectory(parent, made: &made) }
+        if mkdir(path, 0o777) != 0 {
+            guard errno == EEXIST else {
+                let code = errno
+                throw creationError("\(path): cannot create folder: \(reason(code))", code)
+            }
+        } else {
+            made.append(path)
         }
+    }
+
+    /// Removes `folders` (as ``makeDirectory(_:made:)`` listed them, outermost first), innermost first, each only
+    /// while it is empty (rmdir(2)): what another process put in one meanwhile stays, with the folders above it.
+    static func removeEmptyFolders(_ folders: [String]) {
+        for folder in folders.reversed() { _ = rmdir(folder) }
     }
 
     /// Creates the folder `path`, which must not exist (mkdir(2) is create-exclusive).

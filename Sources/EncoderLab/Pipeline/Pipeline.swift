@@ -254,6 +254,8 @@ public enum Pipeline {
             index += 1
             current = next
         }
+        // The clip is read: it must still be the file whose digest the run's key holds.
+        try spec.clip.requireUnchanged()
         while session.delayedFrames > 0 {
             try Interruption.check()
             try keep(try session.encode(nil))

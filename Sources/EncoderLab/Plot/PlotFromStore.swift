@@ -84,7 +84,11 @@ public enum PlotFromStore {
                 throw LabError.usage("\(dir): holds another run's stream, not run \(run.runID)'s of \(databasePath) (\(run.streamPath.map { Plots.shown($0) } ?? "no stream_path stored")): give plot its own --out")
             }
         }
-        try OutputFiles.makeDirectory(out)
+        // A refused plot (a damaged row) leaves no folder it made while that folder is empty.
+        var made: [String] = []
+        var finished = false
+        defer { if !finished { OutputFiles.removeEmptyFolders(made) } }
+        try OutputFiles.makeDirectory(out, made: &made)
         try OutputFiles.checkWritable(out)
 
         func named(_ body: () throws -> Void) throws {
@@ -122,6 +126,7 @@ public enum PlotFromStore {
             try named { try Plots.writeExperimentPlot(experiment: experiment, runs: rows, store: store, dir: dir) }
             lines.append("experiment \(Plots.shown(experiment)): rd plot in \(Plots.shown(dir, limit: .max))")
         }
+        finished = true
         return lines
     }
 

@@ -136,6 +136,7 @@ struct ReportData {
         switch value {
         case .null: return
         case .text(let t): found = "holds the text '\(Plots.shown(t, limit: 40))', not a number"
+        case .blob(let b): found = "holds a BLOB of \(b.count) bytes, not a number"
         case .integer, .real:
             let v = value.double!
             let shown = value.int.map(String.init) ?? "\(v)"
@@ -190,15 +191,16 @@ struct ReportData {
         try store.database.rows("""
             SELECT coded_index, display_index, type, keyframe, size_bytes, pts, dts, sse_y, sse_u, sse_v, psnr_y, psnr_avg
             FROM frames WHERE run_id = ? ORDER BY coded_index
-            """, [.integer(runID)]).map { r in
+            """, [.integer(runID)]).enumerated().map { k, row in
+            let r = row.at("run \(runID), frame \(k) in coded order")
             let sse: PlaneErrors? = {
                 guard let y = r["sse_y"].int, let u = r["sse_u"].int, let v = r["sse_v"].int else { return nil }
                 return PlaneErrors(sseY: y, sseU: u, sseV: v)
             }()
             return Frame(codedIndex: Int(try r.integer("coded_index")), displayIndex: Int(try r.integer("display_index")),
                          type: try r.text("type"), keyframe: try r.integer("keyframe") != 0, sizeBytes: Int(try r.integer("size_bytes")),
-                         pts: try r.integer("pts"), dts: try r.integer("dts"), sse: sse, psnrAvg: r["psnr_avg"].double,
-                         psnrY: r["psnr_y"].double)
+                         pts: try r.integer("pts"), dts: try r.integer("dts"), sse: sse, psnrAvg: try r.optionalNumber("psnr_avg"),
+                         psnrY: try r.optionalNumber("psnr_y"))
         }
     }
 

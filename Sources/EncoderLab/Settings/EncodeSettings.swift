@@ -238,6 +238,19 @@ public struct EncodeSettings: Equatable, Sendable {
         }
     }
 
+    /// The settings the lab itself takes by name (beside x264's options, the timestamps stage's and VideoToolbox's).
+    static let labNames: Set<String> = ["preset", "tune", "profile", "vt", "vt-compat", "frames", "seek", "verify", "rc"]
+
+    /// Whether `rawName` (a flag's name without its dashes, or an experiment key) names a setting: the lab's own,
+    /// the timestamps stage's, a VideoToolbox property, an x264 CLI option the lab refuses or ignores by name, or an
+    /// option libx264's `x264_param_parse` knows (``X264Names/isParameterName(_:)``).
+    static func isKnownName(_ rawName: String) -> Bool {
+        if VideoToolboxSettings.isPropertyKey(rawName) { return true }
+        let name = rawName.replacingOccurrences(of: "_", with: "-")
+        return labNames.contains(name) || TimestampSettings.names.contains(name) || unsupported.contains(name)
+            || ignored.contains(name) || flagsWithoutArgument.contains(name) || X264Names.isParameterName(name)
+    }
+
     /// Whether the x264 CLI option `name` is written without an argument.
     static func takesNoArgument(_ name: String) -> Bool {
         name.hasPrefix("no-") || flagsWithoutArgument.contains(name)
@@ -272,6 +285,9 @@ public struct EncodeSettings: Equatable, Sendable {
                 positional.append(arg)
                 continue
             }
+            // A name neither x264 nor the lab knows is refused as such, before the word after it is taken as its
+            // value (which would turn the message into "needs an argument" or hide the clip).
+            guard isKnownName(name) else { throw LabError.usage("unknown setting '\(name)'") }
             if takesNoArgument(name) {
                 if let v = inline {
                     throw LabError.usage("flag '--\(name)' takes no argument, got '\(v)'")

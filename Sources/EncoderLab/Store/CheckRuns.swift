@@ -42,7 +42,8 @@ extension RuleCheck {
                          sizeBytes: $0.sizeBytes, headerBytes: $0.headerBytes, fillerBytes: $0.fillerBytes)
         }
         let first = stream.frames.map(\.pts).min() ?? 0
-        let span = (try? stream.timebase.times(stream.endPTS &- first))?.approximateValue ?? 0
+        // Wide: a span that does not fit 64 bits is no span (``RuleCheck/checkTimes(_:)`` refuses such times first).
+        let span = Int64(exactly: Int128(stream.endPTS) - Int128(first)).flatMap { try? stream.timebase.times($0) }?.approximateValue ?? 0
         var finished = LabStore.RunRecord.Finished(
             frames: frames, timebaseNum: Int(stream.timebase.numerator), timebaseDen: Int(stream.timebase.denominator),
             durationSeconds: span, streamPath: { _ in shown }, inputFrames: frames.count, truncatedBytes: nil,
@@ -80,6 +81,15 @@ extension RuleCheck {
         }
         let rowsOfFrames = try store.frames(run: run.runID)
         guard !rowsOfFrames.isEmpty else { throw LabError.data("\(name): done, but no frames are stored") }
+        // Stored times in the range every reader holds them to, so the end and the spans below cannot overflow.
+        for f in rowsOfFrames {
+            do {
+                try RunPlotInput.checkFrame(codedIndex: Int64(f.codedIndex), sizeBytes: Int64(f.sizeBytes), pts: f.pts, dts: f.dts,
+                                            runID: run.runID, use: "checked")
+            } catch let error as LabError {
+                throw LabError(error.kind, "\(databasePath): \(error.message)")
+            }
+        }
         let frames = rowsOfFrames.map {
             RuleCheckInput.Frame(codedIndex: $0.codedIndex, displayIndex: $0.displayIndex, type: $0.type, pts: $0.pts, dts: $0.dts,
                                  bytes: $0.sizeBytes, hasBSlices: $0.type == "B" || $0.type == "Bref", outputRank: $0.displayIndex)
@@ -92,8 +102,8 @@ extension RuleCheck {
             end = stored
         } else {
             let last = byDisplay[byDisplay.count - 1]
-            let gap = byDisplay.count > 1 ? byDisplay[byDisplay.count - 1] &- byDisplay[byDisplay.count - 2] : 1
-            end = last &+ max(1, gap)
+            let gap = byDisplay.count > 1 ? byDisplay[byDisplay.count - 1] - byDisplay[byDisplay.count - 2] : 1
+            end = last + max(1, gap)
         }
         var ppss: [RuleCheckInput.PPS] = []
         for r in try store.database.rows("""

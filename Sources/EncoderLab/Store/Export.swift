@@ -337,7 +337,7 @@ public enum Export {
     /// quoted with `"` doubled, anything else as it is.
     static func csvField(_ value: SQLValue) -> String {
         switch value {
-        case .null: return ""
+        case .null, .blob: return ""
         case .integer, .real: return number(value)!
         case .text(let s):
             if s.isEmpty { return "\"\"" }
@@ -349,7 +349,7 @@ public enum Export {
     /// One JSON value: `null`, a number (`null` for an infinite real), or a string.
     static func jsonValue(_ value: SQLValue) -> String {
         switch value {
-        case .null: return "null"
+        case .null, .blob: return "null"
         case .integer: return number(value)!
         case .real(let v): return v.isFinite ? v.description : "null"
         case .text(let s): return jsonString(s)

@@ -270,16 +270,19 @@ public final class LabStore {
     }
 
     /// A run's frames in decode order, columns read by name.
-    /// - Throws: `.data` when a NOT NULL column holds NULL or the wrong type, naming the file and column.
+    /// - Throws: `.data` naming the file, the run, the frame and the column when a NOT NULL column holds NULL or the
+    ///   wrong type, or a number column (qp, PSNR, SSIM) holds text or a BLOB.
     public func frames(run runID: Int64) throws -> [FrameRow] {
         try database.rows("""
             SELECT coded_index, display_index, type, size_bytes, pts, dts, qp, psnr_y, psnr_avg, ssim
             FROM frames WHERE run_id = ? ORDER BY coded_index
-            """, [.integer(runID)]).map { r in
-            FrameRow(codedIndex: Int(try r.integer("coded_index")), displayIndex: Int(try r.integer("display_index")),
-                     type: try r.text("type"), sizeBytes: Int(try r.integer("size_bytes")), pts: try r.integer("pts"),
-                     dts: try r.integer("dts"), qp: r["qp"].double, psnrY: r["psnr_y"].double,
-                     psnrAvg: r["psnr_avg"].double, ssim: r["ssim"].double)
+            """, [.integer(runID)]).enumerated().map { k, row in
+            // A damaged value is named with its run and frame; a PSNR that is text or a BLOB is refused, not drawn as NaN.
+            let r = row.at("run \(runID), frame \(k) in coded order")
+            return FrameRow(codedIndex: Int(try r.integer("coded_index")), displayIndex: Int(try r.integer("display_index")),
+                            type: try r.text("type"), sizeBytes: Int(try r.integer("size_bytes")), pts: try r.integer("pts"),
+                            dts: try r.integer("dts"), qp: try r.optionalNumber("qp"), psnrY: try r.optionalNumber("psnr_y"),
+                            psnrAvg: try r.optionalNumber("psnr_avg"), ssim: try r.optionalNumber("ssim"))
         }
     }
 

@@ -435,6 +435,7 @@ public enum Merge {
         case .integer(let v): return v
         case .real(let v): return v.isFinite ? v as Any : "\(v)"
         case .text(let v): return v
+        case .blob(let v): return ["blob": v.map { String(format: "%02x", $0) }.joined()]
         }
     }
 }

@@ -252,9 +252,11 @@ extension LabStore {
 
         /// Reads a `SELECT * FROM runs` row by column name.
         /// - Throws: `.data` when a NOT NULL column holds NULL or the wrong type, naming the file and column.
-        init(_ r: Row) throws {
+        init(_ row: Row) throws {
+            runID = try row.integer("run_id")
+            // Every later message of a damaged column names the run.
+            let r = row.at("run \(runID)")
             func int(_ name: String) -> Int? { r[name].int.map { Int($0) } }
-            runID = try r.integer("run_id")
             runKey = r["run_key"].string
             experiment = try r.text("experiment")
             clip = try r.text("clip")

@@ -7,6 +7,8 @@ public enum SQLValue: Equatable, Sendable {
     case integer(Int64)
     case real(Double)
     case text(String)
+    /// A BLOB's bytes (the lab writes none; one in a damaged database is reported, never read as NULL).
+    case blob([UInt8])
 
     public var int: Int64? { if case .integer(let v) = self { return v }; return nil }
     public var double: Double? {
@@ -199,6 +201,19 @@ public struct Row {
     let indexes: [String: Int]
     /// The columns in the statement's order.
     public let values: [SQLValue]
+    /// Where the row is, for messages ("run 3, frame 7 in coded order"); nil when the file is all they name.
+    var place: String?
+
+    init(path: String, indexes: [String: Int], values: [SQLValue]) {
+        self.path = path; self.indexes = indexes; self.values = values
+    }
+
+    /// The row with `place` named in its messages: "FILE: PLACE: column C holds ...".
+    public func at(_ place: String) -> Row {
+        var r = self
+        r.place = place
+        return r
+    }
 
     /// The value of the column named `name`; asking for a column the query did not select is the lab's bug.
     public subscript(_ name: String) -> SQLValue {
@@ -227,15 +242,28 @@ public struct Row {
         return v
     }
 
+    /// A column that may be NULL but otherwise holds a number (an integer reads as its Double): a PSNR, a QP.
+    /// - Throws: `.data` naming the file, the row's place and the column for text or a BLOB (which plots would draw
+    ///   as NaN and averages read as 0).
+    public func optionalNumber(_ name: String) throws -> Double? {
+        switch self[name] {
+        case .null: return nil
+        case .integer(let v): return Double(v)
+        case .real(let v): return v
+        case .text, .blob: throw mismatch(name, "a number or NULL")
+        }
+    }
+
     private func mismatch(_ name: String, _ expected: String) -> LabError {
         let found: String
         switch self[name] {
         case .null: found = "NULL"
         case .integer(let v): found = "the integer \(v)"
         case .real(let v): found = "the real \(v)"
-        case .text: found = "text"
+        case .text(let t): found = "the text '\(Plots.shown(t, limit: 40))'"
+        case .blob(let b): found = "a BLOB of \(b.count) bytes"
         }
-        return LabError.data("\(path): column \(name) holds \(found), expected \(expected)")
+        return LabError.data("\(path): \(place.map { "\($0): " } ?? "")column \(name) holds \(found), expected \(expected)")
     }
 }
 
@@ -295,6 +323,8 @@ public final class Statement {
             case .integer(let v): status = sqlite3_bind_int64(handle, index, v)
             case .real(let v): status = v.isFinite ? sqlite3_bind_double(handle, index, v) : sqlite3_bind_null(handle, index)
             case .text(let v): status = sqlite3_bind_text(handle, index, v, -1, enclab_sqlite_transient())
+            case .blob(let v):
+                status = v.withUnsafeBytes { sqlite3_bind_blob(handle, index, $0.baseAddress, Int32(v.count), enclab_sqlite_transient()) }
             }
             if status != SQLITE_OK { throw database.failure(status, sql: sql) }
         }
@@ -329,6 +359,10 @@ public final class Statement {
             case SQLITE_INTEGER: return .integer(sqlite3_column_int64(handle, i))
             case SQLITE_FLOAT: return .real(sqlite3_column_double(handle, i))
             case SQLITE_TEXT: return .text(String(cString: sqlite3_column_text(handle, i)))
+            case SQLITE_BLOB:
+                let count = Int(sqlite3_column_bytes(handle, i))
+                guard count > 0, let bytes = sqlite3_column_blob(handle, i) else { return .blob([]) }
+                return .blob(Array(UnsafeRawBufferPointer(start: bytes, count: count)))
             default: return .null
             }
         }

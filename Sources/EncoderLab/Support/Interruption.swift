@@ -1,3 +1,4 @@
+internal import CSignals
 import Foundation
 
 /// SIGINT and SIGTERM turned into an error the running encode can fail with, so an interrupted run is marked
@@ -6,7 +7,10 @@ import Foundation
 public enum Interruption {
     private static let state = InterruptionState()
 
-    /// Installs the handlers (once). After a signal, ``check()`` throws.
+    /// Installs the handlers (once), at once: a C handler (sigaction(2)) that notes the signal and hands it to a
+    /// thread of this process through a pipe, so no signal after this call ends the process by its default action
+    /// or is lost. After a signal, ``check()`` throws. Call it first thing in `main` (a signal before then, while the
+    /// dynamic loader and the runtimes start, ends the process as it would any program).
     public static func install() {
         state.install()
     }
@@ -19,7 +23,7 @@ public enum Interruption {
         if let name = state.signalName { throw LabError(.interrupted, "interrupted by \(name)") }
     }
 
-    /// Registers `action`, run on the signal queue when SIGINT or SIGTERM arrives: with `final` false at the first
+    /// Registers `action`, run on the signal reader thread when SIGINT or SIGTERM arrives: with `final` false at the first
     /// signal (the lab goes on to fail with `.interrupted`), true just before a second one ends the process
     /// (exit 130, no `defer` runs). Used to end child processes (``SpawnedProcess``, ``Tools/run``) and to remove
     /// temporary folders. Runs at once (with `final` false) when a signal has already arrived.
@@ -37,18 +41,32 @@ public enum Interruption {
 private final class InterruptionState: @unchecked Sendable {
     private let lock = NSLock()
     private var received: String?
-    private var sources: [DispatchSourceSignal] = []
+    private var installed = false
     private var actions: [Int: @Sendable (Bool) -> Void] = [:]
     private var nextToken = 0
 
-    var signalName: String? { lock.lock(); defer { lock.unlock() }; return received }
+    /// The signal that arrived: the one the reader thread took from the pipe, or, before it has, the one the C
+    /// handler noted (so a check right after a signal sees it).
+    var signalName: String? {
+        lock.lock(); defer { lock.unlock() }
+        if let received { return received }
+        return Self.name(enclab_signals_first())
+    }
+
+    static func name(_ signal: Int32) -> String? {
+        switch signal {
+        case SIGINT: return "SIGINT"
+        case SIGTERM: return "SIGTERM"
+        default: return nil
+        }
+    }
 
     func register(_ action: @escaping @Sendable (Bool) -> Void) -> Int {
         lock.lock()
         nextToken += 1
         let token = nextToken
         actions[token] = action
-        let signalled = received != nil
+        let signalled = received != nil || enclab_signals_first() != 0
         lock.unlock()
         if signalled { action(false) }
         return token
@@ -58,24 +76,39 @@ private final class InterruptionState: @unchecked Sendable {
 
     func install() {
         lock.lock(); defer { lock.unlock() }
-        guard sources.isEmpty else { return }
-        for (number, name) in [(SIGINT, "SIGINT"), (SIGTERM, "SIGTERM")] {
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { [weak self] in
-                guard let self else { return }
-                self.lock.lock()
-                let second = self.received != nil
-                self.received = name
-                let actions = self.actions.sorted { $0.key < $1.key }.map(\.value)
-                self.lock.unlock()
-                // Children are ended (their reads would otherwise keep the lab from checking); a second signal while
-                // the run winds down ends the process at once, after the final actions.
-                for action in actions { action(second) }
-                if second { exit(130) }
-            }
-            source.resume()
-            sources.append(source)
+        guard !installed else { return }
+        guard enclab_signals_install() == 0 else {
+            preconditionFailure("cannot install the SIGINT/SIGTERM handlers: \(String(cString: strerror(errno)))")
         }
+        installed = true
+        let fd = enclab_signals_fd()
+        // The reader: one byte per signal, in order; the first signal fails the work, a second ends the process.
+        let reader = Thread { [self] in
+            var byte: UInt8 = 0
+            while true {
+                let n = read(fd, &byte, 1)
+                if n == 1 {
+                    if let name = Self.name(Int32(byte)) { arrived(name) }
+                } else if n < 0 && errno == EINTR {
+                    continue
+                } else {
+                    return
+                }
+            }
+        }
+        reader.name = "enclab-signals"
+        reader.start()
+    }
+
+    private func arrived(_ name: String) {
+        lock.lock()
+        let second = received != nil
+        if received == nil { received = name }
+        let actions = self.actions.sorted { $0.key < $1.key }.map(\.value)
+        lock.unlock()
+        // Children are ended (their reads would otherwise keep the lab from checking); a second signal while
+        // the run winds down ends the process at once, after the final actions.
+        for action in actions { action(second) }
+        if second { exit(130) }
     }
 }

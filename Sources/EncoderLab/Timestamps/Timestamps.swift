@@ -96,9 +96,11 @@ public struct PTSStamper {
 
     /// Frame k's time as handed to x264, in µs; frames must be stamped in order from 0.
     /// - Throws: `.data` from ``sourceTime(_:)``; `.usage` naming `--pts-offset` when the sum overflows; a time
-    ///   beyond ±``limit`` is `.usage` (`.data` when it is the clip's own, without an offset).
+    ///   beyond ±``limit`` is `.data` when the input's own time (the clip's, the timecode file's, named with its
+    ///   line) is beyond it or no offset was added, `.usage` when a setting (`--pts-offset`, `--pts-schedule`) took it there.
     public mutating func stamp(_ k: Int) throws -> Int64 {
-        var t = try sourceTime(k)
+        let source = try sourceTime(k)
+        var t = source
         if let offset = stages.offset { t = try offset.apply(t) }
         if stages.rebase {
             if first == nil { first = t }
@@ -114,9 +116,21 @@ public struct PTSStamper {
             case .schedule: cause = "--pts-schedule's time"
             case .constantRate: cause = "the constant-rate time"
             }
-            let message = "timestamps: frame \(k)'s PTS \(t) µs (\(cause)\(stages.offset.map { " with --pts-offset \($0)" } ?? "")) is beyond ±2^59 µs, "
+            // The time's own place first: the timecode file and its line.
+            var place = "timestamps"
+            if case .tcfile(let file, let seek) = stages.times, seek + k < file.lines.count {
+                place = "\(file.path): line \(file.lines[seek + k])"
+            }
+            let message = "\(place): frame \(k)'s PTS \(t) µs (\(cause)\(stages.offset.map { " with --pts-offset \($0)" } ?? "")) is beyond ±2^59 µs, "
                 + "the range the lab's analysis and plots keep times in (x264's DTS, and spans, must stay within 64 bits)"
-            if case .list = stages.times, stages.offset == nil { throw LabError.data(message) }
+            // Bad data when the input's own time (the clip's, the timecode file's) is beyond the range whatever the
+            // stages do, as any other bad time of the input is; a usage error when a setting took it there.
+            switch stages.times {
+            case .list, .tcfile, .constantRate:
+                if source.magnitude > Self.limit.magnitude || stages.offset == nil { throw LabError.data(message) }
+            case .schedule:
+                break
+            }
             throw LabError.usage(message)
         }
         largest = max(largest ?? t, t)

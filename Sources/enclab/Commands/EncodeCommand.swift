@@ -101,6 +101,11 @@ struct EncodeCommand: Command {
         let lab = try Lab(databasePath: db ?? "results/encode.sqlite", outDirectory: out ?? "results/encode", force: force)
         lab.matroska = parsed.has("--mkv")
         lab.plotMode = parsed.has("--no-plots") ? .none : .eachRun
-        print(describe(try lab.run(checked[0])))
+        do {
+            print(describe(try lab.run(checked[0])))
+        } catch {
+            lab.discardIfUnused()
+            throw error
+        }
     }
 }

@@ -97,11 +97,17 @@ struct RunCommand: Command {
         lab.plotMode = parsed.has("--no-plots") ? .none : .batched
         let progress = Progress(label: "run", total: checked.count, unit: "runs", everyStep: true)
         defer { progress.finish() }
-        let outcomes = try lab.run(experiment, checked: checked,
+        let outcomes: [RunOutcome]
+        do {
+            outcomes = try lab.run(experiment, checked: checked,
                                    jobs: jobs ?? Sweep.defaultJobs(threadsPerRun: checked.map(\.resolved.threads))) {
-            print(describe($0))
-            fflush(nil)
-            progress.advance(detail: oneLine($0.settingsText))
+                print(describe($0))
+                fflush(nil)
+                progress.advance(detail: oneLine($0.settingsText))
+            }
+        } catch {
+            lab.discardIfUnused()
+            throw error
         }
         let skipped = outcomes.filter(\.alreadyDone).count
         // A resumed sweep whose stored runs are not repeatable compares them with this process's encodes: said.
