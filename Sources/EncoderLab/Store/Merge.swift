@@ -359,6 +359,7 @@ public enum Merge {
         case .integer(let v): return "\(v)"
         case .real(let v): return "the real \(v)"
         case .text(let v): return "the text '\(v.count > 40 ? String(v.prefix(40)) + "..." : v)'"
+        case .blob(let v): return "a BLOB of \(v.count) bytes"
         }
     }
 
