@@ -118,6 +118,8 @@ public enum PlotFromStore {
                     throw LabError.data("\(databasePath): experiment name '\(Plots.shown(experiment))' is not a folder name (letters, digits, '.', '_', '-', not starting with '.')")
                 }
                 dir = "\(out)/\(experiment)"
+                // The experiment's folder is the lab's own: a symbolic link there is refused, never written through.
+                try OutputFiles.ownFolder(dir)
             }
             try named { try Plots.writeExperimentPlot(experiment: experiment, runs: rows, store: store, dir: dir) }
             lines.append("experiment \(Plots.shown(experiment)): rd plot in \(Plots.shown(dir, limit: .max))")
