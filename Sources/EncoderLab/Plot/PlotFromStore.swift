@@ -71,7 +71,7 @@ public enum PlotFromStore {
         _ = try Tools.require("gnuplot", package: "gnuplot-nox")
         // plot reads: a file that is not already an enclab database is refused before LabStore could give it tables.
         try LabStore.requireLabDatabase(path: databasePath)
-        let store = try LabStore(path: databasePath)
+        let store = try LabStore.reading(path: databasePath)
         let rows = try store.runs()
         let keys = try runKeys(store)
         let selected = try select(selectors, rows: rows, keys: keys, databasePath: databasePath)
