@@ -782,6 +782,196 @@ plot_damaged_values() {  # sizes that overflow a sum: 65, not a trap
 }
 
 # ---------------------------------------------------------------------------------------------------------------
+# 11. Issue 17's kinds: writing through planted links, runs done without their files, devices and read-only places
+# as the database, a plot beside a sweep.
+
+VICTIM="the victim's own bytes"
+# victim_ok FILE...: each still holds $VICTIM.
+victim_ok() {
+    local f
+    for f in "$@"; do [ "$(cat "$f" 2>/dev/null)" = "$VICTIM" ] || { bad "$(basename "$f") overwritten through a link"; return; }; done
+    ok "targets untouched"
+}
+# key16 DB: the first done run's key, first 16 hex digits.
+key16() { sql "$1" "SELECT substr(run_key, 1, 16) FROM runs WHERE status='done' ORDER BY run_id LIMIT 1"; }
+# whole FILE...: each is a regular file (not a link) and a whole PNG (signature, IEND) or SVG (ends `</svg>`).
+whole() {
+    local f
+    for f in "$@"; do
+        if [ -L "$f" ] || [ ! -f "$f" ]; then bad "$(basename "$f") missing or a link"; return; fi
+        case $f in
+            *.png) [ "$(head -c 8 "$f" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] &&
+                   [ "$(tail -c 12 "$f" | od -An -tx1 | tr -d ' \n')" = 0000000049454e44ae426082 ] || { bad "$(basename "$f") not a whole PNG"; return; } ;;
+            *.svg) tail -c 8 "$f" | grep -q '</svg>' || { bad "$(basename "$f") not a whole SVG"; return; } ;;
+        esac
+    done
+    ok "pictures whole"
+}
+EXP2='{"name": "k", "clips": ["%s"], "base": {"threads": 1, "preset": "ultrafast"}, "grid": {"crf": [24, 34]}}'
+
+link_plot_files() {  # links planted in a run folder plot draws into
+    begin link-plot-files || return
+    make_db db.sqlite OUT
+    local k f; k=$(key16 "$D/db.sqlite"); mkdir -p "$D/P/$k"
+    for f in frames.png frames.svg psnr.png psnr.svg frames.dat frames.gp; do
+        printf '%s' "$VICTIM" >"$D/victim-$f"; ln -s "$D/victim-$f" "$D/P/$k/$f"
+    done
+    enclab 60 plot --db db.sqlite --out P
+    expect 0; victim_ok "$D"/victim-*; whole "$D/P/$k/frames.png" "$D/P/$k/psnr.svg"; finish
+}
+
+link_plot_run_folder() {  # the run folder itself a link
+    begin link-plot-run-folder || return
+    make_db db.sqlite OUT
+    local k; k=$(key16 "$D/db.sqlite"); mkdir -p "$D/P" "$D/victim"; printf '%s' "$VICTIM" >"$D/victim/frames.dat"
+    ln -s "$D/victim" "$D/P/$k"
+    enclab 60 plot --db db.sqlite --out P
+    expect 73; stderr_has "symbolic link" "the link"; victim_ok "$D/victim/frames.dat"
+    [ "$(ls -A "$D/victim")" = frames.dat ] || bad "files written into the link's target"
+    finish
+}
+
+link_run_rd() {  # run's rate-distortion plot over planted links in --out
+    begin link-run-rd || return
+    cp "$FX/tiny.y4m" "$D/c.y4m"; printf "$EXP2" c.y4m >"$D/e.json"; mkdir "$D/O"
+    local f
+    for f in rd.png rd.svg rd.dat rd.gp; do printf '%s' "$VICTIM" >"$D/victim-$f"; ln -s "$D/victim-$f" "$D/O/$f"; done
+    enclab 120 run e.json --db db.sqlite --out O
+    expect 0; victim_ok "$D"/victim-*; whole "$D/O/rd.png" "$D/O/rd.svg"; finish
+}
+
+link_settle() {  # a link named as a dead process's temporary folder of a done run
+    begin link-settle || return
+    cp "$FX/tiny.y4m" "$D/c.y4m"
+    make_db db.sqlite OUT
+    local key k tag host
+    key=$(sql "$D/db.sqlite" "SELECT run_key FROM runs"); k=${key:0:16}
+    mv "$D/OUT/$k" "$D/victim"; printf '%s' "$VICTIM" >"$D/victim/frames.png"
+    tag=$(printf '%s' "$(realpath "$D/db.sqlite")" | sha256sum | cut -c1-8); host=$(hostname | tr - _)
+    ln -s "$D/victim" "$D/OUT/.tmp-$key-$tag-$host-4194303-abcdef12"
+    enclab 60 encode "$FX/tiny.y4m" --threads 1 --db db.sqlite --out OUT
+    expect 0; victim_ok "$D/victim/frames.png"
+    [ -L "$D/OUT/$k" ] && bad "the link was moved into place as the run folder"
+    finish
+}
+
+done_missing_plots() {  # a done run whose pictures are gone: drawn again by the next encode
+    begin done-missing-plots || return
+    make_db db.sqlite OUT
+    local k; k=$(key16 "$D/db.sqlite")
+    rm -f "$D/OUT/$k/frames.png"; head -c 100 "$FX/tiny.y4m" >"$D/OUT/$k/psnr.svg"
+    enclab 60 encode "$FX/tiny.y4m" --threads 1 --db db.sqlite --out OUT
+    expect 0; grep -q "already done" "$OUT" && ok "already done" || bad "not reported as already done"
+    whole "$D/OUT/$k/frames.png" "$D/OUT/$k/frames.svg" "$D/OUT/$k/psnr.png" "$D/OUT/$k/psnr.svg"; finish
+}
+
+done_no_frames() {  # a done row without frames (a damaged database) is encoded again
+    begin done-no-frames || return
+    make_db db.sqlite OUT
+    sqlite3 "$D/db.sqlite" "DELETE FROM frames" 2>/dev/null
+    enclab 60 encode "$FX/tiny.y4m" --threads 1 --db db.sqlite --out OUT
+    expect 0
+    local n want; n=$(sql "$D/db.sqlite" "SELECT count(*) FROM frames"); want=$(frame_count "$FX/tiny.y4m")
+    if [ "$n" = "$want" ]; then ok "$n frames stored again (ffprobe $want)"; else bad "$n frames stored, ffprobe counts $want"; fi
+    finish
+}
+
+sweep_disk_full() {  # a sweep that fills the disk: 74; its done runs get their pictures on the rerun with room
+    begin sweep-disk-full || return
+    EXPECTED=74
+    [ "$CAN_MOUNT" = 1 ] || { skip "cannot mount a tmpfs (needs root)"; return; }
+    # 1 MiB: about six runs of 320x240 at qp 45 ... 40 fit (their streams and plot data), the seventh does not.
+    mount_tmpfs "$D/small" size=1m
+    cp "$FX/big.y4m" "$D/c.y4m"
+    printf '{"name": "full", "clips": ["c.y4m"], "base": {"threads": 1, "preset": "ultrafast"}, "grid": {"qp": [45, 44, 43, 42, 41, 40, 39, 38, 30, 20, 10]}}' >"$D/e.json"
+    enclab 300 run e.json --db db.sqlite --out small/O
+    expect 74
+    local done1 k; done1=$(rows "$D/db.sqlite" "status='done'")
+    [ "$done1" -gt 0 ] || bad "setup: no run done before the disk filled"
+    mount -o remount,size=64m "$D/small" || { bad "setup: remount failed"; finish; return; }
+    enclab 300 run e.json --db db.sqlite --out small/O
+    [ "$ST" = 0 ] || bad "rerun with room: exit $ST"
+    for k in $(sql "$D/db.sqlite" "SELECT substr(run_key, 1, 16) FROM runs WHERE status='done'"); do
+        whole "$D/small/O/$k/frames.png" "$D/small/O/$k/frames.svg" "$D/small/O/$k/psnr.png" "$D/small/O/$k/psnr.svg"
+    done
+    ok "$done1 runs done at the 74"; ST=74
+    finish
+}
+
+db_device() {  # db_device PATH: --db a device: refused before SQLite opens it, nothing beside it
+    begin "db-device-$(basename "$1")" || return
+    local had=0; [ -e "$1-journal" ] && had=1
+    enclab 60 encode "$FX/tiny.y4m" --threads 1 --db "$1" --out OUT
+    expect 64; stderr_has "$1" "the device"
+    if [ "$had" = 0 ] && [ -e "$1-journal" ]; then bad "$1-journal left"; rm -f "$1-journal"; else ok "no $1-journal"; fi
+    enclab 60 plot --db "$1" --out P
+    [ "$ST" = 66 ] || bad "plot --db $1: exit $ST, not 66"
+    if [ "$had" = 0 ] && [ -e "$1-journal" ]; then bad "$1-journal left by plot"; rm -f "$1-journal"; fi
+    ST=64; finish
+}
+
+readonly_readers() {  # every command that only reads, on a WAL database in a read-only mount
+    begin readonly-readers || return
+    EXPECTED=0
+    [ "$CAN_MOUNT" = 1 ] || { skip "cannot mount a tmpfs (needs root)"; return; }
+    mount_tmpfs "$D/ro" size=16m
+    make_db "$D/ro/db.sqlite" OUT
+    (cd "$D" && timeout -s KILL 60 "$ENCLAB" encode "$FX/tiny.y4m" --threads 1 --crf 35 --db ro/db.sqlite --out OUT) >/dev/null 2>&1
+    mount -o remount,ro "$D/ro" || { bad "setup: remount ro failed"; finish; return; }
+    local sum c; sum=$(sha256sum <"$D/ro/db.sqlite")
+    for c in "plot --db ro/db.sqlite --out P" "report --db ro/db.sqlite --out R" "check --db ro/db.sqlite --run 1 --expect MaxKeyFrameInterval=250" \
+             "compare --db ro/db.sqlite 1 2" "export --db ro/db.sqlite --table runs --format csv --out runs.csv" "merge m.sqlite ro/db.sqlite"; do
+        # shellcheck disable=SC2086
+        enclab 120 $c
+        case $ST in 0) ;; 1) [ "${c%% *}" = check ] || bad "${c%% *}: exit 1" ;; *) bad "${c%% *}: exit $ST" ;; esac
+    done
+    [ "$(sha256sum <"$D/ro/db.sqlite")" = "$sum" ] || bad "database changed"
+    [ "${#BAD[@]}" -eq 0 ] && { ok "plot, report, check, compare, export, merge read it"; ST=0; }
+    finish
+}
+
+# Timing-dependent (the two meet only while the sweep draws at its end): it passed 2 tries of 2 on 000cdb1, whose two
+# plots at once (plot-beside-plot, the same kind: two drawers of one folder) failed 3 rounds of 4.
+plot_beside_sweep() {  # plot again and again on the --out of a running sweep: never 74 (nor 70)
+    begin plot-beside-sweep || return
+    cp "$FX/tiny.y4m" "$D/c.y4m"
+    printf '{"name": "side", "clips": ["c.y4m"], "base": {"threads": 1, "preset": "ultrafast"}, "grid": {"crf": [20, 22, 24, 26, 28, 30, 32, 34, 36, 38]}}' >"$D/e.json"
+    (cd "$D" && timeout -s KILL 300 "$ENCLAB" run e.json --db db.sqlite --out O) >/dev/null 2>&1
+    # The same experiment with twenty more runs, and plot beside it.
+    sed 's/"crf": \[/"crf": [21, 23, 25, 27, 29, 31, 33, 35, 37, 39, 19, 18, 17, 16, 15, 14, 13, 12, 11, 10, /' "$D/e.json" >"$D/e2.json"
+    # One run's plots and the experiment's rd plot, again and again: both drawers write rd.* in O at the sweep's end.
+    local i s fails=0 plots=0 k; k=$(key16 "$D/db.sqlite")
+    start_bg 300 "$ENCLAB" run e2.json --db db.sqlite --out O
+    for i in $(seq 200); do
+        kill -0 "$BG" 2>/dev/null || break
+        (cd "$D" && timeout -s KILL 60 "$ENCLAB" plot --db db.sqlite --out O --run "$k") >"$LOGS/$CASE.plot.out" 2>"$LOGS/$CASE.plot.err" </dev/null
+        s=$?; plots=$((plots + 1))
+        [ "$s" = 0 ] || { fails=$((fails + 1)); cp "$LOGS/$CASE.plot.err" "$LOGS/$CASE.plotfail.err"; }
+    done
+    wait_bg
+    expect 0
+    if [ "$fails" = 0 ]; then ok "$plots plots beside it, all 0"; else bad "$fails of $plots plots failed: $(head -c 150 "$LOGS/$CASE.plotfail.err")"; fi
+    finish
+}
+
+plot_beside_plot() {  # two plots of one database into one --out at once, four times: both 0 each time
+    begin plot-beside-plot || return
+    cp "$FX/tiny.y4m" "$D/c.y4m"
+    printf '{"name": "two", "clips": ["c.y4m"], "base": {"threads": 1, "preset": "ultrafast"}, "grid": {"crf": [20, 22, 24, 26, 28, 30, 32, 34, 36, 38]}}' >"$D/e.json"
+    (cd "$D" && timeout -s KILL 300 "$ENCLAB" run e.json --db db.sqlite --out O) >/dev/null 2>&1
+    local i sa sb fails=0
+    for i in 1 2 3 4; do
+        start_bg 120 "$ENCLAB" plot --db db.sqlite --out O
+        (cd "$D" && timeout -s KILL 120 "$ENCLAB" plot --db db.sqlite --out O) >/dev/null 2>"$LOGS/$CASE.b.err" </dev/null
+        sb=$?; wait_bg; sa=$ST
+        [ "$sa$sb" = 00 ] || { fails=$((fails + 1)); bad "round $i: exits $sa and $sb"; }
+    done
+    ST=$fails EXPECTED=0
+    [ "$fails" = 0 ] && ok "4 rounds, both 0"
+    finish
+}
+
+# ---------------------------------------------------------------------------------------------------------------
 
 inject_clbin; inject_out; inject_clip_name; inject_experiment; inject_apostrophe
 reader_image_sequence; reader_playlist hls; reader_playlist ffconcat; out_tilde
@@ -802,6 +992,10 @@ missing_tool ffmpeg; missing_tool gnuplot
 mp4_cut
 inspect_forbidden inspect-forbidden-bit 0; inspect_forbidden inspect-forbidden-bit-strict 65 --strict
 for rep in 1 2 3 4 5 6; do two_writers "$rep"; done
+link_plot_files; link_plot_run_folder; link_run_rd; link_settle
+done_missing_plots; done_no_frames; sweep_disk_full
+db_device /dev/null; db_device /dev/full; readonly_readers
+plot_beside_sweep; plot_beside_plot
 
 # ---------------------------------------------------------------------------------------------------------------
 # 11. Issue 17's kinds: messages that keep their subject, stored nonsense refused, names that are not UTF-8,

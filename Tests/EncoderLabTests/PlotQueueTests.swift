@@ -7,18 +7,22 @@ import H264
 /// text only as single-quoted arguments; the pictures equal what a process per plot draws.
 @Suite("plot queue: many runs' plots in one gnuplot process")
 struct PlotQueueTests {
-    @Test("the driver line: cd into the run folder, reset, call with quotes doubled; anything else is drawn alone")
+    @Test("the driver line: cd into the run folder, reset, the staging folder, call with quotes doubled; anything else is drawn alone")
     func driverLines() {
         let p = PlotQueue.Plot(folder: "/o/0123456789abcdef", name: "frames", arguments: ["it's \"x\" @ARG1 `ls`", "", "b"])
-        #expect(PlotQueue.driverLines(p, directory: "/o") ==
-                "cd '0123456789abcdef'\nreset\ncall 'frames.gp' 'it''s \"x\" @ARG1 `ls`' '' 'b'\ncd '..'\n")
-        #expect(PlotQueue.driverLines(p, directory: "/o/") != nil)
-        // Not a direct subfolder, a name with a quote, a control character in an argument: no line (drawn alone).
-        #expect(PlotQueue.driverLines(.init(folder: "/o/a/b", name: "frames", arguments: []), directory: "/o") == nil)
-        #expect(PlotQueue.driverLines(.init(folder: "/o/x'y", name: "frames", arguments: []), directory: "/o") == nil)
-        #expect(PlotQueue.driverLines(.init(folder: "/o/..", name: "frames", arguments: []), directory: "/o") == nil)
-        #expect(PlotQueue.driverLines(.init(folder: "/o/ab", name: "frames", arguments: ["a\nsystem 'x'"]), directory: "/o") == nil)
-        #expect(PlotQueue.driverLines(.init(folder: "/o/ab", name: "fr'ames", arguments: []), directory: "/o") == nil)
+        let s = ".enclab-plot-12-ABCDEF01"
+        #expect(PlotQueue.driverLines(p, directory: "/o", staging: s) ==
+                "cd '0123456789abcdef'\nreset\nenclab_staging = '.enclab-plot-12-ABCDEF01/'\ncall 'frames.gp' 'it''s \"x\" @ARG1 `ls`' '' 'b'\ncd '..'\n")
+        #expect(PlotQueue.driverLines(p, directory: "/o/", staging: s) != nil)
+        // Not a direct subfolder, a name with a quote, a control character in an argument, a staging name that is not
+        // a plain folder name: no line (drawn alone).
+        #expect(PlotQueue.driverLines(.init(folder: "/o/a/b", name: "frames", arguments: []), directory: "/o", staging: s) == nil)
+        #expect(PlotQueue.driverLines(.init(folder: "/o/x'y", name: "frames", arguments: []), directory: "/o", staging: s) == nil)
+        #expect(PlotQueue.driverLines(.init(folder: "/o/..", name: "frames", arguments: []), directory: "/o", staging: s) == nil)
+        #expect(PlotQueue.driverLines(.init(folder: "/o/ab", name: "frames", arguments: ["a\nsystem 'x'"]), directory: "/o", staging: s) == nil)
+        #expect(PlotQueue.driverLines(.init(folder: "/o/ab", name: "fr'ames", arguments: []), directory: "/o", staging: s) == nil)
+        #expect(PlotQueue.driverLines(p, directory: "/o", staging: "a/b") == nil)
+        #expect(PlotQueue.driverLines(p, directory: "/o", staging: "x'") == nil)
     }
 
     @Test("three runs' plots drawn by one process equal those of a process each; a hostile title stays text")

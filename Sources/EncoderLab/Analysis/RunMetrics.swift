@@ -446,7 +446,7 @@ extension RunMetrics {
     /// the copy migrated, as `enclab merge` reads an older input; `scratch` is set to the copy, for the caller to remove.
     /// - Throws: `.data` for a file that is not the lab's or is newer; the database's errors.
     static func openForReading(_ path: String, scratch: inout String?) throws -> Database {
-        let source = try Database(path: LabStore.openingPath(path), readOnly: true)
+        let source = try Database.openForReading(LabStore.openingPath(path))
         guard case .lab(let version, let complete) = try LabStore.inspect(source) else {
             throw LabError.data("\(path): not an enclab database (no tables: an empty file or an empty SQLite database)")
         }

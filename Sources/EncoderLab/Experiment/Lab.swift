@@ -269,6 +269,10 @@ public final class Lab {
                   let pid = Int32(parts[3]), pid != getpid(), kill(pid, 0) != 0, errno == ESRCH else { continue }
             let path = "\(outDirectory)/\(name)"
             let final = "\(outDirectory)/\(parts[0].prefix(16))"
+            // Only folders are settled: a symbolic link (or anything else) named like one is never moved, followed or
+            // written through.
+            var st = stat()
+            guard lstat(path, &st) == 0, st.st_mode & S_IFMT == S_IFDIR else { continue }
             func streamBytes(_ folder: String) -> Int? {
                 (try? FileManager.default.attributesOfItem(atPath: "\(folder)/stream.264")[.size] as? Int) ?? nil
             }
@@ -285,7 +289,8 @@ public final class Lab {
                 OutputFiles.removeTree(path)
                 continue
             }
-            if !FileManager.default.fileExists(atPath: "\(final)/psnr.png") || !FileManager.default.fileExists(atPath: "\(final)/frames.png") {
+            if !Plots.runPicturesComplete(final) {
+                // (writeRunPlots refuses a final folder that is a symbolic link.)
                 try? Plots.writeRunPlots(try RunPlotInput(run: row, frames: try store.frames(run: row.runID)), dir: final)
             }
         }
@@ -348,15 +353,27 @@ public final class Lab {
         let key = spec.key
         let existing = try store.doneRun(key: key)
         let final = "\(outDirectory)/\(spec.folderName)"
-        // A done run is skipped while its stream is there; one whose folder is gone is encoded again in its place.
+        // The run's folder is the lab's own: a symbolic link there is never followed (read, written or replaced).
+        var finalStat = stat()
+        if lstat(final, &finalStat) == 0 && finalStat.st_mode & S_IFMT == S_IFLNK {
+            throw LabError.cantCreate("\(final): is a symbolic link, not a run folder this lab made; the lab writes only into folders it made, never through a link (remove it)")
+        }
+        // A done run is skipped while its stream is there and its frames are stored; one whose folder is gone, or
+        // whose frames are not all in the database (a damaged or hand-edited database), is encoded again in its place.
         let streamThere = existing.map { row in
             FileManager.default.fileExists(atPath: "\(final)/stream.264") || row.streamPath.map { FileManager.default.fileExists(atPath: $0) } ?? false
         } ?? false
-        if let existing, !force, streamThere {
+        if let existing, !force, streamThere, try framesStored(existing) {
             // `--mkv` on a run done before without it: its stream.mkv is written from the stored PTS.
             if matroska && !FileManager.default.fileExists(atPath: "\(final)/stream.mkv")
                 && FileManager.default.fileExists(atPath: "\(final)/stream.264") {
                 try writeMatroska(of: existing, folder: final)
+            }
+            // Done, but its pictures missing or incomplete (the process was interrupted, or the disk filled, after the
+            // run was recorded): drawn again from the store, now or with the sweep's plots.
+            if plotMode != .none && FileManager.default.fileExists(atPath: "\(final)/stream.264") && !Plots.runPicturesComplete(final) {
+                let input = try RunPlotInput(run: existing, frames: try store.frames(run: existing.runID))
+                try Plots.writeRunPlots(input, dir: final, queue: plotMode == .batched ? plotQueue : nil)
             }
             return .done(try outcome(of: existing, alreadyDone: true))
         }
@@ -372,6 +389,13 @@ public final class Lab {
                                       fpsNum: spec.input.fpsNum, fpsDen: spec.input.fpsDen)
         return .ready(PreparedRun(checked: checked, spec: spec, existing: existing, final: final, replacing: replacing,
                                   temporary: temporary, start: start))
+    }
+
+    /// Whether a done run's frames are all stored: at least one `frames` row, as many as `runs.frames` says. A done run
+    /// without them (a damaged or hand-edited database) is not done: it is encoded again and replaces the row.
+    func framesStored(_ row: LabStore.RunRow) throws -> Bool {
+        let count = try store.database.query("SELECT count(*) FROM frames WHERE run_id = ?", [.integer(row.runID)]).first?.first?.int ?? 0
+        return count > 0 && count == Int64(row.frames ?? -1)
     }
 
     /// A run's stages (``Pipeline/execute(_:in:matroska:warn:)``) into `folder`; no store access, so any thread may

@@ -95,6 +95,85 @@ enum OutputFiles {
         try write(Array(text.utf8), to: path)
     }
 
+    /// Makes sure `path` is a folder the lab may write its own files into: made (with its missing parents) when it
+    /// is not there; an existing folder is used as it is, but a symbolic link (to a folder or anything else) is
+    /// refused, not followed, so a link planted as a run's or plot's folder never redirects the lab's writes.
+    /// - Throws: `.cantCreate` naming `path` for a symbolic link or a non-folder there, or a folder that cannot be
+    ///   made; `.ioError` when the disk is full.
+    static func ownFolder(_ path: String) throws {
+        for _ in 0..<2 {
+            var st = stat()
+            if lstat(path, &st) == 0 {
+                switch st.st_mode & S_IFMT {
+                case S_IFDIR: return
+                case S_IFLNK:
+                    throw LabError.cantCreate("\(path): is a symbolic link; the lab writes only into folders it made, never through a link (remove it)")
+                default: throw LabError.cantCreate("\(path): exists and is not a folder")
+                }
+            }
+            let parent = Paths.parent(path)
+            if !parent.isEmpty && parent != path { try makeDirectory(parent) }
+            if mkdir(path, 0o777) == 0 { return }
+            let code = errno
+            // Made by another process meanwhile: checked again as any existing entry.
+            if code != EEXIST { throw creationError("\(path): cannot create folder: \(reason(code))", code) }
+        }
+        throw LabError.cantCreate("\(path): cannot create folder: it keeps changing")
+    }
+
+    /// Writes one of the lab's own files (a plot's data, script or picture, a report page) so that it never writes
+    /// through what was at `path` before: the bytes go to a new file beside it (`.NAME.enclab-PID-RANDOM`, created
+    /// with O_CREAT | O_EXCL | O_NOFOLLOW, so no planted file or link is opened), are flushed, and the file is then
+    /// renamed over `path` (rename(2) replaces a symbolic link there, never its target). A reader, or another
+    /// process writing the same file (`plot` beside a sweep), sees the old file or the new one, never half of one.
+    /// On any failure the new file is removed and `path` is left as it was.
+    /// - Throws: `.cantCreate` naming `path` when the file cannot be created or moved into place (a folder there,
+    ///   no permission, a read-only file system); `.ioError` naming `path` when a write fails or the disk is full.
+    static func replace(_ bytes: [UInt8], at path: String) throws {
+        let temporary = siblingTemporary(path)
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+        if fd < 0 {
+            let code = errno
+            throw creationError("\(path): cannot create: \(reason(code))", code)
+        }
+        let file = OutputFile(path: path, fd: fd)
+        do {
+            try file.write(bytes)
+            try file.close()
+            try moveFile(temporary, over: path)
+        } catch {
+            try? file.close()
+            unlink(temporary)
+            throw error
+        }
+    }
+
+    /// Writes `text` as UTF-8 (see the byte version).
+    static func replace(_ text: String, at path: String) throws {
+        try replace(Array(text.utf8), at: path)
+    }
+
+    /// A new name beside `path` for a file that will be renamed over it: `.NAME.enclab-PID-RANDOM` in its folder.
+    static func siblingTemporary(_ path: String) -> String {
+        let parent = Paths.parent(path)
+        let name = ".\(Paths.fileName(path)).enclab-\(getpid())-\(UUID().uuidString.prefix(8))"
+        return parent.isEmpty ? name : parent == "/" ? "/\(name)" : "\(parent)/\(name)"
+    }
+
+    /// Renames the file `from` (the lab's own, just written) over `to`: a file or symbolic link at `to` is replaced
+    /// (the link itself, not its target); a folder at `to` is refused.
+    /// - Throws: `.cantCreate` naming `to` (a folder there, a read-only file system); `.ioError` when the disk is full.
+    static func moveFile(_ from: String, over to: String) throws {
+        var st = stat()
+        if lstat(to, &st) == 0 && st.st_mode & S_IFMT == S_IFDIR {
+            throw LabError.cantCreate("\(to): is a folder, not a file to write")
+        }
+        if rename(from, to) != 0 {
+            let code = errno
+            throw creationError("\(to): cannot move the new file into place: \(reason(code))", code)
+        }
+    }
+
     /// Renames `from` to `to` unless `to` exists (renameat2 with RENAME_NOREPLACE, which unlike rename(2)
     /// never replaces an existing folder).
     /// - Returns: false when `to` exists.
@@ -140,6 +219,14 @@ final class OutputFile {
             let code = errno
             throw OutputFiles.creationError("\(path): cannot create: \(OutputFiles.reason(code))", code)
         }
+        var st = stat()
+        isRegularFile = fstat(fd, &st) == 0 && st.st_mode & S_IFMT == S_IFREG
+    }
+
+    /// A file the caller opened: `path` names it in messages.
+    init(path: String, fd: Int32) {
+        self.path = path
+        self.fd = fd
         var st = stat()
         isRegularFile = fstat(fd, &st) == 0 && st.st_mode & S_IFMT == S_IFREG
     }

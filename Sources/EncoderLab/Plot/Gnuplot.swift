@@ -16,17 +16,17 @@ public enum Plots {
     static let textLimit = 500
 
     /// Writes `script` to `dir/name.gp` and runs `gnuplot -c name.gp arguments...` with `dir` as the working
-    /// directory, so the script sees `arguments` as ARG1...ARG9.
+    /// directory, so the script sees `arguments` as ARG1...ARG9 (see ``run(gnuplot:name:dir:arguments:)``).
     /// - Parameter arguments: at most 9 (gnuplot 5.4 drops any after ARG9).
     /// - Throws: `.cantCreate` when the script cannot be created, `.ioError` when writing it fails (a full disk);
-    ///   `.software` when gnuplot is missing or fails, with its last line of stderr.
+    ///   `.software` when gnuplot is missing or fails, with its last line of stderr; as ``place(name:dir:staging:)``.
     ///
     /// With a `queue`, the script is written and its drawing left to the queue (``PlotQueue/draw(in:)``).
     static func render(script: String, name: String, dir: String, arguments: [String], queue: PlotQueue? = nil) throws {
         precondition(arguments.count <= 9, "gnuplot -c passes at most 9 arguments")
         let gnuplot = try Tools.require("gnuplot", package: "gnuplot-nox")
         let path = "\(dir)/\(name).gp"
-        try OutputFiles.write(script, to: path)
+        try OutputFiles.replace(script, at: path)
         if let queue {
             queue.add(PlotQueue.Plot(folder: dir, name: name, arguments: arguments))
             return
@@ -34,15 +34,67 @@ public enum Plots {
         try run(gnuplot: gnuplot, name: name, dir: dir, arguments: arguments)
     }
 
-    /// Runs `gnuplot -c name.gp arguments...` in `dir` (the script already written).
-    /// - Throws: `.software` when gnuplot fails, with its last line of stderr.
+    /// The gnuplot variable that names the folder (relative, ending in `/`) a plot script draws its pictures into:
+    /// the scripts say `set output (exists('enclab_staging') ? enclab_staging : '').'NAME.png'`, so run by hand they
+    /// draw beside themselves, and run by the lab they draw into a new private folder (``makeStaging(in:)``).
+    static let stagingVariable = "enclab_staging"
+
+    /// Makes a new folder in `dir` for gnuplot to draw one plot's pictures into: `.enclab-plot-PID-RANDOM`, created
+    /// exclusively (mkdir(2), mode 0700), so gnuplot, which opens its output by name and follows links, never writes
+    /// through a file or link that was already there, and two processes drawing the same plot (`plot` beside a
+    /// sweep) never write or check each other's files. ``place(name:dir:staging:)`` moves the pictures into `dir`.
+    /// - Returns: the folder's name (relative to `dir`).
+    /// - Throws: `.cantCreate` naming the folder; `.ioError` when the disk is full.
+    static func makeStaging(in dir: String) throws -> String {
+        let name = ".enclab-plot-\(getpid())-\(UUID().uuidString.prefix(8))"
+        let path = "\(dir)/\(name)"
+        if mkdir(path, 0o700) != 0 {
+            let code = errno
+            throw OutputFiles.creationError("\(path): cannot create folder: \(OutputFiles.reason(code))", code)
+        }
+        return name
+    }
+
+    /// Checks the pictures gnuplot drew into `dir/staging` (``checkComplete(_:shownAs:)``) and moves each complete one
+    /// over `dir/name.png` and `dir/name.svg` (``OutputFiles/moveFile(_:over:)``: a link there is replaced, never
+    /// followed); then removes the staging folder, whatever is left in it.
+    /// - Returns: the first failure (an incomplete or missing picture, naming its final path; a move refused), or nil.
+    static func place(name: String, dir: String, staging: String) -> Error? {
+        defer { OutputFiles.removeTree("\(dir)/\(staging)") }
+        var first: Error?
+        for ext in ["png", "svg"] {
+            let drawn = "\(dir)/\(staging)/\(name).\(ext)", final = "\(dir)/\(name).\(ext)"
+            do {
+                try checkComplete(drawn, shownAs: final)
+                try OutputFiles.moveFile(drawn, over: final)
+            } catch {
+                if first == nil { first = error }
+            }
+        }
+        return first
+    }
+
+    /// Runs `gnuplot -e "enclab_staging='STAGING/'" -c name.gp arguments...` in `dir` (the script already written),
+    /// drawing into a new folder (``makeStaging(in:)``), then places the pictures (``place(name:dir:staging:)``).
+    /// - Throws: `.software` when gnuplot fails, with its last line of stderr; else ``place(name:dir:staging:)``'s
+    ///   failure (`.ioError` for an incomplete picture).
     static func run(gnuplot: String, name: String, dir: String, arguments: [String]) throws {
         let path = "\(dir)/\(name).gp"
-        let result = try Tools.run(gnuplot, ["-c", "\(name).gp"] + arguments, workingDirectory: dir)
+        let staging = try makeStaging(in: dir)
+        let result: Tools.Result
+        do {
+            result = try Tools.run(gnuplot, ["-e", "\(stagingVariable)='\(staging)/'", "-c", "\(name).gp"] + arguments,
+                                   workingDirectory: dir)
+        } catch {
+            OutputFiles.removeTree("\(dir)/\(staging)")
+            throw error
+        }
+        let placed = place(name: name, dir: dir, staging: staging)
         if result.status != 0 {
             let message = String(decoding: result.stderr, as: UTF8.self).split(separator: "\n").last.map(String.init) ?? ""
             throw LabError.software("gnuplot failed on \(path): \(message)")
         }
+        if let placed { throw placed }
     }
 
     /// The 8 bytes every PNG file starts with (PNG specification, 5.2).
@@ -55,22 +107,41 @@ public enum Plots {
     /// output could not be written in full (a full disk), leaving a truncated or empty file.
     /// - Throws: `.ioError` naming the file ("incomplete: the disk may be full"; the file is removed), or when it
     ///   is missing.
-    static func checkComplete(_ path: String) throws {
+    /// - Parameter shownAs: the path errors name (the picture's final path when it was drawn elsewhere); `path`.
+    static func checkComplete(_ path: String, shownAs: String? = nil) throws {
+        let shown = shownAs ?? path
         guard let data = FileManager.default.contents(atPath: path) else {
-            throw LabError.ioError("\(path): gnuplot did not write it: the disk may be full")
+            throw LabError.ioError("\(shown): gnuplot did not write it: the disk may be full")
         }
         let bytes = [UInt8](data)
-        let complete: Bool
-        if path.hasSuffix(".png") {
-            complete = bytes.count >= pngSignature.count + pngEnd.count && bytes.prefix(8).elementsEqual(pngSignature)
-                && bytes.suffix(12).elementsEqual(pngEnd)
-        } else {
-            let end = bytes.lastIndex { ![0x0A, 0x0D, 0x20, 0x09].contains($0) }.map { $0 + 1 } ?? 0
-            complete = bytes.last == 0x0A && bytes[..<end].suffix(6).elementsEqual(Array("</svg>".utf8))
-        }
-        if !complete {
+        if !isComplete(bytes, png: path.hasSuffix(".png")) {
             unlink(path)
-            throw LabError.ioError("\(path): incomplete (\(bytes.count) bytes): the disk may be full")
+            throw LabError.ioError("\(shown): incomplete (\(bytes.count) bytes): the disk may be full")
+        }
+    }
+
+    /// Whether `bytes` are a whole PNG (`png`) or SVG file, as ``checkComplete(_:shownAs:)`` judges them.
+    static func isComplete(_ bytes: [UInt8], png: Bool) -> Bool {
+        if png {
+            return bytes.count >= pngSignature.count + pngEnd.count && bytes.prefix(8).elementsEqual(pngSignature)
+                && bytes.suffix(12).elementsEqual(pngEnd)
+        }
+        let end = bytes.lastIndex { ![0x0A, 0x0D, 0x20, 0x09].contains($0) }.map { $0 + 1 } ?? 0
+        return bytes.last == 0x0A && bytes[..<end].suffix(6).elementsEqual(Array("</svg>".utf8))
+    }
+
+    /// Whether the run folder `dir` holds its four pictures (`frames.png/svg`, `psnr.png/svg`) whole, as regular files
+    /// (read only: nothing is removed). A run recorded done whose pictures are not (the process was interrupted, or the
+    /// disk filled, while they were drawn) has them drawn again by the next encode of its key.
+    static func runPicturesComplete(_ dir: String) -> Bool {
+        ["frames", "psnr"].allSatisfy { name in
+            ["png", "svg"].allSatisfy { ext in
+                var st = stat()
+                let path = "\(dir)/\(name).\(ext)"
+                guard lstat(path, &st) == 0, st.st_mode & S_IFMT == S_IFREG,
+                      let data = FileManager.default.contents(atPath: path) else { return false }
+                return isComplete([UInt8](data), png: ext == "png")
+            }
         }
     }
 
@@ -82,21 +153,17 @@ public enum Plots {
     /// With a `queue`, only the script is written now; the queue draws and checks the files later.
     static func both(dir: String, name: String, body: String, arguments: [String], size: (Int, Int) = (1000, 500),
                      queue: PlotQueue? = nil) throws {
+        let folder = "(exists('\(stagingVariable)') ? \(stagingVariable) : '')"
         let script = """
         set terminal pngcairo noenhanced size \(size.0),\(size.1) font ",10"
-        set output '\(name).png'
+        set output \(folder).'\(name).png'
         \(body)
         set terminal svg noenhanced size \(size.0),\(size.1) dynamic font ",10"
-        set output '\(name).svg'
+        set output \(folder).'\(name).svg'
         replot
         """
+        // Without a queue, both pictures are drawn, checked and placed now (``run(gnuplot:name:dir:arguments:)``).
         try render(script: script, name: name, dir: dir, arguments: arguments, queue: queue)
-        if queue != nil { return }
-        // Both are checked (and an incomplete one removed) before the first failure is thrown.
-        let failures = ["png", "svg"].compactMap { ext -> Error? in
-            do { try checkComplete("\(dir)/\(name).\(ext)"); return nil } catch { return error }
-        }
-        if let first = failures.first { throw first }
     }
 
     /// User text as a plot shows it, on one line: control characters are written as escapes (`\n`, `\r`, `\t`,
@@ -154,7 +221,8 @@ public enum Plots {
     /// plots of many runs in one gnuplot process (a sweep's, ``PlotQueue/draw(in:)``).
     public static func writeRunPlots(_ input: RunPlotInput, dir: String, queue: PlotQueue? = nil) throws {
         precondition(input.timebaseNum > 0 && input.timebaseDen > 0 && input.fps.numerator > 0, "a run's timebase and frame rate are above 0")
-        try OutputFiles.makeDirectory(dir)
+        // A run's folder is the lab's own: a symbolic link planted there is refused, never written through.
+        try OutputFiles.ownFolder(dir)
         let frames = input.frames, title = input.title, targetKbps = input.targetKbps, maxrateKbps = input.maxrateKbps
         let (timebaseNum, timebaseDen) = (input.timebaseNum, input.timebaseDen)
         // Exact times: one frame lasts (1/fps)/timebase ticks; the frames span from the smallest PTS to the
@@ -298,9 +366,9 @@ public enum Plots {
         try both(dir: dir, name: "rd", body: body, arguments: [shown(title), keyTitles.joined(separator: "\n")], size: (1100, 600))
     }
 
-    /// Writes a data file (``OutputFiles/write(_:to:)``: a partial file is removed).
+    /// Writes a data file (``OutputFiles/replace(_:at:)``: never through a link there; a partial file is removed).
     /// - Throws: `.cantCreate` naming the file when it cannot be created, `.ioError` when writing it fails.
     static func write(_ text: String, to path: String) throws {
-        try OutputFiles.write(text, to: path)
+        try OutputFiles.replace(text, at: path)
     }
 }

@@ -71,7 +71,7 @@ public enum PlotFromStore {
         _ = try Tools.require("gnuplot", package: "gnuplot-nox")
         // plot reads: a file that is not already an enclab database is refused before LabStore could give it tables.
         try LabStore.requireLabDatabase(path: databasePath)
-        let store = try LabStore(path: databasePath)
+        let store = try LabStore.reading(path: databasePath)
         let rows = try store.runs()
         let keys = try runKeys(store)
         let selected = try select(selectors, rows: rows, keys: keys, databasePath: databasePath)
@@ -122,6 +122,8 @@ public enum PlotFromStore {
                     throw LabError.data("\(databasePath): experiment name '\(Plots.shown(experiment))' is not a folder name (letters, digits, '.', '_', '-', not starting with '.')")
                 }
                 dir = "\(out)/\(experiment)"
+                // The experiment's folder is the lab's own: a symbolic link there is refused, never written through.
+                try OutputFiles.ownFolder(dir)
             }
             try named { try Plots.writeExperimentPlot(experiment: experiment, runs: rows, store: store, dir: dir) }
             lines.append("experiment \(Plots.shown(experiment)): rd plot in \(Plots.shown(dir, limit: .max))")

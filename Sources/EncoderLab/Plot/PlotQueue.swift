@@ -42,42 +42,58 @@ public final class PlotQueue: @unchecked Sendable {
     /// Empties the queue and returns what was in it.
     public func take() -> [Plot] { lock.lock(); defer { lock.unlock() }; let p = plots; plots = []; return p }
 
-    /// The driver script's line that draws `plot` from the folder gnuplot runs in, or nil when `plot` cannot be
-    /// drawn so: its folder is not a direct subfolder of `directory` whose name is 1 to 64 letters, digits, `-`, `_`
-    /// or `.` (not `.` or `..`), or an argument holds a control character.
-    static func driverLines(_ plot: Plot, directory: String) -> String? {
+    /// The driver script's line that draws `plot` from the folder gnuplot runs in, its pictures into the folder
+    /// `staging` inside the plot's folder (``Plots/makeStaging(in:)``), or nil when `plot` cannot be drawn so: its
+    /// folder is not a direct subfolder of `directory` whose name is 1 to 64 letters, digits, `-`, `_` or `.` (not `.`
+    /// or `..`), `staging` is not such a name, or an argument holds a control character.
+    static func driverLines(_ plot: Plot, directory: String, staging: String) -> String? {
         let folder = URL(fileURLWithPath: plot.folder).standardizedFileURL
         let base = URL(fileURLWithPath: directory).standardizedFileURL
         guard folder.deletingLastPathComponent().path == base.path else { return nil }
         let name = folder.lastPathComponent
-        guard (1...64).contains(name.utf8.count), name != ".", name != "..",
-              name.unicodeScalars.allSatisfy({ $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "-_.".unicodeScalars.contains($0)) }),
+        func safe(_ s: String) -> Bool {
+            (1...64).contains(s.utf8.count) && s != "." && s != ".."
+                && s.unicodeScalars.allSatisfy({ $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "-_.".unicodeScalars.contains($0)) })
+        }
+        guard safe(name), safe(staging),
               plot.name.unicodeScalars.allSatisfy({ $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "-_".unicodeScalars.contains($0)) }),
               plot.arguments.allSatisfy({ $0.unicodeScalars.allSatisfy { !CharacterSet.controlCharacters.contains($0) } })
         else { return nil }
         func quoted(_ s: String) -> String { "'" + s.replacingOccurrences(of: "'", with: "''") + "'" }
         let call = (["call", quoted("\(plot.name).gp")] + plot.arguments.map(quoted)).joined(separator: " ")
-        return "cd \(quoted(name))\nreset\n\(call)\ncd '..'\n"
+        return "cd \(quoted(name))\nreset\n\(Plots.stagingVariable) = \(quoted(staging + "/"))\n\(call)\ncd '..'\n"
     }
 
     /// Draws every queued plot whose folder is a direct subfolder of `directory` in one gnuplot process started
-    /// there, any other one in a process of its own, then checks every PNG and SVG (``Plots/checkComplete(_:)``).
-    /// A plot left incomplete by the shared process (gnuplot stops at the first error) is drawn again alone, so an
-    /// error names its own script. The queue is emptied.
+    /// there, any other one in a process of its own; each plot's pictures are drawn into a new folder of its own
+    /// (``Plots/makeStaging(in:)``), checked (``Plots/checkComplete(_:shownAs:)``) and only then moved over the
+    /// plot's `NAME.png` and `NAME.svg` (``Plots/place(name:dir:staging:)``): nothing is written through a link
+    /// planted there, and a process drawing the same plots meanwhile (`plot` beside a sweep) never removes or checks
+    /// this one's files. A plot left incomplete by the shared process (gnuplot stops at the first error) is drawn
+    /// again alone, so an error names its own script. The queue is emptied.
     /// - Throws: `.interrupted` after SIGINT/SIGTERM; else the first plot's error after all were tried: `.software`
     ///   when gnuplot is missing or fails,
-    ///   `.ioError` for an incomplete file (a full disk), `.cantCreate` when the driver script cannot be written.
-    ///   The driver reaches gnuplot as its standard input from a file without a name (``unnamedFile(_:)``).
+    ///   `.ioError` for an incomplete file (a full disk), `.cantCreate` when the driver script or a staging folder
+    ///   cannot be written. The driver reaches gnuplot as its standard input from a file without a name
+    ///   (``unnamedFile(_:)``).
     public func draw(in directory: String) throws {
         let plots = take()
         guard !plots.isEmpty else { return }
         let gnuplot = try Tools.require("gnuplot", package: "gnuplot-nox")
-        // A picture left from an earlier drawing must not pass the checks below for this one.
-        for p in plots { for ext in ["png", "svg"] { unlink("\(p.folder)/\(p.name).\(ext)") } }
         var driver = ""
-        var alone: [Plot] = []
-        for p in plots {
-            if let lines = Self.driverLines(p, directory: directory) { driver += lines } else { alone.append(p) }
+        // The plots drawn by the shared process, by index: their staging folders. Any other is drawn alone below.
+        var stagings: [Int: String] = [:]
+        // Whatever happens, no staging folder is left behind.
+        defer { for (i, staging) in stagings { OutputFiles.removeTree("\(plots[i].folder)/\(staging)") } }
+        for (i, p) in plots.enumerated() {
+            // A folder where none can be made: drawn alone, whose error names it.
+            guard let staging = try? Plots.makeStaging(in: p.folder) else { continue }
+            guard let lines = Self.driverLines(p, directory: directory, staging: staging) else {
+                OutputFiles.removeTree("\(p.folder)/\(staging)")
+                continue
+            }
+            stagings[i] = staging
+            driver += lines
         }
         if !driver.isEmpty {
             // Its failure shows below as incomplete files, drawn again alone.
@@ -87,21 +103,11 @@ public final class PlotQueue: @unchecked Sendable {
         // processes to be ended in turn.
         try Interruption.check()
         var firstError: Error?
-        func note(_ error: Error?) { if firstError == nil, let error { firstError = error } }
-        // Every file is checked (an incomplete one removed) on every path, so none is left half-written.
-        func check(_ p: Plot) -> Error? {
-            var first: Error?
-            for ext in ["png", "svg"] {
-                do { try Plots.checkComplete("\(p.folder)/\(p.name).\(ext)") } catch { if first == nil { first = error } }
+        for (i, p) in plots.enumerated() {
+            if let staging = stagings.removeValue(forKey: i), Plots.place(name: p.name, dir: p.folder, staging: staging) == nil { continue }
+            do { try Plots.run(gnuplot: gnuplot, name: p.name, dir: p.folder, arguments: p.arguments) } catch {
+                if firstError == nil { firstError = error }
             }
-            return first
-        }
-        for p in plots {
-            if !alone.contains(p) && check(p) == nil { continue }
-            var failure: Error?
-            do { try Plots.run(gnuplot: gnuplot, name: p.name, dir: p.folder, arguments: p.arguments) } catch { failure = error }
-            let incomplete = check(p)
-            note(failure ?? incomplete)
         }
         if let firstError { throw firstError }
     }

@@ -78,7 +78,7 @@ public enum Report {
         try LabStore.requireDatabaseFile(db)
         _ = try Tools.require("gnuplot", package: "gnuplot-nox")
         try LabStore.requireLabDatabase(path: db)
-        let store = try LabStore(path: db)
+        let store = try LabStore.reading(path: db)
         let names = try store.database.query("SELECT DISTINCT experiment FROM runs").compactMap { $0.first?.string }.sorted()
         if let wanted = options.experiment, !names.contains(wanted) {
             throw LabError.usage("--experiment '\(Plots.shown(wanted))': \(db) holds no such experiment (it holds: \(names.map { Plots.shown($0) }.joined(separator: ", ")))")

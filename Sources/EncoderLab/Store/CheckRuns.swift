@@ -71,7 +71,7 @@ extension RuleCheck {
     public static func storedRun(databasePath: String, run selector: String) throws -> RuleCheckInput {
         try LabStore.requireDatabaseFile(databasePath)
         try LabStore.requireLabDatabase(path: databasePath)
-        let store = try LabStore(path: databasePath)
+        let store = try LabStore.reading(path: databasePath)
         let rows = try store.runs()
         let run = try PlotFromStore.select([selector], rows: rows, keys: try PlotFromStore.runKeys(store), databasePath: databasePath)[0]
         let name = "run \(run.runID) of \(databasePath)"

@@ -69,7 +69,7 @@ public enum Export {
         if let outPath, outPath.isEmpty { throw LabError.usage("--out needs a file path") }
         try LabStore.requireDatabaseFile(databasePath)
         try LabStore.requireLabDatabase(path: databasePath)
-        let database = try Database(path: databasePath, readOnly: true)
+        let database = try Database.openForReading(databasePath)
         let query = try self.query(database, table: table, selectors: selectors)
 
         guard let outPath else {

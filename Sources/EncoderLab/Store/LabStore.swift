@@ -8,6 +8,14 @@ public let labVersion = "0.1.0"
 /// and Migrations.swift.
 public final class LabStore {
     public let database: Database
+    /// A temporary copy this store reads (``reading(path:)`` of an older database in a read-only place), removed
+    /// with the store.
+    var scratch: String?
+
+    /// A store on a database already opened and inspected (read-only: ``reading(path:)``).
+    init(database: Database) { self.database = database }
+
+    deinit { if let scratch { for suffix in ["", "-wal", "-shm", "-journal"] { unlink(scratch + suffix) } } }
 
     /// Opens (creating if needed) the database and brings it to ``schemaVersion``; creates the parent folder.
     ///
@@ -67,7 +75,8 @@ public final class LabStore {
     /// - Parameter operand: how messages name the path: `--db` (the default) or, for a command without that flag,
     ///   its operand (`merge OUT.sqlite`).
     /// - Throws: `.usage` for the empty path or SQLite's special name `:memory:` (SQLite would keep nothing
-    ///   there), and for a path that names a folder: one ending in `/`, `/.` or `/..` (SQLite would create a file
+    ///   there), for a device, fifo or socket (`/dev/null`: SQLite would create `/dev/null-journal` beside it), and for
+    ///   a path that names a folder: one ending in `/`, `/.` or `/..` (SQLite would create a file
     ///   named like the folder), `.` or `..`, or an existing folder (symbolic links followed).
     public static func checkPath(_ path: String, operand: String = "--db") throws {
         if path.isEmpty || path == ":memory:" {
@@ -75,6 +84,10 @@ public final class LabStore {
         }
         if path.utf8.contains(0) {
             throw LabError.usage("\(operand) needs a database file path, got '\(EncodeSettings.visible(path))' (holds a NUL character)")
+        }
+        // A device, fifo or socket: SQLite would read it as an empty database and create a journal beside it.
+        if let kind = notRegularFile(path), kind != "a folder" {
+            throw LabError.usage("\(operand) needs a database file path, got '\(path)' (\(kind), not a regular file)")
         }
         let last = path.split(separator: "/", omittingEmptySubsequences: false).last ?? ""
         var isFolder: ObjCBool = false

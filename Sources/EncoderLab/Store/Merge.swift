@@ -405,7 +405,7 @@ public enum Merge {
     /// - Throws: `.data` for a file that is not the lab's or is newer, or one whose rows its migration refuses; the
     ///   database's errors.
     private static func openForMerge(_ input: String, scratch: String, made: inout [String]) throws -> Database {
-        let source = try Database(path: LabStore.openingPath(input), readOnly: true)
+        let source = try Database.openForReading(LabStore.openingPath(input))
         guard case .lab(let version, _) = try LabStore.inspect(source) else {
             throw LabError.data("\(input): holds no enclab runs (an empty database)")
         }

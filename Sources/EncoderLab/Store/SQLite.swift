@@ -58,12 +58,15 @@ public final class Database {
     ///   - readOnly: open with `SQLITE_OPEN_READONLY` (never creates the file).
     /// - Throws: `.cantCreate` when the file cannot be opened or created (`SQLITE_CANTOPEN`, `SQLITE_PERM`),
     ///   `.usage` for a bad `ENCLAB_DB_TIMEOUT_MS`, otherwise the kind of SQLite's result code.
-    public init(path: String, busyTimeoutMilliseconds: Int32? = nil, readOnly: Bool = false) throws {
+    ///   - uri: `opening` is an SQLite URI filename (`file:...?immutable=1`), opened with `SQLITE_OPEN_URI`; `path`
+    ///     still names the file in messages.
+    public init(path: String, busyTimeoutMilliseconds: Int32? = nil, readOnly: Bool = false, uri opening: String? = nil) throws {
         self.path = path
         self.busyTimeoutMilliseconds = try busyTimeoutMilliseconds ?? Self.busyTimeout()
         var db: OpaquePointer?
         let flags = (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) | SQLITE_OPEN_FULLMUTEX
-        let status = sqlite3_open_v2(path, &db, flags, nil)
+            | (opening != nil ? SQLITE_OPEN_URI : 0)
+        let status = sqlite3_open_v2(opening ?? path, &db, flags, nil)
         handle = db
         guard let db else { throw LabError.software("\(path): cannot open database: out of memory") }
         sqlite3_extended_result_codes(db, 1)
@@ -72,6 +75,35 @@ public final class Database {
     }
 
     deinit { sqlite3_close_v2(handle) }
+
+    /// Opens an existing database file to read it only, wherever it is: `SQLITE_OPEN_READONLY`, and its first read
+    /// tried at once. When that read fails because nothing can be written beside the file (SQLite needs to create
+    /// the `-shm` file of a WAL database, or a lock, in the file's folder: a read-only mount, a folder without write
+    /// permission, an immutable folder), the file is opened again as immutable (`file:PATH?immutable=1`: no lock and
+    /// no file beside it; exact, since nothing can write there either), unless it has a `-wal` file with content
+    /// (commits not yet in the file, which immutable reading would miss).
+    /// - Parameter path: the path as SQLite is to open it (``LabStore/openingPath(_:)``); `shownPath` names it.
+    /// - Throws: the database's errors; `.cantCreate` naming the file when it has a non-empty `-wal` in a place where
+    ///   it cannot be replayed.
+    static func openForReading(_ path: String, shownPath: String? = nil, busyTimeoutMilliseconds: Int32? = nil) throws -> Database {
+        let shown = shownPath ?? path
+        let first = try Database(path: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds, readOnly: true)
+        do {
+            _ = try first.query("SELECT count(*) FROM sqlite_master")
+            return first
+        } catch let e as LabError where e.kind == .cantCreate {
+            var st = stat()
+            if stat(path + "-wal", &st) == 0 && st.st_size > 0 {
+                throw LabError.cantCreate("\(shown): cannot read the database here: its write-ahead log \(shown)-wal holds commits, and SQLite cannot open it in this place (\(e.message)); copy the database with its -wal file to a folder that can be written")
+            }
+            let absolute = Paths.absolute(path)
+            var allowed = CharacterSet.urlPathAllowed
+            allowed.remove(charactersIn: "?#%")
+            let escaped = absolute.addingPercentEncoding(withAllowedCharacters: allowed) ?? absolute
+            return try Database(path: shown, busyTimeoutMilliseconds: busyTimeoutMilliseconds, readOnly: true,
+                                uri: "file:\(escaped)?immutable=1")
+        }
+    }
 
     var message: String { handle.map { String(cString: sqlite3_errmsg($0)) } ?? "no connection" }
 
