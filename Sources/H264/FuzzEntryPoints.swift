@@ -52,7 +52,7 @@ enum FuzzEntryPoints {
             precondition(written == body, "AVCC split/write round trip")
         } else {
             // Lengths of 0 skipped: the sample less one prefix each, whose strict split gives the same NAL units.
-            precondition(written?.count == body.count - skipped.count * lengthSize, "AVCC skips only the empty prefixes")
+            precondition(written?.count == body.count - skipped.reduce(0) { $0 + $1.count } * lengthSize, "AVCC skips only the empty prefixes")
             precondition((try? AVCC.split(written ?? [], lengthSize: lengthSize, policy: .strict))?.map(\.nal) == units.map(\.nal),
                          "AVCC split/write round trip without the empty NAL units")
         }
