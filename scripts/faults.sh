@@ -972,6 +972,100 @@ plot_beside_plot() {  # two plots of one database into one --out at once, four t
 }
 
 # ---------------------------------------------------------------------------------------------------------------
+# 12. Streams that hold nothing, hostile sizes, packets that break PACKETS.md (issue 17): a stream with no NAL unit
+#     is 65 naming the file, convert writes no output then, memory stays bounded (each case under `ulimit -v` of
+#     512 MiB; the lab's own code and libraries map about 270 MiB), stderr stays a few lines, and a packet whose flags,
+#     decode_order or dts_us contradict its NAL units is a warning naming the packet, refused with --strict.
+
+LIMITED=(bash -c 'ulimit -v 524288 && exec "$0" "$@"' "$ENCLAB")
+
+# small_stderr: stderr under 4 KiB.
+small_stderr() {
+    local n; n=$(stat -c %s "$ERR")
+    if [ "$n" -lt 4096 ]; then ok "stderr $n bytes"; else bad "stderr $n bytes"; fi
+}
+
+stream_nothing() {  # stream_nothing NAME COMMAND...: the stream in $D/in.264 was made by the caller
+    local name=$1; shift
+    run 60 "${LIMITED[@]}" "$@"
+    expect 65 && ok "refused"
+    stderr_has "in.264: no NAL unit" "the file and what is missing"
+    small_stderr
+    if [ -e "$D/out.avcc" ]; then bad "convert wrote out.avcc ($(stat -c %s "$D/out.avcc") bytes)"; fi
+    if compgen -G "$D/.out.avcc.*" >/dev/null; then bad "a temporary file is left"; fi
+    finish
+}
+
+stream_zeros() {  # stream_zeros NAME MIB inspect|convert: MIB MiB of 0x00
+    begin "$1" || return
+    truncate -s "$2M" "$D/in.264"
+    if [ "$3" = inspect ]; then stream_nothing "$1" inspect in.264
+    else stream_nothing "$1" convert --to avcc in.264 out.avcc; fi
+}
+
+stream_lone_start_code() {
+    begin stream-lone-start-code || return
+    printf '\000\000\000\001' >"$D/in.264"
+    stream_nothing stream-lone-start-code inspect in.264
+}
+
+# start_codes FILE LOG2: 2^LOG2 start codes 00 00 01 back to back.
+start_codes() {
+    local i
+    printf '\000\000\001' >"$1"
+    for i in $(seq "$2"); do cat "$1" "$1" >"$1.2" && mv "$1.2" "$1"; done
+}
+
+stream_start_codes() {  # 4 Mi start codes (12 MiB), each an empty NAL unit
+    begin stream-start-codes || return
+    start_codes "$D/in.264" 22
+    stream_nothing stream-start-codes convert --to avcc in.264 out.avcc
+}
+
+stream_many_empty() {  # a real stream then 1 Mi empty NAL units: exit 0, one warning line
+    begin stream-many-empty || return
+    start_codes "$D/codes" 20
+    cat "$FX/s.264" "$D/codes" >"$D/e.264"
+    run 60 "${LIMITED[@]}" inspect e.264
+    expect 0
+    small_stderr
+    local lines; lines=$(grep -c . "$ERR")
+    if [ "$lines" = 1 ] && grep -q "1048576 empty NAL units" "$ERR"; then ok "one warning counting 1048576"; else bad "$lines stderr lines"; fi
+    finish
+}
+
+# packet_offset FILE N: the byte offset of packet N (from 0) of a packet file, by PACKETS.md's layout.
+packet_offset() {
+    local f=$1 n=$2 p=0 q k i j c len
+    u() { od -An -tu1 -j "$1" -N "$2" "$f" | awk '{for (i = 1; i <= NF; i++) v = v * 256 + $i} END {print v + 0}'; }
+    for ((k = 0; k < n; k++)); do
+        q=$((p + 26))
+        for i in 1 2; do
+            c=$(u "$q" 1); q=$((q + 1))
+            for ((j = 0; j < c; j++)); do len=$(u "$q" 2); q=$((q + 2 + len)); done
+        done
+        len=$(u "$q" 4); p=$((q + 4 + len))
+    done
+    echo "$p"
+}
+
+packets_broken() {  # packets_broken NAME PACKET FIELD-OFFSET BYTES(printf) FIELD
+    begin "$1" || return
+    local at
+    (cd "$D" && timeout -s KILL 60 "$ENCLAB" convert --to packets "$FX/s.264" s.pkt) >/dev/null 2>&1
+    [ -s "$D/s.pkt" ] || { bad "setup: no packets"; finish; return; }
+    at=$(packet_offset "$D/s.pkt" "$2")
+    # shellcheck disable=SC2059
+    printf "$4" | dd of="$D/s.pkt" bs=1 seek=$((at + $3)) conv=notrunc status=none
+    enclab 60 inspect s.pkt
+    expect 0 && stderr_has "packet $2 at byte $at: $5" "packet $2, its byte and $5"
+    enclab 60 inspect --strict s.pkt
+    expect 65 && stderr_has "packet $2 at byte $at: $5" "packet $2, its byte and $5 under --strict"
+    EXPECTED="0,65"
+    finish
+}
+
+# ---------------------------------------------------------------------------------------------------------------
 
 inject_clbin; inject_out; inject_clip_name; inject_experiment; inject_apostrophe
 reader_image_sequence; reader_playlist hls; reader_playlist ffconcat; out_tilde
@@ -998,7 +1092,7 @@ db_device /dev/null; db_device /dev/full; readonly_readers
 plot_beside_sweep; plot_beside_plot
 
 # ---------------------------------------------------------------------------------------------------------------
-# 11. Issue 17's kinds: messages that keep their subject, stored nonsense refused, names that are not UTF-8,
+# 13. Issue 17's kinds: messages that keep their subject, stored nonsense refused, names that are not UTF-8,
 # experiment files read strictly, refused work that leaves nothing, input that changes while read, signals at start.
 
 subject_unknown_flag() {  # an unknown x264 flag without '=' (before a clip, after it): named as unknown
@@ -1133,6 +1227,10 @@ experiment_strict empty-clip '{"name": "d", "clips": [""]}' "path 1 is empty"
 leftovers_refused_db; leftovers_refused_run
 input_changes truncate; input_changes rewrite
 signal_at_start INT; signal_at_start TERM
+stream_zeros stream-zeros-inspect 16 inspect; stream_zeros stream-zeros-convert 16 convert
+stream_zeros stream-zeros-256m 256 inspect; stream_lone_start_code; stream_start_codes; stream_many_empty
+packets_broken packets-idr-flag 1 1 '\001' flags; packets_broken packets-decode-order 2 9 '\007' decode_order
+packets_broken packets-dts-after-pts 1 18 '\177\377\377\377\377\377\377\377' dts_us
 
 [ "$FAILED" -eq 0 ] || echo "failed: ${FAILED_NAMES[*]}"
 echo "faults: $PASSED passed, $FAILED failed, $SKIPPED skipped"

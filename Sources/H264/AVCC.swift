@@ -23,6 +23,7 @@ public enum AVCC {
                              warnings: inout [ParseWarning]) throws -> [LocatedNALUnit] {
         try checkLengthSize(lengthSize)
         var units = [LocatedNALUnit]()
+        var empty = EmptyNALUnitTally()
         var p = 0
         while p < data.count {
             guard data.count - p >= lengthSize else {
@@ -34,7 +35,7 @@ public enum AVCC {
             guard length > 0 else {
                 let problem = "length 0 (a NAL unit has at least its header byte)"
                 if policy == .strict { throw H264Error.invalid(element: "NALUnitLength", reason: problem, byteOffset: p) }
-                warnings.append(ParseWarning(element: "NALUnitLength", problem: problem, reason: "skipped, as FFmpeg does", byteOffset: p))
+                empty.add(ParseWarning(element: "NALUnitLength", problem: problem, reason: "skipped, as FFmpeg does", byteOffset: p), to: &warnings)
                 p = start
                 continue
             }

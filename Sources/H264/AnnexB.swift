@@ -50,45 +50,47 @@ public enum AnnexB {
     ///   policy, for an empty NAL unit.
     public static func split(_ data: [UInt8], leadingData: LeadingData = .reject, policy: ParsePolicy = .lenient,
                              warnings: inout [ParseWarning]) throws -> [LocatedNALUnit] {
-        // Positions just after each start code.
-        var starts = [Int]()
+        // One pass: each start code found ends the NAL unit begun at the one before (so memory holds the NAL units
+        // found, never a list of every start code).
         let n = data.count
-        var firstStartCode = -1
+        var units = [LocatedNALUnit]()
+        var empty = EmptyNALUnitTally()
+        var previousStart = -1   // just after the last start code, -1 before the first
+        func take(_ start: Int, _ limit: Int) throws {
+            var end = limit
+            while end > start && data[end - 1] == 0 { end -= 1 }
+            guard end > start else {
+                let problem = "start code followed by no NAL unit (empty NAL unit)"
+                if policy == .strict { throw H264Error.invalid(element: "nal_unit", reason: problem, byteOffset: start) }
+                empty.add(ParseWarning(element: "nal_unit", problem: problem, reason: "skipped, as FFmpeg's splitter does", byteOffset: start),
+                          to: &warnings)
+                return
+            }
+            units.append(LocatedNALUnit(offset: start, nal: try NALUnit(bytes: Array(data[start..<end]))))
+        }
         var i = 0
         while i + 2 < n {
             if data[i + 2] > 1 {
                 i += 3
             } else if data[i] == 0 && data[i + 1] == 0 && data[i + 2] == 1 {
-                if firstStartCode < 0 { firstStartCode = i }
-                starts.append(i + 3)
+                if previousStart < 0 {
+                    if leadingData == .reject, let j = data[..<i].firstIndex(where: { $0 != 0 }) {
+                        throw H264Error.invalid(element: "leading_zero_8bits", reason: "\(i) bytes before the first start code are not all zero (non-zero byte 0x\(String(data[j], radix: 16)) at byte \(j))", byteOffset: j)
+                    }
+                } else {
+                    try take(previousStart, i)
+                }
+                previousStart = i + 3
                 i += 3
             } else {
                 i += 1
             }
         }
-        if starts.isEmpty {
+        if previousStart < 0 {
             if data.allSatisfy({ $0 == 0 }) { return [] }
             throw H264Error.invalid(element: "start_code_prefix_one_3bytes", reason: "no start code (0x000001) in \(n) bytes of data", byteOffset: 0)
         }
-        if leadingData == .reject {
-            for j in 0..<firstStartCode where data[j] != 0 {
-                throw H264Error.invalid(element: "leading_zero_8bits", reason: "\(firstStartCode) bytes before the first start code are not all zero (non-zero byte 0x\(String(data[j], radix: 16)) at byte \(j))", byteOffset: j)
-            }
-        }
-        var units = [LocatedNALUnit]()
-        units.reserveCapacity(starts.count)
-        for (k, start) in starts.enumerated() {
-            // The next start code's 0x000001 begins 3 bytes before the next start position.
-            var end = k + 1 < starts.count ? starts[k + 1] - 3 : n
-            while end > start && data[end - 1] == 0 { end -= 1 }
-            guard end > start else {
-                let problem = "start code followed by no NAL unit (empty NAL unit)"
-                if policy == .strict { throw H264Error.invalid(element: "nal_unit", reason: problem, byteOffset: start) }
-                warnings.append(ParseWarning(element: "nal_unit", problem: problem, reason: "skipped, as FFmpeg's splitter does", byteOffset: start))
-                continue
-            }
-            units.append(LocatedNALUnit(offset: start, nal: try NALUnit(bytes: Array(data[start..<end]))))
-        }
+        try take(previousStart, n)
         return units
     }
 

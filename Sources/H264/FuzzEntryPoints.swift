@@ -53,7 +53,8 @@ enum FuzzEntryPoints {
         } else {
             // Lengths of 0 skipped: the sample less one prefix each (unless start codes split a NAL unit), whose strict
             // split gives the same NAL units.
-            precondition(skipped.contains { $0.element == "NALUnit" } || written?.count == body.count - skipped.count * lengthSize,
+            precondition(skipped.contains { $0.element == "NALUnit" }
+                         || written?.count == body.count - skipped.reduce(0) { $0 + $1.count } * lengthSize,
                          "AVCC skips only the empty prefixes")
             precondition((try? AVCC.split(written ?? [], lengthSize: lengthSize, policy: .strict))?.map(\.nal) == units.map(\.nal),
                          "AVCC split/write round trip without the empty NAL units")

@@ -8,7 +8,7 @@
 ///                                  bits 1-7 reserved, 0
 /// 2   u64  decode_order            position of the access unit in decode order, from 0
 /// 10  i64  pts_us                  presentation time, microseconds, two's complement
-/// 18  i64  dts_us                  decode time, microseconds, two's complement (not checked against pts_us)
+/// 18  i64  dts_us                  decode time, microseconds, two's complement (checked against pts_us by check(_:byteOffsets:accessUnits:), not on reading)
 /// 26  u8   sps_count               0...31
 ///     sps_count × { u16 length (1...65535); SPS NAL unit (header byte included, escaped) }
 ///     u8   pps_count               0...255

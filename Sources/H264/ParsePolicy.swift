@@ -58,6 +58,15 @@ public struct ParseWarning: Hashable, Sendable, CustomStringConvertible {
     public var bitOffset: Int?
     /// Byte offset in the buffer that was split (Annex B stream, AVCC sample), for container problems.
     public var byteOffset: Int?
+    /// How many times it happened: 1, or for the warning the splitters fold the empty NAL units beyond the first
+    /// ``listedEmptyNALUnits`` into, how many were folded (``byteOffset`` is then the first of them).
+    public var count: Int = 1
+
+    /// How many empty NAL units ``AnnexB/split(_:leadingData:policy:warnings:)`` and
+    /// ``AVCC/split(_:lengthSize:policy:warnings:)`` report one by one; the rest are one warning with their
+    /// ``count``, so the warnings of a hostile stream (every 3 bytes a start code, every 4 bytes a length of 0) stay
+    /// a few lines, whatever its size.
+    public static let listedEmptyNALUnits = 16
 
     /// A warning; see the properties.
     public init(element: String, value: Int64? = nil, allowedRange: ClosedRange<Int64>? = nil, problem: String? = nil,
@@ -84,8 +93,28 @@ public struct ParseWarning: Hashable, Sendable, CustomStringConvertible {
         }
         if let problem { text += ": \(problem)" }
         if let bitOffset { text += " (at bit \(bitOffset))" }
+        if count > 1 { text += " (and \(count - 1) more like it after it)" }
         return text
     }
 
     public var description: String { "\(what); accepted: \(reason)" }
+}
+
+/// Counts the empty NAL units one split skips and reports them to a warnings list: the first
+/// ``ParseWarning/listedEmptyNALUnits`` one by one, then one warning whose ``ParseWarning/count`` grows.
+struct EmptyNALUnitTally {
+    private var seen = 0
+    private var foldedIndex: Int?
+
+    mutating func add(_ warning: ParseWarning, to warnings: inout [ParseWarning]) {
+        seen += 1
+        if seen <= ParseWarning.listedEmptyNALUnits {
+            warnings.append(warning)
+        } else if let k = foldedIndex {
+            warnings[k].count += 1
+        } else {
+            foldedIndex = warnings.count
+            warnings.append(warning)
+        }
+    }
 }

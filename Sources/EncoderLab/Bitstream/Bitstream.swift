@@ -19,9 +19,12 @@ public struct LoadedStream {
     /// For packets input: the packets as read.
     public var packets: [Packet]?
     /// The empty NAL units skipped while splitting (lenient policy): an Annex B start code followed by no NAL unit
-    /// (byte offset after the start code) or an AVCC length of 0 (byte offset of the length); and the AVCC lengths
-    /// whose bytes were split at start codes (element `NALUnit`, byte offset of the first start code).
+    /// (byte offset after the start code) or an AVCC length of 0 (byte offset of the length), past the first
+    /// ``ParseWarning/listedEmptyNALUnits`` one warning with their ``ParseWarning/count``; and the AVCC lengths whose
+    /// bytes were split at start codes (element `NALUnit`, byte offset of the first start code).
     public var skipped: [ParseWarning] = []
+    /// For packets input: the byte offset of each packet in the file.
+    public var packetOffsets: [Int]? = nil
 }
 
 /// Parameter sets given beside a stream rather than in it: an avcC record (as an MP4 sample entry holds them) or
@@ -149,7 +152,7 @@ public struct ParsedStream {
     /// Each access unit's buffering period (payloadType 0) and picture timing (1) SEI, read with the SPS in force
     /// (``AccessUnit/hrdTiming(sps:activeSPS:policy:warnings:)``); both nil where it has none.
     public var hrdTimings: [HRDTiming]
-    /// Every warning, in the order reported: out-of-band ones, empty NAL units, then by NAL unit.
+    /// Every warning, in the order reported: out-of-band ones, empty NAL units, then by NAL unit, then by packet.
     public var warnings: [StreamWarning]
 
     /// Whether access unit `k` is a random access point: an IDR picture, or one with a recovery point SEI.
@@ -167,10 +170,32 @@ public enum Bitstream {
     ///   - lengthSize: the AVCC length size in bytes (1, 2 or 4).
     ///   - strict: refuse an empty NAL unit instead of skipping it (``ParsePolicy``).
     /// - Throws: `.noInput` for a missing file; `.data` naming the file and the `H264` module's message (byte
-    ///   offset, syntax element) when it does not parse.
+    ///   offset, syntax element) when it does not parse, and naming the file and what it holds instead when it holds
+    ///   no NAL unit (only zero bytes, only empty NAL units, packets with nothing in them): a file of zero bytes is
+    ///   refused after reading it in chunks, before it is held whole.
     public static func load(_ path: String, format: StreamFormat? = nil, lengthSize: Int = 4, strict: Bool = false) throws -> LoadedStream {
+        if let size = try zeroFileSize(path, naming: path) {
+            if size == 0 { throw LabError.data("\(path): empty file") }
+            throw LabError.data("\(path): no NAL unit: its \(size) bytes are all 0x00 (no start code, and no length or packet other than 0)")
+        }
         let bytes = try readFile(path, naming: path)
         if bytes.isEmpty { throw LabError.data("\(path): empty file") }
+        let loaded = try split(bytes, path: path, format: format, lengthSize: lengthSize, strict: strict)
+        guard loaded.nalUnits.isEmpty else { return loaded }
+        let empties = loaded.skipped.reduce(0) { $0 + $1.count }
+        let holds: String
+        switch loaded.format {
+        case .annexb: holds = empties == 1 ? "1 start code, followed by no NAL unit" : "\(empties) start codes, each followed by no NAL unit"
+        case .avcc: holds = "\(empties) NAL unit length\(empties == 1 ? "" : "s") of 0 (read as AVCC with \(lengthSize)-byte lengths)"
+        case .packets:
+            let n = loaded.packets?.count ?? 0
+            holds = n == 1 ? "1 packet with no parameter set and an empty body" : "\(n) packets, each with no parameter set and an empty body"
+        }
+        throw LabError.data("\(path): no NAL unit in its \(bytes.count) bytes: \(holds)")
+    }
+
+    /// ``load(_:format:lengthSize:strict:)`` once the file is read.
+    static func split(_ bytes: [UInt8], path: String, format: StreamFormat?, lengthSize: Int, strict: Bool) throws -> LoadedStream {
         let policy: ParsePolicy = strict ? .strict : .lenient
         var skipped: [ParseWarning] = []
         do {
@@ -182,8 +207,16 @@ public enum Bitstream {
                              packets: nil, skipped: skipped)
             }
             // Packets offsets are reported within the Annex B stream the packets stand for.
-            func fromPackets(_ packets: [Packet]) throws -> LoadedStream {
-                LoadedStream(format: .packets, nalUnits: try AnnexB.split(Packet.annexB(packets)), packets: packets)
+            func fromPackets() throws -> LoadedStream {
+                var packets: [Packet] = [], offsets: [Int] = []
+                var p = 0
+                while p < bytes.count {
+                    let (packet, end) = try Packet.deserialize(bytes, at: p)
+                    packets.append(packet)
+                    offsets.append(p)
+                    p = end
+                }
+                return LoadedStream(format: .packets, nalUnits: try AnnexB.split(Packet.annexB(packets)), packets: packets, packetOffsets: offsets)
             }
             switch format {
             case .annexb?:
@@ -191,12 +224,12 @@ public enum Bitstream {
             case .avcc?:
                 return try avcc()
             case .packets?:
-                return try fromPackets(try Packet.deserializeAll(bytes))
+                return try fromPackets()
             case nil:
                 if AnnexB.startsWithStartCode(bytes) { return try annexB() }
                 // Neither start code nor --from: packets if the whole file reads as packets, else AVCC; if neither
                 // reads, say what each reading found.
-                do { return try fromPackets(try Packet.deserializeAll(bytes)) } catch let asPackets as H264Error {
+                do { return try fromPackets() } catch let asPackets as H264Error {
                     do { return try avcc() } catch let asAVCC as H264Error {
                         throw LabError.data("\(path): not Annex B (no leading start code); as packets: \(asPackets); as AVCC with \(lengthSize)-byte lengths: \(asAVCC) (another --length-size?)")
                     }
@@ -213,7 +246,9 @@ public enum Bitstream {
     ///
     /// With `strict`, the first thing the lenient policy would warn about is an error instead, in this order: the
     /// out-of-band parameter sets, an empty NAL unit, a NAL unit with forbidden_zero_bit 1, then the stream's
-    /// parameter sets and slice headers in decode order, then its SEI.
+    /// parameter sets and slice headers in decode order, then its SEI, then for packets input each packet's fields
+    /// against its NAL units (``Packet/check(_:byteOffsets:accessUnits:)``: an IDR flag without an IDR slice,
+    /// `decode_order` not 0, 1, 2, ..., `dts_us` after `pts_us`, a body that is not one coded picture).
     /// - Throws: `.usage` for both out-of-band flags, `--in-avcc-config` with `--from` other than avcc, or a
     ///   `--length-size` that disagrees with the avcC record; `.noInput` for a missing stream or out-of-band file;
     ///   `.data` naming the file or flag when something does not parse (a structural error, or anything tolerated
@@ -282,11 +317,13 @@ public enum Bitstream {
         }
         let empties = stream.skipped.filter { $0.element != "NALUnit" }
         if let first = empties.first {
-            let offsets = empties.compactMap(\.byteOffset)
-            let count = empties.count
+            // The splitters list the first few one by one and fold the rest into one warning with their count.
+            let offsets = empties.filter { $0.count == 1 }.compactMap(\.byteOffset)
+            let count = empties.reduce(0) { $0 + $1.count }
+            let more = empties.first { $0.count > 1 }.map { w in " and \(w.count) more from byte \(w.byteOffset ?? 0) on" } ?? ""
             let problem = first.problem.map { ": \($0)" } ?? ""
             warnings.append(StreamWarning(
-                message: "\(path): \(count) empty NAL unit\(count == 1 ? "" : "s") at byte\(count == 1 ? "" : "s") \(offsets.map(String.init).joined(separator: ", "))\(within) (\(first.element)\(problem)); \(first.reason)",
+                message: "\(path): \(count) empty NAL unit\(count == 1 ? "" : "s") at byte\(count == 1 ? "" : "s") \(offsets.map(String.init).joined(separator: ", "))\(more)\(within) (\(first.element)\(problem)); \(first.reason)",
                 element: first.element, byteOffsets: offsets, count: count))
         }
         let nals = stream.nalUnits.map(\.nal)
@@ -335,6 +372,18 @@ public enum Bitstream {
                                            bitOffset: w.bitOffset, byteOffsets: [l.offset], count: 1)))
         }
         warnings += byNAL.enumerated().sorted { ($0.element.0, $0.offset) < ($1.element.0, $1.offset) }.map(\.element.1)
+        // Packets against what PACKETS.md promises of each (flags, decode_order, dts_us, the body's NAL units): a
+        // warning each, or with the strict policy the first refused, naming the packet and its byte offset.
+        if let packets = stream.packets, let offsets = stream.packetOffsets {
+            let problems = Packet.check(packets, byteOffsets: offsets, accessUnits: units)
+            if policy == .strict, let first = problems.first {
+                throw LabError.data("\(path): \(first) (PACKETS.md)")
+            }
+            for p in problems {
+                warnings.append(StreamWarning(message: "\(path): \(p) (PACKETS.md); accepted", element: p.field,
+                                              byteOffsets: [p.byteOffset], count: 1))
+            }
+        }
         return ParsedStream(path: path, stream: stream, outOfBand: outOfBand, accessUnits: units, parameterSets: log,
                             recoveryPoints: recoveryPoints, hrdTimings: hrdTimings, warnings: warnings)
     }
@@ -545,10 +594,53 @@ public enum Bitstream {
     }
 }
 
-/// The bytes of the file at `path`.
+/// The bytes of the file at `path`, read straight into one array (not through `Data`, which held the file twice).
 /// - Throws: `.noInput` "`naming`: no such file" or "`naming`: cannot be read".
 func readFile(_ path: String, naming: String) throws -> [UInt8] {
     guard FileManager.default.fileExists(atPath: path) else { throw LabError.noInput("\(naming): no such file") }
-    guard let data = FileManager.default.contents(atPath: path) else { throw LabError.noInput("\(naming): cannot be read") }
-    return [UInt8](data)
+    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { throw LabError.noInput("\(naming): cannot be read") }
+    defer { close(fd) }
+    var info = stat()
+    let expected = fstat(fd, &info) == 0 && info.st_mode & S_IFMT == S_IFREG ? Int(info.st_size) : 0
+    var bytes = [UInt8]()
+    bytes.reserveCapacity(expected)
+    var chunk = [UInt8](repeating: 0, count: 1 << 20)
+    while true {
+        let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        if n < 0 {
+            if errno == EINTR { continue }
+            throw LabError.noInput("\(naming): cannot be read")
+        }
+        if n == 0 { break }
+        bytes += chunk[0..<n]
+    }
+    return bytes
+}
+
+/// The size of the regular file at `path` when every byte of it is 0x00 (an empty file included), read in chunks of
+/// 1 MiB and stopping at the first other byte; nil when it holds another byte or is not a regular file.
+/// - Throws: as ``readFile(_:naming:)``.
+func zeroFileSize(_ path: String, naming: String) throws -> Int? {
+    guard FileManager.default.fileExists(atPath: path) else { throw LabError.noInput("\(naming): no such file") }
+    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { throw LabError.noInput("\(naming): cannot be read") }
+    defer { close(fd) }
+    // Only a regular file is read twice: a pipe's bytes would be gone.
+    var info = stat()
+    guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
+    var chunk = [UInt8](repeating: 0, count: 1 << 20)
+    let zeros = [UInt8](repeating: 0, count: chunk.count)
+    var size = 0
+    while true {
+        let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        if n < 0 {
+            if errno == EINTR { continue }
+            throw LabError.noInput("\(naming): cannot be read")
+        }
+        if n == 0 { return size }
+        // memcmp(3) against zeros: a byte-by-byte Swift loop takes minutes over a large file in a debug build.
+        if memcmp(chunk, zeros, n) != 0 { return nil }
+        size += n
+    }
 }

@@ -55,6 +55,8 @@ public enum Convert {
     /// - Parameter sets given beside the input (`inAVCConfigPath`, `parameterSets`) are written in band before the
     ///   first NAL unit (so the output decodes on its own), except into AVCC output with `avccConfigPath`, whose
     ///   record holds them.
+    /// - The output (and the avcC record) are written under temporary names and renamed into place when whole
+    ///   (``StagedFiles``); an input with no NAL unit is refused (65), so no output is ever empty.
     /// - Throws: `.usage` for a bad length size, a missing frame rate, an `fps` whose frame duration puts the
     ///   stream's times beyond 64-bit microseconds, or an output or avcC path that names the input or each other
     ///   (the same device and inode, or the same folder and name, or the same normalised absolute path), or the
@@ -102,6 +104,7 @@ public enum Convert {
         let stream = parsed.stream
         let streamNALs = stream.nalUnits.map(\.nal)
         var bytes: [UInt8]
+        var config: [UInt8]?
         // Out-of-band parameter sets go in band, before everything, unless an avcC record is written to hold them.
         let outOfBand = parsed.outOfBand?.nalUnits ?? []
         let inBand = options.to == .avcc && options.avccConfigPath != nil ? [] : outOfBand
@@ -112,7 +115,7 @@ public enum Convert {
             case .annexb:
                 bytes = AnnexB.write(nals)
             case .avcc:
-                if let configPath = options.avccConfigPath {
+                if options.avccConfigPath != nil {
                     let log = parsed.parameterSets
                     if let change = log.firstChange, !options.avccConfigFirst {
                         let at = change.nalUnitIndex.map { "at NAL unit \($0)" } ?? "in \(parsed.outOfBand?.source ?? "the out-of-band parameter sets")"
@@ -123,7 +126,7 @@ public enum Convert {
                                                                    pictureParameterSets: first.pictureParameterSets,
                                                                    lengthSize: options.lengthSize)
                     bytes = try AVCC.write(nals, lengthSize: options.lengthSize)
-                    try write(try record.serialize(), to: configPath)
+                    config = try record.serialize()
                 } else {
                     bytes = try AVCC.write(nals, lengthSize: options.lengthSize)
                 }
@@ -141,7 +144,13 @@ public enum Convert {
         } catch let e as H264Error {
             throw LabError.data("\(input): \(e)")
         }
-        try write(bytes, to: output)
+        // Written under temporary names and renamed into place together, only when both are whole: a failure leaves
+        // neither an empty nor a partial output. (A stream with no NAL unit was refused by Bitstream.open.)
+        if let config, let configPath = options.avccConfigPath {
+            try StagedFiles.write([(bytes, output), (config, configPath)])
+        } else {
+            try StagedFiles.write([(bytes, output)])
+        }
         return Summary(from: stream.format, nalUnits: streamNALs.count, accessUnits: parsed.accessUnits.count, bytes: bytes.count,
                        warnings: parsed.warnings.map(\.message))
     }
@@ -168,11 +177,6 @@ public enum Convert {
             return i == j
         default: return false
         }
-    }
-
-    /// - Throws: `.cantCreate` (73) when `path` is a folder or cannot be created, `.ioError` (74) when a write fails.
-    private static func write(_ bytes: [UInt8], to path: String) throws {
-        try OutputFiles.write(bytes, to: path)
     }
 
     /// Picture order counts and durations → (PTS, DTS) in microseconds per access unit (see ``run``).

@@ -31,14 +31,14 @@ struct ConvertCommand: Command {
         within each IDR period), DTS shifted back so that DTS <= PTS. Parameter sets sent apart from IN
         (--in-avcc-config for AVCC input, --parameter-sets) are written in band before the first NAL unit, except into
         the --avcc-config record when there is one. What a decoder can live with is accepted with a warning on stderr
-        (as inspect says); --strict refuses it. stdout gets one line: IN, its format and counts, OUT, its format and
-        size.
+        (as inspect says); --strict refuses it. OUT (and the avcC record) are written under temporary names and renamed
+        into place when whole. stdout gets one line: IN, its format and counts, OUT, its format and size.
         """
     let exitStatuses: [(status: Int32, meaning: String)] = [
         (0, "converted"),
         (64, "usage: a bad flag or value, no --to, packets wanted from a stream without VUI timing and no --fps, "
             + "--in-avcc-config with --parameter-sets or with --from other than avcc, an output naming an input"),
-        (65, "bad data: IN is empty or does not parse in its format, the --in-avcc-config record or --parameter-sets value "
+        (65, "bad data: IN is empty, holds no NAL unit or does not parse in its format, the --in-avcc-config record or --parameter-sets value "
             + "does not parse, --avcc-config for a stream whose parameter sets change (without --avcc-config-first); "
             + "with --strict, anything otherwise accepted with a warning"),
         (66, "IN or the --in-avcc-config or --parameter-sets file is missing or cannot be read"),

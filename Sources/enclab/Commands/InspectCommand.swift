@@ -29,13 +29,15 @@ struct InspectCommand: Command {
         such as log2_max_mv_length_horizontal 16 as the 2003 edition allowed; an empty NAL unit, skipped; a NAL unit
         with forbidden_zero_bit 1; an SEI that does not parse or lacks rbsp_trailing_bits; an SPS or PPS with no stop bit
         or data after its rbsp_trailing_bits; NAL units packed behind one AVCC length, split at their start codes; a data
-        partition, nal_unit_type 2-4, outside the Extended profile; an empty sprop-parameter-sets part); --strict refuses it.
+        partition, nal_unit_type 2-4, outside the Extended profile; an empty sprop-parameter-sets part; a packet whose
+        flags, decode_order or dts_us contradict its NAL units, named with its byte offset); --strict refuses it. A
+        stream with no NAL unit is refused.
         """
     let exitStatuses: [(status: Int32, meaning: String)] = [
         (0, "listed (warnings, if any, on stderr and in the listing)"),
         (64, "usage: a bad flag or value, --in-avcc-config with --parameter-sets or with --from other than avcc, or a "
             + "--length-size the avcC record contradicts"),
-        (65, "bad data: STREAM is empty or does not parse in its format, the --in-avcc-config record or --parameter-sets "
+        (65, "bad data: STREAM is empty, holds no NAL unit or does not parse in its format, the --in-avcc-config record or --parameter-sets "
             + "value does not parse; with --strict, anything otherwise accepted with a warning"),
         (66, "STREAM or the --in-avcc-config or --parameter-sets file is missing or cannot be read"),
     ]
