@@ -2,7 +2,7 @@
 # The fault suite (issue 6): runs enclab against hostile names, huge numbers, hangs, full and read-only disks,
 # locked and foreign databases, missing tools, damaged input and two writers sharing one output folder, and
 # checks each exit status (sysexits) and its side effects with independent tools (sqlite3, ffprobe, ffmpeg,
-# cmp, sha256sum, find).
+# cmp, sha256sum, find). Section 11 merges copies of a good database damaged with sqlite3 (`merge-*`).
 #
 #   ENCLAB=/path/to/enclab bash scripts/faults.sh [CASE-GLOB...]
 #
@@ -1066,6 +1066,54 @@ packets_broken() {  # packets_broken NAME PACKET FIELD-OFFSET BYTES(printf) FIEL
 }
 
 # ---------------------------------------------------------------------------------------------------------------
+# 13. merge of damaged inputs: a copy of a good database edited with sqlite3, merged after the good one. A done run
+# whose rows are damaged is stored failed (error `damaged: ...`, no rows); a runs row the schema refuses is 65.
+
+# merge_setup: a.sqlite (one done run of the tiny clip, all in its main file) and its copy d.sqlite, in $D.
+merge_setup() {
+    make_db a.sqlite OUT
+    timeout -s KILL 20 sqlite3 "$D/a.sqlite" 'PRAGMA wal_checkpoint(TRUNCATE);' >/dev/null 2>&1
+    cp "$D/a.sqlite" "$D/d.sqlite"
+}
+
+merge_damaged() {  # merge_damaged NAME SQL STDERR-TEXT
+    begin "merge-damaged-$1" || return
+    merge_setup
+    timeout -s KILL 20 sqlite3 "$D/d.sqlite" "$2" >/dev/null 2>&1
+    enclab 60 merge m.sqlite a.sqlite d.sqlite
+    expect 0
+    stderr_has "$3" "what is damaged"
+    local got; got=$(sql "$D/m.sqlite" "SELECT group_concat(status || ':' || (coalesce(error, '') LIKE 'damaged: run 1 of d.sqlite%'), ' ') FROM (SELECT * FROM runs ORDER BY run_id)")
+    if [ "$got" = "done:0 failed:1" ]; then ok "the intact run done, the damaged one failed"; else bad "runs '$got'"; fi
+    got=$(sql "$D/m.sqlite" "SELECT count(*) FROM frames WHERE run_id = 2")
+    [ "$got" = 0 ] && ok "no rows of the damaged run" || bad "'$got' frames rows of the damaged run"
+    finish
+}
+
+merge_refused() {  # a run key that is not 64 hex digits, written past the CHECK: 65, no OUT, no temporary file
+    begin merge-refused-run-key || return
+    merge_setup
+    timeout -s KILL 20 sqlite3 "$D/d.sqlite" "PRAGMA ignore_check_constraints = 1; UPDATE runs SET run_key = 'xyz'" >/dev/null 2>&1
+    enclab 60 merge m.sqlite a.sqlite d.sqlite
+    expect 65
+    stderr_has "d.sqlite: run 1" "the input and run"
+    [ ! -e "$D/m.sqlite" ] && ok "no m.sqlite" || bad "m.sqlite made"
+    if compgen -G "$D/.m.sqlite.merge-*" >/dev/null; then bad "a temporary file is left"; else ok "no temporary file"; fi
+    finish
+}
+
+merge_repeatable_stored() {  # a stored repeatable 0 on a run of one thread without VBV: worked out again, a conflict
+    begin merge-repeatable-stored || return
+    merge_setup
+    timeout -s KILL 20 sqlite3 "$D/d.sqlite" "UPDATE runs SET repeatable = 0, bytes = bytes + 1; UPDATE frames SET size_bytes = size_bytes + 1 WHERE coded_index = 0" >/dev/null 2>&1
+    enclab 60 merge m.sqlite a.sqlite d.sqlite
+    expect 0
+    local got; got=$(sql "$D/m.sqlite" "SELECT group_concat(status || ':' || repeatable, ' ') FROM (SELECT * FROM runs ORDER BY run_id)")
+    if [ "$got" = "done:1 failed:1" ]; then ok "repeatable 1, the other rows a conflict"; else bad "runs '$got' (status:repeatable)"; fi
+    finish
+}
+
+# ---------------------------------------------------------------------------------------------------------------
 
 inject_clbin; inject_out; inject_clip_name; inject_experiment; inject_apostrophe
 reader_image_sequence; reader_playlist hls; reader_playlist ffconcat; out_tilde
@@ -1092,7 +1140,7 @@ db_device /dev/null; db_device /dev/full; readonly_readers
 plot_beside_sweep; plot_beside_plot
 
 # ---------------------------------------------------------------------------------------------------------------
-# 13. Issue 17's kinds: messages that keep their subject, stored nonsense refused, names that are not UTF-8,
+# 14. Issue 17's kinds: messages that keep their subject, stored nonsense refused, names that are not UTF-8,
 # experiment files read strictly, refused work that leaves nothing, input that changes while read, signals at start.
 
 subject_unknown_flag() {  # an unknown x264 flag without '=' (before a clip, after it): named as unknown
@@ -1231,6 +1279,15 @@ stream_zeros stream-zeros-inspect 16 inspect; stream_zeros stream-zeros-convert 
 stream_zeros stream-zeros-256m 256 inspect; stream_lone_start_code; stream_start_codes; stream_many_empty
 packets_broken packets-idr-flag 1 1 '\001' flags; packets_broken packets-decode-order 2 9 '\007' decode_order
 packets_broken packets-dts-after-pts 1 18 '\177\377\377\377\377\377\377\377' dts_us
+merge_damaged size-text "UPDATE frames SET size_bytes = 'abc' WHERE coded_index = 3" "size_bytes is the text 'abc', not an integer"
+merge_damaged size-blob "UPDATE frames SET size_bytes = x'0102' WHERE coded_index = 3" "size_bytes is a BLOB, not an integer"
+merge_damaged no-frames "DELETE FROM frames" "it has no frames"
+merge_damaged schema "PRAGMA ignore_check_constraints = 1; UPDATE frames SET sse_y = -1 WHERE coded_index = 3" "CHECK constraint failed: sse_y >= 0"
+merge_damaged bytes-text "UPDATE runs SET bytes = 'lots'" "runs.bytes is the text 'lots', not an integer"
+merge_damaged width-real "UPDATE runs SET width = 1.5" "runs.width is the real 1.5, not an integer"
+merge_damaged duration-blob "UPDATE runs SET duration_s = x'00'" "runs.duration_s is a BLOB, not a number"
+merge_damaged settings-json "UPDATE runs SET settings = '{not json'" "runs.settings is the text '{not json', not a JSON object"
+merge_refused; merge_repeatable_stored
 
 [ "$FAILED" -eq 0 ] || echo "failed: ${FAILED_NAMES[*]}"
 echo "faults: $PASSED passed, $FAILED failed, $SKIPPED skipped"

@@ -94,7 +94,7 @@ struct HostileStreamTests {
         #expect(converted.status == 0, "\(converted.stderr)")
 
         let zeros = 64 << 20
-        FileManager.default.createFile(atPath: "\(dir)/zeros.264", contents: nil)
+        _ = FileManager.default.createFile(atPath: "\(dir)/zeros.264", contents: nil)
         let handle = try #require(FileHandle(forWritingAtPath: "\(dir)/zeros.264"))
         try handle.truncate(atOffset: UInt64(zeros))   // a sparse file of zero bytes
         try handle.close()

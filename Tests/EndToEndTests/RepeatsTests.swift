@@ -42,6 +42,8 @@ struct RepeatsTests {
         if same {
             _ = try cli.sqlite("\(dir)/b.sqlite", "UPDATE frames SET size_bytes = size_bytes + 1 WHERE run_id = 1 AND coded_index = 0; UPDATE runs SET bytes = bytes + 1 WHERE run_id = 1")
         }
+        // A stored repeatable 1 is not taken either: merge works it out from the settings (2 threads under VBV).
+        _ = try cli.sqlite("\(dir)/b.sqlite", "UPDATE runs SET repeatable = 1")
         let m = try cli.enclab(["merge", "m.sqlite", "a.sqlite", "b.sqlite"], in: dir)
         #expect(m.status == 0, "\(m.stderr)")
         #expect(m.stderr == "note: run key \(key): run 1 of b.sqlite is a repeat of run 1 of a.sqlite with other per-frame rows (the run is not repeatable); both stay done, the repeat as run 2 of m.sqlite\n")
@@ -57,6 +59,17 @@ struct RepeatsTests {
         #expect(page.contains("<th class=\"text\">repeatable</th>"))
         let run = (try? String(contentsOfFile: "\(dir)/rep/encode/run-1/index.html", encoding: .utf8)) ?? ""
         #expect(run.contains("x264 with 2 threads under VBV"))
+        // plot --db draws each repeat into a folder of its own: the key's 16 digits and the run id.
+        let plot = try cli.enclab(["plot", "--db", "m.sqlite", "--out", "plots"], in: dir)
+        #expect(plot.status == 0, "\(plot.stderr)")
+        for id in [1, 2] {
+            let folder = "plots/\(key.prefix(16))-run-\(id)"
+            #expect(plot.stdout.contains("run \(id): frames and psnr plots in \(folder)\n"), "\(plot.stdout)")
+            #expect(FileManager.default.fileExists(atPath: "\(dir)/\(folder)/frames.dat"), "\(folder)")
+        }
+        // The two data files differ as the repeats' per-frame rows do.
+        #expect(bytes("\(dir)/plots/\(key.prefix(16))-run-1/frames.dat") != bytes("\(dir)/plots/\(key.prefix(16))-run-2/frames.dat"))
+        #expect(!FileManager.default.fileExists(atPath: "\(dir)/plots/\(key.prefix(16))"))
         // A sweep resumed over the stored run says that it is not repeatable.
         let again = try cli.enclab(["encode", "c.y4m", "--threads", "2"] + Self.vbv + ["--db", "m.sqlite", "--out", "a"], in: dir)
         #expect(again.status == 0, "\(again.stderr)")
@@ -127,6 +140,20 @@ struct RepeatsTests {
             ("no frames", "DELETE FROM frames", "it has no frames"),
             ("a row the schema refuses", "PRAGMA ignore_check_constraints = 1; UPDATE frames SET sse_y = -1 WHERE coded_index = 3",
              "a row of frames is refused by the schema: CHECK constraint failed: sse_y >= 0"),
+            // A BLOB is named as one (SQLite's storage class), not read as NULL.
+            ("BLOB size", "UPDATE frames SET size_bytes = x'0102' WHERE coded_index = 3", "frame coded_index 3: size_bytes is a BLOB, not an integer"),
+            ("BLOB in another column", "PRAGMA ignore_check_constraints = 1; UPDATE frames SET qp = x'01' WHERE coded_index = 3",
+             "a row of frames holds a BLOB in qp, which the lab never stores"),
+            // The runs row, one kind of column at a time.
+            ("text bytes", "UPDATE runs SET bytes = 'lots'", "runs.bytes is the text 'lots', not an integer"),
+            ("real width", "UPDATE runs SET width = 1.5", "runs.width is the real 1.5, not an integer"),
+            ("negative fps", "UPDATE runs SET fps_num = -25", "runs.fps_num is -25, not a non-negative integer"),
+            ("no timebase", "UPDATE runs SET timebase_den = NULL", "runs.timebase_den is NULL, not an integer"),
+            ("BLOB duration", "UPDATE runs SET duration_s = x'00'", "runs.duration_s is a BLOB, not a number"),
+            ("text duration", "UPDATE runs SET duration_s = 'long'", "runs.duration_s is the text 'long', not a number"),
+            ("settings not JSON", "UPDATE runs SET settings = '{not json'", "runs.settings is the text '{not json', not a JSON object"),
+            ("settings a JSON array", "UPDATE runs SET settings = '[1]'", "runs.settings is the text '[1]', not a JSON object"),
+            ("warnings not an array", "UPDATE runs SET warnings = '{}'", "runs.warnings is the text '{}', not a JSON array"),
           ])
     func damaged(kind: String, damage: String, reason: String) throws {
         let dir = try intact()
@@ -148,6 +175,23 @@ struct RepeatsTests {
             // The damaged run's rows are not copied; the intact run's are all there.
             #expect(try cli.sqlite("\(dir)/\(out)", "SELECT count(*) FROM frames WHERE run_id = \(damagedID)") == ["0"])
             #expect(try cli.sqlite("\(dir)/\(out)", "SELECT count(*) FROM frames") == cli.sqlite("\(dir)/a.sqlite", "SELECT count(*) FROM frames"))
+        }
+    }
+
+    @Test("merge works runs.repeatable out again from the run's settings: a stored 0 on a run of one thread without VBV does not make other rows a repeat")
+    func repeatableNotTrusted() throws {
+        let dir = try intact()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        // The witness: x264's own options string, as stored, says one thread and no VBV (x264 writes vbv_bufsize only with VBV).
+        let options = try cli.sqlite("\(dir)/a.sqlite", "SELECT json_extract(settings, '$.x264_options') FROM runs")[0]
+        #expect(options.contains(" threads=1 ") && !options.contains("vbv_bufsize"), "\(options)")
+        try FileManager.default.copyItem(atPath: "\(dir)/a.sqlite", toPath: "\(dir)/d.sqlite")
+        _ = try cli.sqlite("\(dir)/d.sqlite", "UPDATE runs SET repeatable = 0; UPDATE frames SET size_bytes = size_bytes + 1 WHERE coded_index = 0; UPDATE runs SET bytes = bytes + 1")
+        for (out, inputs) in [("m1.sqlite", ["d.sqlite", "a.sqlite"]), ("m2.sqlite", ["a.sqlite", "d.sqlite"])] {
+            let m = try cli.enclab(["merge", out] + inputs, in: dir)
+            #expect(m.status == 0, "\(m.stderr)")
+            #expect(m.stderr.contains("conflict") && !m.stderr.contains("repeat"), "\(m.stderr)")
+            #expect(try cli.sqlite("\(dir)/\(out)", "SELECT run_id, status, repeatable FROM runs ORDER BY run_id") == ["1|done|1", "2|failed|1"])
         }
     }
 

@@ -21,7 +21,7 @@ extension Plots {
 ///
 /// Layout under OUT (as the runs write it):
 /// - a run's plots in `OUT/<first 16 hex digits of run_key>/`, or `OUT/run-ID/` for a run without a key (rows
-///   of the previous version);
+///   of the previous version), or `OUT/<16 digits>-run-ID/` for each of a key's repeats (``folderName(_:keys:repeated:databasePath:)``);
 /// - an experiment's `rd.*` in `OUT/` when the database holds done runs of one experiment, in
 ///   `OUT/<experiment>/` when it holds done runs of several. Runs of `enclab encode` (experiment `encode`) and streams
 ///   stored by `enclab check` (experiment `check`) get
@@ -75,10 +75,13 @@ public enum PlotFromStore {
         let rows = try store.runs()
         let keys = try runKeys(store)
         let selected = try select(selectors, rows: rows, keys: keys, databasePath: databasePath)
+        var doneByKey: [String: Int] = [:]
+        for run in rows where run.status == "done" { if let key = keys[run.runID] { doneByKey[key, default: 0] += 1 } }
+        let repeated = Set(doneByKey.filter { $0.value > 1 }.keys)
         let out = outDirectory ?? defaultOutDirectory(databasePath: databasePath)
         // Before anything is written: no run's plots may land in a folder holding another run's stream.
         for run in selected where run.status == "done" {
-            let dir = "\(out)/\(try folderName(run, keys: keys, databasePath: databasePath))"
+            let dir = "\(out)/\(try folderName(run, keys: keys, repeated: repeated, databasePath: databasePath))"
             guard FileManager.default.fileExists(atPath: "\(dir)/stream.264") else { continue }
             guard holdsOwnStream(dir, streamPath: run.streamPath) else {
                 throw LabError.usage("\(dir): holds another run's stream, not run \(run.runID)'s of \(databasePath) (\(run.streamPath.map { Plots.shown($0) } ?? "no stream_path stored")): give plot its own --out")
@@ -103,7 +106,7 @@ public enum PlotFromStore {
                 lines.append("run \(run.runID): \(run.status), not drawn\(run.error.map { " (\(Plots.shown($0)))" } ?? "")")
                 continue
             }
-            let dir = "\(out)/\(try folderName(run, keys: keys, databasePath: databasePath))"
+            let dir = "\(out)/\(try folderName(run, keys: keys, repeated: repeated, databasePath: databasePath))"
             try named {
                 try Plots.writeRunPlots(RunPlotInput(run: run, frames: try store.frames(run: run.runID)), dir: dir)
             }
@@ -213,13 +216,16 @@ public enum PlotFromStore {
         return chosen
     }
 
-    /// A run's folder under OUT: the first 16 hex digits of its key, or `run-ID` without one.
+    /// A run's folder under OUT: the first 16 hex digits of its key, or `run-ID` without one; for a key with
+    /// several done runs (repeats of a run that is not repeatable, merged from several databases) the key's 16 digits
+    /// and `-run-ID`, one folder per repeat.
+    /// - Parameter repeated: the keys of more than one done run.
     /// - Throws: `.data` when the stored key is not 64 lowercase hex digits (it would not be a safe folder name).
-    static func folderName(_ run: LabStore.RunRow, keys: [Int64: String], databasePath: String) throws -> String {
+    static func folderName(_ run: LabStore.RunRow, keys: [Int64: String], repeated: Set<String> = [], databasePath: String) throws -> String {
         guard let key = keys[run.runID] else { return "run-\(run.runID)" }
         guard key.count == 64, isHex(key), key == key.lowercased() else {
             throw LabError.data("\(databasePath): run \(run.runID): run_key '\(Plots.shown(key, limit: 80))' is not 64 lowercase hex digits")
         }
-        return String(key.prefix(16))
+        return repeated.contains(key) ? "\(key.prefix(16))-run-\(run.runID)" : String(key.prefix(16))
     }
 }

@@ -59,8 +59,8 @@ public struct MergeReport: Sendable {
     }
 
     /// A run of an input that the merged database stores as `failed` because its rows are damaged: a done run
-    /// with no frames, a frame whose size, PTS or DTS is not an integer in the range every reader holds them to, or
-    /// a row the schema refuses. Its rows are not copied; a done run of its key found elsewhere stays done.
+    /// with no frames, a frame whose size, PTS or DTS is not an integer in the range every reader holds them to, a
+    /// `runs` column not of its kind, a BLOB, or a row the schema refuses. Its rows are not copied; a done run of its key found elsewhere stays done.
     public struct Damaged: Sendable, Equatable {
         public var input: String
         public var runID: Int64
@@ -108,9 +108,12 @@ public enum Merge {
     /// copied as they are: the run folders stay where the shards wrote them (they are named by run key, so the
     /// shards' output folders can be copied into one; repeats of one key name the same folder of their shards).
     ///
-    /// A done run is checked before it counts as done (``damage(of:in:)``): one with no frames, or a frame whose
-    /// `size_bytes`, `pts` or `dts` is not an integer within the ranges every reader holds them to
-    /// (``RunPlotInput/checkFrame(codedIndex:sizeBytes:pts:dts:runID:use:)``), or whose rows the merged database's
+    /// Each run's `repeatable` is worked out again from its `settings` (``Repeatability/reason(settingsJSON:)``, as
+    /// the migration to schema 7 does), never taken as stored. A done run is checked before it counts as done: a
+    /// `runs` row with a column not of its kind (``runRowDamage(_:storageClasses:columns:declared:)``), no frames,
+    /// or a frame whose `size_bytes`, `pts` or `dts` is not an integer within the ranges every reader holds them to
+    /// (``RunPlotInput/checkFrame(codedIndex:sizeBytes:pts:dts:runID:use:)``), a BLOB in a row of any of its tables
+    /// (``damage(of:in:runFrames:tables:columns:)``), or whose rows the merged database's
     /// schema refuses (a CHECK or NOT NULL broken), is stored as a `failed` run whose error names the input, its run
     /// and what is wrong, without its rows (``MergeReport/damaged``); it never makes a done copy of its key elsewhere
     /// a conflict.
@@ -164,6 +167,9 @@ public enum Merge {
                 let children = try LabStore.childTables(of: out)
                 precondition(Set(children).isSuperset(of: LabStore.runChildTables), "every table of a run has a run_id column")
                 let runColumns = try LabStore.columns(of: "runs", in: out).filter { $0 != "run_id" }
+                let runTypes = Dictionary(uniqueKeysWithValues: try out.rows("SELECT name, type FROM pragma_table_info('runs')").map {
+                    (try $0.text("name"), try $0.text("type").uppercased())
+                })
                 var childColumns: [String: [String]] = [:]
                 for table in children { childColumns[table] = try LabStore.columns(of: table, in: out) }
                 var report = MergeReport()
@@ -210,15 +216,26 @@ public enum Merge {
                             return true
                         }
                         var read = 0, copied = 0
+                        let storageClasses = runColumns.map { "typeof(\(LabStore.quoted($0)))" }.joined(separator: ", ")
                         for run in try source.rows("SELECT run_id, \(selectRun) FROM runs ORDER BY run_id") {
                             try Interruption.check()
                             read += 1
                             let oldID = try run.integer("run_id")
                             var values = runColumns.map { run[$0] }
+                            // Never the stored value: worked out again from the run's settings, as the migration does.
+                            if let repeatable = runColumns.firstIndex(of: "repeatable") {
+                                let found = run["settings"].string.flatMap { Repeatability.reason(settingsJSON: $0) }
+                                values[repeatable] = found.map { .integer($0.repeatable ? 1 : 0) } ?? .null
+                            }
                             let key = run["run_key"].string
-                            if run["status"].string == "done", let reason = try damage(of: oldID, in: source, runFrames: run["frames"]) {
-                                if try storeDamaged(values, oldID: oldID, reason: reason) { copied += 1 }
-                                continue
+                            if run["status"].string == "done" {
+                                let classes = try source.query("SELECT \(storageClasses) FROM runs WHERE run_id = ?", [.integer(oldID)]).first?
+                                    .map { $0.string ?? "null" } ?? []
+                                if let reason = try runRowDamage(values, storageClasses: classes, columns: runColumns, declared: runTypes)
+                                    ?? damage(of: oldID, in: source, runFrames: run["frames"], tables: children.filter(sourceTables.contains), columns: childColumns) {
+                                    if try storeDamaged(values, oldID: oldID, reason: reason) { copied += 1 }
+                                    continue
+                                }
                             }
                             var conflict: (key: String, kept: (digests: Set<String>, input: String, runID: Int64))?
                             var repeatOf: (digests: Set<String>, input: String, runID: Int64)?
@@ -227,7 +244,7 @@ public enum Merge {
                                 let d = try framesDigest(of: oldID, in: source, columns: childColumns["frames"]!)
                                 if let kept = doneByKey[key] {
                                     if kept.digests.contains(d) { report.duplicates += 1; continue }
-                                    if run["repeatable"] == .integer(0) {
+                                    if values[runColumns.firstIndex(of: "repeatable")!] == .integer(0) {
                                         repeatOf = kept
                                         digest = d
                                     } else {
@@ -323,21 +340,74 @@ public enum Merge {
         "damaged: run \(runID) of \(input) is done there, but \(reason); stored here as failed, without its rows"
     }
 
-    /// What is wrong with a done run of an input, or nil when its rows can be trusted: no frames, a `runs.frames`
-    /// that is not the number of its frames rows, or a frame whose `size_bytes`, `pts` or `dts` is not an integer
+    /// The columns of a done run's `runs` row that its readers need (``LabStore/insertRun``'s `.done` always
+    /// writes them).
+    static let requiredOfDone: Set<String> = ["frames", "bytes", "duration_s", "timebase_num", "timebase_den"]
+
+    /// The `runs` columns holding JSON, and what each holds: `settings` and `machine` an object, `warnings` an array.
+    static let jsonColumns: [String: String] = ["settings": "object", "machine": "object", "warnings": "array"]
+
+    /// What is wrong with a done run's `runs` row, or nil: one check per kind of column, by its declared type in the
+    /// merged database's schema. No column holds a BLOB (the lab stores none; SQLite's storage class, `typeof`); an
+    /// INTEGER column holds a non-negative integer, a REAL one a finite non-negative number, a JSON column
+    /// (``jsonColumns``) JSON of its kind; each may be NULL but ``requiredOfDone``. (The run key's format, 64
+    /// lowercase hex digits, is the schema's CHECK: a runs row that breaks it is refused.)
+    /// - Parameter storageClasses: `typeof` of each column, in `columns`' order.
+    static func runRowDamage(_ values: [SQLValue], storageClasses: [String], columns: [String], declared: [String: String]) -> String? {
+        for (n, column) in columns.enumerated() {
+            let value = values[n], storage = n < storageClasses.count ? storageClasses[n] : "null"
+            if storage == "blob" { return "runs.\(column) is a BLOB, not \(kind(of: column, declared: declared))" }
+            if value == .null {
+                if requiredOfDone.contains(column) { return "runs.\(column) is NULL, not \(kind(of: column, declared: declared))" }
+                continue
+            }
+            switch declared[column] {
+            case "INTEGER":
+                guard case .integer(let v) = value else { return "runs.\(column) is \(shown(value)), not an integer" }
+                if v < 0 { return "runs.\(column) is \(v), not a non-negative integer" }
+            case "REAL":
+                guard let v = value.double else { return "runs.\(column) is \(shown(value)), not a number" }
+                if !v.isFinite || v < 0 { return "runs.\(column) is \(v), not a finite non-negative number" }
+            default:
+                guard let kind = jsonColumns[column] else { continue }
+                let parsed = value.string.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8), options: [.fragmentsAllowed]) }
+                let fits = kind == "object" ? parsed is [String: Any] : parsed is [Any]
+                if !fits { return "runs.\(column) is \(shown(value)), not a JSON \(kind)" }
+            }
+        }
+        return nil
+    }
+
+    /// What a `runs` column holds, as ``runRowDamage(_:storageClasses:columns:declared:)`` says it.
+    private static func kind(of column: String, declared: [String: String]) -> String {
+        if let json = jsonColumns[column] { return "a JSON \(json)" }
+        switch declared[column] {
+        case "INTEGER": return "an integer"
+        case "REAL": return "a number"
+        default: return "text"
+        }
+    }
+
+    /// What is wrong with a done run's rows in an input, or nil when they can be trusted: no frames, a `runs.frames`
+    /// that is not the number of its frames rows, a frame whose `size_bytes`, `pts` or `dts` is not an integer
     /// within ``RunPlotInput/checkFrame(codedIndex:sizeBytes:pts:dts:runID:use:)``'s ranges (0 ... 2^40 bytes;
-    /// ±2^60 ticks). Rows are read one at a time.
+    /// ±2^60 ticks), or a BLOB in any column of a row of `tables` (the lab stores none, and a BLOB would be read as
+    /// NULL). Frames rows are read one at a time.
     /// - Throws: the database's errors (a damaged file).
-    static func damage(of runID: Int64, in database: Database, runFrames: SQLValue) throws -> String? {
-        let select = try database.prepare("SELECT coded_index, size_bytes, pts, dts FROM frames WHERE run_id = ? ORDER BY coded_index")
+    static func damage(of runID: Int64, in database: Database, runFrames: SQLValue, tables: [String] = [], columns: [String: [String]] = [:]) throws -> String? {
+        let select = try database.prepare("""
+            SELECT coded_index, size_bytes, pts, dts, typeof(coded_index), typeof(size_bytes), typeof(pts), typeof(dts)
+              FROM frames WHERE run_id = ? ORDER BY coded_index
+            """)
         try select.bind([.integer(runID)])
         var count: Int64 = 0
         while try select.step() {
             let row = select.row()
             count += 1
-            guard case .integer(let index) = row[0] else { return "a frame's coded_index is \(shown(row[0])), not an integer" }
-            for (column, value) in zip(["size_bytes", "pts", "dts"], row[1...]) {
-                guard case .integer = value else { return "frame coded_index \(index): \(column) is \(shown(value)), not an integer" }
+            let storage = row[4...].map { $0.string ?? "null" }
+            guard case .integer(let index) = row[0] else { return "a frame's coded_index is \(shown(row[0], storage: storage[0])), not an integer" }
+            for (n, column) in ["size_bytes", "pts", "dts"].enumerated() {
+                guard case .integer = row[1 + n] else { return "frame coded_index \(index): \(column) is \(shown(row[1 + n], storage: storage[1 + n])), not an integer" }
             }
             guard case .integer(let size) = row[1], case .integer(let pts) = row[2], case .integer(let dts) = row[3] else { continue }
             do {
@@ -349,11 +419,20 @@ public enum Merge {
         }
         if count == 0 { return "it has no frames" }
         if runFrames != .integer(count) { return "runs.frames is \(shown(runFrames)) where \(count) frames rows are stored" }
+        for table in tables {
+            let names = (columns[table] ?? []).filter { $0 != "run_id" }
+            guard !names.isEmpty else { continue }
+            let found = try database.query("SELECT \(names.map { "max(typeof(\(LabStore.quoted($0))) = 'blob')" }.joined(separator: ", ")) FROM \(LabStore.quoted(table)) WHERE run_id = ?",
+                                           [.integer(runID)]).first ?? []
+            if let n = found.firstIndex(of: .integer(1)) { return "a row of \(table) holds a BLOB in \(names[n]), which the lab never stores" }
+        }
         return nil
     }
 
-    /// A stored value as a message shows it: text quoted and cut at 40 characters.
-    private static func shown(_ value: SQLValue) -> String {
+    /// A stored value as a message shows it: text quoted and cut at 40 characters; `storage` is its SQLite storage
+    /// class (`typeof`), which names a BLOB (read as NULL).
+    private static func shown(_ value: SQLValue, storage: String? = nil) -> String {
+        if storage == "blob" { return "a BLOB" }
         switch value {
         case .null: return "NULL"
         case .integer(let v): return "\(v)"
