@@ -290,7 +290,7 @@ struct CheckCommandTests {
             (["s.264", "--expect", "AverageBitRate=1000000"], 64,
              "enclab: --expect AverageBitRate: not a rule a stream can be checked against (check takes MaxKeyFrameInterval, MaxKeyFrameIntervalDuration, DataRateLimits, AllowFrameReordering, H264EntropyMode) (see 'enclab check --help')\n"),
             (["s.264", "--expect", "MaxKeyFrameInterval=-1"], 64,
-             "enclab: bad value for VideoToolbox property 'MaxKeyFrameInterval': '-1' (a whole number of frames from 0 (the encoder chooses) to 2147483647) (see 'enclab check --help')\n"),
+             "enclab: bad value for VideoToolbox property 'MaxKeyFrameInterval': '-1' (a whole number of frames from 0 (the encoder chooses) to 1073741823, x264's largest keyint (1073741824, X264_KEYINT_MAX_INFINITE, is no limit)) (see 'enclab check --help')\n"),
             (["s.264", "--expect", "DataRateLimits=250000,1,5"], 64,
              "enclab: bad value for VideoToolbox property 'DataRateLimits': '250000,1,5' (3 numbers: expected BYTES,SECONDS pairs) (see 'enclab check --help')\n"),
             (["s.264", "--expect", "H264EntropyMode=Huffman"], 64,
