@@ -48,7 +48,7 @@ struct VideoToolboxEncodeTests {
             ("DataRateLimits=250000,1,50000", "bad value for VideoToolbox property 'DataRateLimits': '250000,1,50000' (3 numbers: expected BYTES,SECONDS pairs)"),
             ("DataRateLimits=1,1,2,2,3,3", "bad value for VideoToolbox property 'DataRateLimits': '1,1,2,2,3,3' (3 pairs: at most two BYTES,SECONDS pairs)"),
             ("DataRateLimits=250000,-1", "bad value for VideoToolbox property 'DataRateLimits': '250000,-1' (pair 1: seconds '-1' must be a decimal above 0)"),
-            ("MaxKeyFrameInterval=-1", "bad value for VideoToolbox property 'MaxKeyFrameInterval': '-1' (a whole number of frames from 0 (the encoder chooses) to 2147483647)"),
+            ("MaxKeyFrameInterval=-1", "bad value for VideoToolbox property 'MaxKeyFrameInterval': '-1' (a whole number of frames from 0 (the encoder chooses) to 1073741823, x264's largest keyint (1073741824, X264_KEYINT_MAX_INFINITE, is no limit))"),
             ("ProfileLevel=H264_Main_6_0", "bad value for VideoToolbox property 'ProfileLevel': 'H264_Main_6_0' (not one of Apple's H.264 list: H264_Baseline_1_3, H264_{Baseline,Main,High}_{3_0,3_1,3_2,4_0,4_1,4_2,5_0,5_1,5_2}, H264_{Baseline,Main,High,ConstrainedBaseline}_AutoLevel)"),
             ("ProfileLevel=kVTProfileLevel_H264_Extended_AutoLevel", "bad value for VideoToolbox property 'ProfileLevel': 'kVTProfileLevel_H264_Extended_AutoLevel' (x264 cannot signal the Extended profile (profile_idc 88): it has no Extended profile)"),
             ("ProfileLevel=H264_ConstrainedHigh_AutoLevel", "bad value for VideoToolbox property 'ProfileLevel': 'H264_ConstrainedHigh_AutoLevel' (x264 cannot signal Constrained High: it never sets constraint_set4_flag and constraint_set5_flag)"),

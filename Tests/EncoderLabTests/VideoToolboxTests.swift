@@ -90,8 +90,8 @@ struct VideoToolboxTests {
         bad("DataRateLimits", "250000,-1", "pair 1: seconds '-1' must be a decimal above 0")
         bad("DataRateLimits", "250000,1,50000,0", "pair 2: seconds '0' must be a decimal above 0")
         bad("DataRateLimits", "2.5e5,1", "pair 1: bytes '2.5e5' must be a whole number above 0")
-        bad("MaxKeyFrameInterval", "-1", "a whole number of frames from 0 (the encoder chooses) to 2147483647")
-        bad("MaxKeyFrameInterval", "2.5", "a whole number of frames from 0 (the encoder chooses) to 2147483647")
+        bad("MaxKeyFrameInterval", "-1", "a whole number of frames from 0 (the encoder chooses) to 1073741823, x264's largest keyint (1073741824, X264_KEYINT_MAX_INFINITE, is no limit)")
+        bad("MaxKeyFrameInterval", "2.5", "a whole number of frames from 0 (the encoder chooses) to 1073741823, x264's largest keyint (1073741824, X264_KEYINT_MAX_INFINITE, is no limit)")
         bad("MaxKeyFrameIntervalDuration", "-3.5", "seconds (0: no limit) must not be negative")
         bad("MaxKeyFrameIntervalDuration", "3.5s", "seconds (0: no limit) as a decimal (3.5) or a fraction (7/2)")
         bad("ExpectedFrameRate", "30/0", "frames per second as a decimal (3.5) or a fraction (7/2)")
@@ -181,8 +181,8 @@ struct VideoToolboxTests {
         #expect(profile.x264Arguments == ["--level", "3", "--profile", "high"])
         #expect(profile.adjustments == ["ProfileLevel H264_Main_4_1 (profile main) overridden by the x264 option --profile high",
                                         "ProfileLevel=H264_Main_4_1 (level 4.1) overridden by the x264 option --level 3"])
-        let keyint = try resolved(vt(["MaxKeyFrameInterval=30"]) + ["-I", "60"])
-        #expect(keyint.x264Arguments == ["--keyint", "60"] && keyint.adjustments == ["MaxKeyFrameInterval=30 (keyint 30) overridden by the x264 option --keyint 60"])
+        let keyint = try resolved(vt(["MaxKeyFrameInterval=30"]) + ["-I", "20"])
+        #expect(keyint.x264Arguments == ["--keyint", "20"] && keyint.adjustments == ["MaxKeyFrameInterval=30 (keyint 30) overridden by the x264 option --keyint 20"])
         let realTime = try resolved(vt(["RealTime=true"]) + ["--bframes", "3", "--no-sliced-threads"])
         #expect(realTime.x264Arguments == ["--tune", "zerolatency", "--bframes", "3", "--no-sliced-threads"])
         #expect(realTime.adjustments.dropFirst() == ["RealTime=true (tune zerolatency: bframes 0) overridden by the x264 option --bframes 3",
@@ -320,7 +320,7 @@ struct VideoToolboxTests {
         #expect(refusal(["DataRateLimits": [[250000, 1, 5]]]) == "e.json: base setting 'DataRateLimits': DataRateLimits must be a list of [bytes, seconds] pairs, got [[250000,1,5]]")
         #expect(refusal([:], grid: ["DataRateLimits": [[[1, 1], [2, 2], [3, 3]]]]) == "e.json: grid: bad value for VideoToolbox property 'DataRateLimits': '1,1,2,2,3,3' (3 pairs: at most two BYTES,SECONDS pairs)")
         #expect(refusal(["DataRateLimits": [[250000, -1]]]) == "e.json: base: bad value for VideoToolbox property 'DataRateLimits': '250000,-1' (pair 1: seconds '-1' must be a decimal above 0)")
-        #expect(refusal(["MaxKeyFrameInterval": -1]) == "e.json: base: bad value for VideoToolbox property 'MaxKeyFrameInterval': '-1' (a whole number of frames from 0 (the encoder chooses) to 2147483647)")
+        #expect(refusal(["MaxKeyFrameInterval": -1]) == "e.json: base: bad value for VideoToolbox property 'MaxKeyFrameInterval': '-1' (a whole number of frames from 0 (the encoder chooses) to 1073741823, x264's largest keyint (1073741824, X264_KEYINT_MAX_INFINITE, is no limit))")
         #expect(refusal(["AverageBitrate": 1000000]) == "e.json: base: unknown VideoToolbox property 'AverageBitrate' (did you mean 'AverageBitRate'?)")
         #expect(refusal(["vt-compat": "yes"]) == "e.json: base setting 'vt-compat' is a flag without argument: give true, or leave it out")
     }

@@ -170,7 +170,8 @@ public struct RuleCheckReport: Sendable {
     public var keyframes: KeyframeAnalysis?
     /// The DataRateLimits windows, one per pair; nil without DataRateLimits.
     public var dataRateWindows: [DataRateLimits.WindowCheck]?
-    /// The one summary line: frames, span, where times came from, the largest GOP, and per rule its count.
+    /// The one summary line: frames, span, where times came from, the largest GOP in frames and the longest in seconds (two GOPs
+    /// when they differ), and per rule its count.
     public var summary: String
 }
 
@@ -334,7 +335,7 @@ public enum RuleCheck {
             summary += ") over \(seconds(input.endPTS &- first)) s, times from \(input.timesFrom)"
         }
         if let k = keyframes {
-            summary += "; largest GOP \(k.check.largestGOPFrames) frames" + (timed ? ", \(Self.text(k.check.largestGOPSeconds)) s" : "")
+            summary += "; largest GOP \(k.check.largestGOPFrames) frames" + (timed ? ", longest GOP \(Self.text(k.check.largestGOPSeconds)) s" : "")
         }
         if let note = input.bytesNote, expect.dataRateLimits != nil { summary += "; \(note)" }
         let perRule = expect.ruleNames.map { rule in counts[rule].map { "\(rule) \($0)" } ?? "\(rule) ok" }

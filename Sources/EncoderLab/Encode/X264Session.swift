@@ -104,6 +104,8 @@ public struct ResolvedParameters: Sendable {
     public var bframes: Int
     public var bPyramid: Int
     public var openGop: Bool
+    /// x264's `b_intra_refresh`: periodic intra refresh instead of IDR keyframes.
+    public var intraRefresh: Bool
     public var cabac: Bool
     public var ref: Int
     public var threads: Int
@@ -390,7 +392,7 @@ public final class X264Session {
             bitrateKbps: Int(q.rc.i_bitrate), vbvMaxrateKbps: Int(q.rc.i_vbv_max_bitrate),
             vbvBufsizeKbit: Int(q.rc.i_vbv_buffer_size), vbvInit: Double("\(q.rc.f_vbv_buffer_init)") ?? Double(q.rc.f_vbv_buffer_init), nalHrd: Int(q.i_nal_hrd), filler: q.rc.b_filler != 0,
             keyint: Int(q.i_keyint_max), minKeyint: Int(q.i_keyint_min), scenecut: Int(q.i_scenecut_threshold),
-            bframes: Int(q.i_bframe), bPyramid: Int(q.i_bframe_pyramid), openGop: q.b_open_gop != 0,
+            bframes: Int(q.i_bframe), bPyramid: Int(q.i_bframe_pyramid), openGop: q.b_open_gop != 0, intraRefresh: q.b_intra_refresh != 0,
             cabac: q.b_cabac != 0, ref: Int(q.i_frame_reference), threads: Int(q.i_threads),
             levelIdc: Int(q.i_level_idc), timebase: rational(q.i_timebase_num, q.i_timebase_den),
             frameRate: rational(q.i_fps_num, q.i_fps_den), psnr: q.analyse.b_psnr != 0, ssim: q.analyse.b_ssim != 0,

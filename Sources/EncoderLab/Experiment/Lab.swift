@@ -204,15 +204,18 @@ public final class Lab {
             do { session = try X264Session(settings: settings, input: input) } catch let e as LabError where !run.label.isEmpty {
                 throw LabError(e.kind, "run '\(run.label)': \(e.message)")
             }
-            // VideoToolbox's keyframe limits, in the plan's timebase. The frame limit is the keyint x264 settled on
-            // when an x264 option overrides MaxKeyFrameInterval (the option wins, as the adjustment says); a keyint of
-            // X264_KEYINT_MAX_INFINITE is none. How the rule is kept: x264's keyint, or IDRs the lab forces.
+            // VideoToolbox's keyframe limits as given, in the plan's timebase (an x264 --keyint above the frame limit
+            // is refused by the mapping; a smaller one is kept and the check still counts against the limit given);
+            // a keyint of X264_KEYINT_MAX_INFINITE is none. How the rule is kept: x264's keyint, or IDRs the lab forces.
             if let k = settings.resolvedKeyframeRule {
+                if session.resolved.openGop || session.resolved.intraRefresh {
+                    let what = session.resolved.openGop ? "open GOPs (b_open_gop)" : "periodic intra refresh (b_intra_refresh)"
+                    let prefix = run.label.isEmpty ? "" : "run '\(run.label)': "
+                    throw LabError.usage("\(prefix)contradictory settings: x264 settled on \(what) with the keyframe rule (MaxKeyFrameInterval \(k.maxFrames), MaxKeyFrameIntervalDuration \(VideoToolboxSettings.text(k.maxDuration))), which counts from IDR pictures")
+                }
                 let timebase = try input.timestamps?.timebase ?? rate.reciprocal
                 let x264Keyint = session.resolved.keyint < KeyframeRule.x264KeyintInfinite ? session.resolved.keyint : nil
-                let userKeyint = settings.options.indices.contains { $0 >= (settings.vtOptionCount ?? 0) && settings.options[$0].name == "keyint" }
-                let maxFrames = userKeyint && !(k.vtCompat && k.maxDuration > .zero) ? x264Keyint ?? 0 : k.maxFrames
-                input.keyframeRule = try KeyframeRule(maxFrames: maxFrames, maxDuration: k.maxDuration, timebase: timebase, vtCompat: k.vtCompat,
+                input.keyframeRule = try KeyframeRule(maxFrames: k.maxFrames, maxDuration: k.maxDuration, timebase: timebase, vtCompat: k.vtCompat,
                                                       placement: k.forcesIDRs ? .forced(x264Keyint: x264Keyint) : .keyint(x264Keyint: x264Keyint))
             }
             // The lab's mode must be the method x264 settled on (a value x264 reads differently, e.g. a crf it

@@ -11,7 +11,7 @@ import H264
 /// - `DataRateLimits`: zero, one or two hard limits, each BYTES in SECONDS of decode time; on the command line Apple's
 ///   flat array `BYTES,SECONDS[,BYTES,SECONDS]`, in an experiment a list of `[bytes, seconds]` pairs. Kept as its
 ///   canonical flat text (``dataRateLimits``); the lab's `DataRateLimits` type parses it exactly and maps it onto a VBV.
-/// - `MaxKeyFrameInterval`: frames, ≥ 0 (0, Apple's default: the encoder chooses).
+/// - `MaxKeyFrameInterval`: frames, 0 to 2^30 − 1, x264's largest keyint (0, Apple's default: the encoder chooses).
 /// - `MaxKeyFrameIntervalDuration`: seconds, ≥ 0, kept exact (0, Apple's default: no limit).
 /// - `AllowFrameReordering`: boolean (Apple's default true): false forbids B-frames.
 /// - `H264EntropyMode`: `CAVLC` or `CABAC`, with or without `kVTH264EntropyMode_`.
@@ -206,8 +206,11 @@ public struct VideoToolboxSettings: Equatable, Sendable {
         case .vbvMaxBitRate: vbvMaxBitRate = try bitRate()
         case .dataRateLimits: dataRateLimits = try Self.canonicalDataRateLimits(text, bad: bad)
         case .maxKeyFrameInterval:
-            guard !text.isEmpty, text.utf8.allSatisfy({ (48...57).contains($0) }), let n = Int(text), n <= Int(Int32.max) else {
-                throw bad("a whole number of frames from 0 (the encoder chooses) to \(Int32.max)")
+            // One range for encode and check: x264's keyint carries the frame limit, and X264_KEYINT_MAX_INFINITE
+            // (1 << 30) is its "no limit".
+            let infinite = KeyframeRule.x264KeyintInfinite
+            guard !text.isEmpty, text.utf8.allSatisfy({ (48...57).contains($0) }), let n = Int(text), n < infinite else {
+                throw bad("a whole number of frames from 0 (the encoder chooses) to \(infinite - 1), x264's largest keyint (\(infinite), X264_KEYINT_MAX_INFINITE, is no limit)")
             }
             maxKeyFrameInterval = n
         case .maxKeyFrameIntervalDuration: maxKeyFrameIntervalDuration = try number("seconds (0: no limit)")
@@ -443,6 +446,8 @@ extension EncodeSettings {
         "rc-lookahead": ["rc-lookahead"], "sync-lookahead": ["sync-lookahead"],
         "sliced-threads": ["sliced-threads", "no-sliced-threads", "nosliced-threads"],
         "mbtree": ["mbtree", "no-mbtree", "nombtree"],
+        "open-gop": ["open-gop", "no-open-gop", "noopen-gop"],
+        "intra-refresh": ["intra-refresh", "no-intra-refresh", "nointra-refresh"],
     ]
 
     /// The last x264 option the user gave that sets `parameter` (a key of ``vtParameterOptions``).
@@ -626,9 +631,6 @@ extension EncodeSettings {
             let t = vt.maxKeyFrameIntervalDuration ?? .zero
             let tText = VideoToolboxSettings.text(t)
             let infinite = KeyframeRule.x264KeyintInfinite
-            guard n < infinite else {
-                throw LabError.usage("bad value for VideoToolbox property 'MaxKeyFrameInterval': '\(n)' (x264's keyint is at most \(infinite - 1) frames; \(infinite), X264_KEYINT_MAX_INFINITE, is no limit: give 0 for the encoder's own keyint)")
-            }
             var limits = VTKeyframeLimits(maxFrames: n, maxDuration: t, vtCompat: compat)
             let timeAlone = compat && n > 0 && t > .zero
             // The keyint x264 has without the duration limit: the user's --keyint (it wins over MaxKeyFrameInterval),
@@ -639,6 +641,20 @@ extension EncodeSettings {
                 keyint = (nil, "vt-compat: MaxKeyFrameIntervalDuration=\(tText) alone")
             } else if n > 0 {
                 keyint = (n, "MaxKeyFrameInterval=\(n)")
+                // x264's keyint carries the frame limit: a larger one (or none) would break the rule the check counts
+                // against, which stays MaxKeyFrameInterval as given; a smaller one is kept.
+                if let u = userKeyint, Self.keyintValue(u.value).map({ $0 > n }) ?? true {
+                    throw contradiction("the x264 option \(Self.flagText(u)) with MaxKeyFrameInterval \(n) (x264's keyint carries the frame limit: at most \(n) frames; give --keyint \(n) or less, or no --keyint)")
+                }
+            }
+            // The rule counts from IDR pictures; x264's keyframes are IDRs only without open GOPs and periodic intra
+            // refresh (with them, a keyframe is a recovery point in a non-IDR picture).
+            for parameter in ["open-gop", "intra-refresh"] {
+                if let u = userOption(setting: parameter), !Self.isOff(u) {
+                    let rule = [n > 0 ? "MaxKeyFrameInterval \(n)" : nil, t > .zero ? "MaxKeyFrameIntervalDuration \(tText)" : nil]
+                        .compactMap { $0 }.joined(separator: " and ")
+                    throw contradiction("the x264 option \(Self.flagText(u)) with \(rule.isEmpty ? "MaxKeyFrameInterval \(n)" : rule) (the keyframe rule counts from IDR pictures, and with \(Self.flagText(u)) x264's keyframes after the first are not IDRs)")
+                }
             }
             var timeAloneKeyint = "keyint infinite"
             if t > .zero, let timing = keyframeTiming {
