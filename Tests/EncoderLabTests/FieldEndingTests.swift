@@ -236,6 +236,27 @@ struct FieldEndingTests {
         #expect(strict.status == 65 && strict.stderr.contains("dp.264: NAL unit \(index) at byte \(startCode + 4) (Slice data partition A): nal_unit_type: 2: "), "\(strict.stderr)")
     }
 
+    @Test("partitions B and C with nal_ref_idc 1 after a non-reference B slice of a High stream: ignored, the picture stays a non-reference B as trace_headers has it")
+    func partitionsAfterNonReferenceB() throws {
+        let scratch = Scratch()
+        try ffmpegStream("b.264", in: scratch, ["-bf", "1"])
+        var d = try bytes(scratch, "b.264")
+        // The first non-reference slice (nal_ref_idc 0, type 1); 00 00 00 01 23 88 80 and 00 00 00 01 24 88 80 after it.
+        let starts = nalStarts(d)
+        let k = try #require(starts.firstIndex { d[$0] & 0x1F == 1 && d[$0] & 0x60 == 0 })
+        let next = k + 1 < starts.count ? (d[starts[k + 1] - 4] == 0 ? starts[k + 1] - 4 : starts[k + 1] - 3) : d.count
+        d.insert(contentsOf: [0, 0, 0, 1, 0x23, 0x88, 0x80, 0, 0, 0, 1, 0x24, 0x88, 0x80], at: next)
+        try write(d, scratch, "bc.264")
+        // trace_headers: B slices (slice_type 1 or 6) with nal_ref_idc 0 and with nal_ref_idc not 0, one per packet here.
+        let slices = try Witness.traceHeaders(scratch.file("bc.264")).packets.compactMap { $0.first { [1, 5].contains($0.type) } }
+        let b = slices.filter { $0.values["slice_type"].map { $0 % 5 == 1 } == true }
+        let nonReference = b.filter { $0.refIdc == 0 }.count, reference = b.count - nonReference
+        try #require(slices.count == 30 && nonReference > 0, "\(slices.map(\.values))")
+        try #require(try decode(scratch.file("bc.264")).frames == 30)
+        let r = try enclab(["inspect", "bc.264"], in: scratch)
+        #expect(r.status == 0 && r.lines.count > 1 && r.lines[1].hasSuffix("Bref \(reference), B \(nonReference)"), "\(r.lines.prefix(2)) \(r.stderr)")
+    }
+
     // MARK: - Item 5: packing
 
     /// s.mp4 from the stream, and p.mp4: each keyframe packet's NAL units from its SPS on packed behind the SPS's
