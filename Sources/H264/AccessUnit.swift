@@ -16,9 +16,10 @@ public struct AccessUnit: Sendable {
     /// True when the primary coded picture is an IDR picture (`nal_unit_type` 5).
     public var isIDR: Bool { nalUnits.contains { $0.nalUnitType == .idrSlice } }
     /// True when the primary coded picture is a reference picture (`nal_ref_idc` ≠ 0 on its slices).
-    public var isReference: Bool { nalUnits.contains { $0.nalUnitType.isVCL && $0.nalRefIdc != 0 } }
-    /// True when the access unit holds a VCL NAL unit (types 1...5).
-    public var hasPrimaryPicture: Bool { nalUnits.contains { $0.nalUnitType.isVCL } }
+    public var isReference: Bool { sliceHeaders.contains { $0.nalRefIdc != 0 } }
+    /// True when the access unit holds a primary coded picture: a slice header (types 1, 2 and 5; a partition the
+    /// splitter ignores, outside the Extended profile, is not one).
+    public var hasPrimaryPicture: Bool { !sliceHeaders.isEmpty }
     /// `field_pic_flag` of the primary coded picture (its first slice header, H.264 7.4.3): true when the access
     /// unit is one field (every other row of a frame), false for a frame or an access unit without a slice header.
     /// A field is an access unit of its own: `field_pic_flag` and `bottom_field_flag` are among the values whose
@@ -137,6 +138,10 @@ public struct CodedFrame: Sendable, Hashable {
 /// - so does the first VCL NAL unit (1...5) of a new primary coded picture, found by comparing
 ///   its slice header with the previous one (``SliceHeader/startsNewPicture(after:)``); data
 ///   partitions B and C (3, 4) carry no slice header and join the current access unit;
+/// - a data partition (2...4) in a stream whose SPS (the last slice's, else the last one seen) is not of the
+///   Extended profile is a NAL unit the decoder ignores, as FFmpeg's does ("data partitioning is not implemented"):
+///   it joins the current access unit, its slice header is not read and it starts no picture, so it is not counted
+///   as one (``DataPartitioning``);
 /// - end of sequence (10) and end of stream (11) end the current access unit: the next NAL unit
 ///   starts a new one;
 /// - every other type (filler data, SPS extension, auxiliary slices, ...) joins the current one.
@@ -152,6 +157,9 @@ public struct AccessUnitSplitter: Sendable {
     private var closed = false
     private var nextIndex = 0
     private var nalCount = 0
+    /// The SPS of the last slice header read, and the last SPS seen: the profile that says whether a partition is one.
+    private var sliceSPS: SequenceParameterSet?
+    private var lastSPS: SequenceParameterSet?
 
     /// A splitter at the start of a stream, with no parameter sets.
     public init() {}
@@ -171,7 +179,14 @@ public struct AccessUnitSplitter: Sendable {
         var header: SliceHeader?
         var newParameterSets = parameterSets
         try newParameterSets.add(nal)
-        if type == 1 || type == 2 || type == 5 {
+        var newLastSPS = lastSPS
+        if type == 7, let id = newParameterSets.spsNALUnits.first(where: { $0.value == nal })?.key {
+            newLastSPS = newParameterSets.sequenceParameterSets[id]
+        }
+        // A partition outside the Extended profile is a NAL unit the decoder ignores (FFmpeg skips it): it joins the
+        // current access unit, its slice header is not read and it starts no picture.
+        let ignoredPartition = (2...4).contains(type) && (sliceSPS ?? newLastSPS).map { $0.profileIdc != DataPartitioning.extendedProfileIdc } == true
+        if type == 1 || type == 5 || (type == 2 && !ignoredPartition) {
             header = try SliceHeader(nal: nal, parameterSets: newParameterSets)
         }
         var startsNew = closed
@@ -188,6 +203,10 @@ public struct AccessUnitSplitter: Sendable {
             }
         }
         parameterSets = newParameterSets
+        lastSPS = newLastSPS
+        if let header, let pps = parameterSets.pictureParameterSets[header.picParameterSetId] {
+            sliceSPS = parameterSets.sequenceParameterSets[pps.seqParameterSetId]
+        }
         var completed: AccessUnit?
         if startsNew && !current.isEmpty {
             completed = takeCurrent()
@@ -195,7 +214,7 @@ public struct AccessUnitSplitter: Sendable {
         current.append(nal)
         nalCount += 1
         if let header { currentHeaders.append(header) }
-        if nal.nalUnitType.isVCL { hasVCL = true }
+        if nal.nalUnitType.isVCL && !ignoredPartition { hasVCL = true }
         closed = type == 10 || type == 11
         return completed
     }

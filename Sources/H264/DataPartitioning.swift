@@ -10,10 +10,10 @@ public enum DataPartitioning {
     /// Checks the NAL units of an access unit against the profile of the SPS its slices use.
     ///
     /// A partition (type 2, 3, 4) in a stream whose SPS is not of the Extended profile is tolerated
-    /// (``ParsePolicy``): it is listed and read as its `nal_unit_type` says (partition A's slice header is parsed,
-    /// B and C join the access unit) with a ``ParseWarning`` (element `nal_unit_type`, the value, the NAL unit's
-    /// index), or refused with the strict policy. FFmpeg's decoder skips such NAL units ("data partitioning is not
-    /// implemented"). Without an SPS (`sps` nil) nothing is checked.
+    /// (``ParsePolicy``): it is listed but ignored, as FFmpeg's decoder skips such NAL units ("data partitioning is
+    /// not implemented"): ``AccessUnitSplitter`` puts it in the access unit before it, reads no slice header from it
+    /// and starts no picture with it. It gets a ``ParseWarning`` (element `nal_unit_type`, the value, the NAL unit's
+    /// index), or is refused with the strict policy. Without an SPS (`sps` nil) nothing is checked.
     /// - Parameters:
     ///   - unit: the access unit.
     ///   - sps: the SPS in force for its slices.
@@ -31,7 +31,7 @@ public enum DataPartitioning {
                 throw H264Error.invalid(element: "nal_unit_type of NAL unit \(index)", reason: "\(nal.nalUnitType.rawValue): \(problem)", byteOffset: 0)
             }
             warnings.append(ParseWarning(element: "nal_unit_type", value: Int64(nal.nalUnitType.rawValue), problem: problem,
-                                         reason: "listed and read as its nal_unit_type says (FFmpeg's decoder skips it)", nalUnitIndex: index))
+                                         reason: "listed but ignored, as FFmpeg's decoder ignores it: no slice header read, no picture", nalUnitIndex: index))
         }
     }
 }

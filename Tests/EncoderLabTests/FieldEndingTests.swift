@@ -148,7 +148,8 @@ struct FieldEndingTests {
             #expect(warnings.count == 1 && warnings[0].contains("NAL unit 0 at byte 4 (SPS): rbsp_trailing_bits: \(problem) (at bit 159); accepted: "), "\(name): \(lenient.stderr)")
             #expect(lenient.lines[0] == "\(name): annexb, \(nalUnits) NAL units, 30 access units", "\(lenient.lines[0])")
             let strict = try enclab(["inspect", name, "--strict"], in: scratch)
-            #expect(strict.status == 65 && strict.stderr.contains("invalid rbsp_trailing_bits at byte 19: \(problem) (at bit 159)"), "\(name): \(strict.stderr)")
+            // --strict names the NAL unit and its byte in the file, as the warning does (trial 1, minor finding).
+            #expect(strict.status == 65 && strict.stderr.contains("\(name): NAL unit 0 at byte 4 (SPS): invalid rbsp_trailing_bits at byte 19: \(problem) (at bit 159)"), "\(name): \(strict.stderr)")
         }
     }
 
@@ -173,10 +174,12 @@ struct FieldEndingTests {
         let problem = "no rbsp_trailing_bits after the last sei_message (payloadType 5, payloadSize 36): the NAL unit ends with its payload"
         #expect(lenient.stderr.contains("(SEI): rbsp_trailing_bits at byte 38: \(problem); accepted: its messages are read"), "\(lenient.stderr)")
         let strict = try enclab(["inspect", "sei.264", "--strict"], in: scratch)
-        #expect(strict.status == 65 && strict.stderr.contains("invalid rbsp_trailing_bits at byte 38: \(problem)"), "\(strict.stderr)")
+        // The SEI's header is just after the 00 00 00 01 inserted at startCode; it takes the IDR slice's index.
+        let index = try #require(nalStarts(d).firstIndex(of: startCode + 4))
+        #expect(strict.status == 65 && strict.stderr.contains("sei.264: NAL unit \(index) at byte \(startCode + 4) (SEI): rbsp_trailing_bits at byte 38: \(problem)"), "\(strict.stderr)")
     }
 
-    @Test("nal_unit_type 2 (a P slice's header masked) in a High profile stream: FFmpeg skips it and decodes 29 frames; warned, refused with --strict")
+    @Test("nal_unit_type 2 (a P slice's header masked) in a High profile stream: FFmpeg skips it and decodes 29 frames; warned, ignored, refused with --strict")
     func dataPartitionOutsideExtended() throws {
         let scratch = Scratch()
         try ffmpegStream("s.264", in: scratch)
@@ -191,11 +194,67 @@ struct FieldEndingTests {
         let ffmpeg = try decode(scratch.file("dp.264"))
         try #require(ffmpeg.messages.contains("data partitioning is not implemented") && ffmpeg.frames == 29, "\(ffmpeg)")
         let lenient = try enclab(["inspect", "dp.264"], in: scratch)
-        #expect(lenient.status == 0 && lenient.lines[0] == "dp.264: annexb, \(starts.count) NAL units, 30 access units", "\(lenient.lines.first ?? "") \(lenient.stderr)")
+        // Ignored as FFmpeg ignores it: it joins the picture before it, which is one picture; 29 frames, as decoded.
+        #expect(lenient.status == 0 && lenient.lines[0] == "dp.264: annexb, \(starts.count) NAL units, 29 access units", "\(lenient.lines.first ?? "") \(lenient.stderr)")
+        #expect(lenient.lines.count > 1 && lenient.lines[1].hasPrefix("Frames (a field pair counted once): 29 "), "\(lenient.lines.prefix(2))")
         let problem = "Slice data partition A in a stream of profile_idc 100: only the Extended profile (88) has data partitioning (H.264 A.2)"
         #expect(lenient.stderr.contains("NAL unit \(index) at byte \(slice) (Slice data partition A): nal_unit_type: 2: \(problem)"), "\(lenient.stderr)")
         let strict = try enclab(["inspect", "dp.264", "--strict"], in: scratch)
-        #expect(strict.status == 65 && strict.stderr.contains("invalid nal_unit_type of NAL unit \(index) at byte 0: 2: \(problem)"), "\(strict.stderr)")
+        #expect(strict.status == 65 && strict.stderr.contains("dp.264: NAL unit \(index) at byte \(slice) (Slice data partition A): nal_unit_type: 2: \(problem)"), "\(strict.stderr)")
+    }
+
+    @Test("a partition A (22 88 84 21 80) inserted before the second slice: FFmpeg's parser makes it a packet with no picture and decodes 30 frames; the lab counts 30 access units and frames, and --strict names its byte")
+    func insertedDataPartition() throws {
+        let scratch = Scratch()
+        try ffmpegStream("s.264", in: scratch)
+        var d = try bytes(scratch, "s.264")
+        let starts = nalStarts(d)
+        // The second slice (the first P slice): a 00 00 00 01 and the partition A NAL unit of trial 1 before its start code.
+        let second = try #require(starts.filter { [1, 5].contains(d[$0] & 31) }.dropFirst().first)
+        let index = try #require(starts.firstIndex(of: second))
+        let startCode = d[second - 4] == 0 ? second - 4 : second - 3
+        d.insert(contentsOf: [0, 0, 0, 1, 0x22, 0x88, 0x84, 0x21, 0x80], at: startCode)
+        try write(d, scratch, "dp.264")
+        // FFmpeg: 31 packets, one of them the partition alone (9 bytes, nothing trace_headers can read in it: "missing
+        // picture in access unit"), 30 holding slices; its decoder outputs 30 frames.
+        let packets = try Witness.traceHeaders(scratch.file("dp.264")).packets
+        try #require(packets.count == 31 && packets.filter { $0.contains { [1, 5].contains($0.type) } }.count == 30, "\(packets.map { $0.map(\.type) })")
+        try #require(try Witness.packetSizes(scratch.file("dp.264")).contains(9))
+        let ffmpeg = try decode(scratch.file("dp.264"))
+        try #require(ffmpeg.messages.contains("missing picture in access unit with size 9") && ffmpeg.frames == 30, "\(ffmpeg)")
+        let lenient = try enclab(["inspect", "dp.264"], in: scratch)
+        #expect(lenient.status == 0 && lenient.lines.first == "dp.264: annexb, \(starts.count + 1) NAL units, 30 access units", "\(lenient.lines.prefix(2)) \(lenient.stderr)")
+        #expect(lenient.lines.count > 1 && lenient.lines[1].hasPrefix("Frames (a field pair counted once): 30 (0 field pairs, 0 non-paired fields): IDR 3, I 0, P 27,"), "\(lenient.lines.prefix(2))")
+        #expect(lenient.stderr.contains("NAL unit \(index) at byte \(startCode + 4) (Slice data partition A): nal_unit_type: 2: "), "\(lenient.stderr)")
+        // The partition is in the first access unit (the IDR picture's), which stays one I picture.
+        let json = Witness.json(try Witness.enclab(["inspect", "dp.264", "--json"], in: scratch.path).stdout)
+        let first = try #require((json["access_units"] as? [[String: Any]])?.first)
+        #expect((first["nal_units"] as? [Int])?.last == index && (first["slice_types"] as? [String]) == ["I"], "\(first)")
+        let check = try enclab(["check", "dp.264", "--expect", "MaxKeyFrameInterval=10"], in: scratch)
+        #expect(check.status == 0 && check.lines.contains { $0.hasPrefix("check dp.264: 30 frames (IDR 3, I 0, P 27,") }, "\(check.lines) \(check.stderr)")
+        let strict = try enclab(["inspect", "dp.264", "--strict"], in: scratch)
+        #expect(strict.status == 65 && strict.stderr.contains("dp.264: NAL unit \(index) at byte \(startCode + 4) (Slice data partition A): nal_unit_type: 2: "), "\(strict.stderr)")
+    }
+
+    @Test("partitions B and C with nal_ref_idc 1 after a non-reference B slice of a High stream: ignored, the picture stays a non-reference B as trace_headers has it")
+    func partitionsAfterNonReferenceB() throws {
+        let scratch = Scratch()
+        try ffmpegStream("b.264", in: scratch, ["-bf", "1"])
+        var d = try bytes(scratch, "b.264")
+        // The first non-reference slice (nal_ref_idc 0, type 1); 00 00 00 01 23 88 80 and 00 00 00 01 24 88 80 after it.
+        let starts = nalStarts(d)
+        let k = try #require(starts.firstIndex { d[$0] & 0x1F == 1 && d[$0] & 0x60 == 0 })
+        let next = k + 1 < starts.count ? (d[starts[k + 1] - 4] == 0 ? starts[k + 1] - 4 : starts[k + 1] - 3) : d.count
+        d.insert(contentsOf: [0, 0, 0, 1, 0x23, 0x88, 0x80, 0, 0, 0, 1, 0x24, 0x88, 0x80], at: next)
+        try write(d, scratch, "bc.264")
+        // trace_headers: B slices (slice_type 1 or 6) with nal_ref_idc 0 and with nal_ref_idc not 0, one per packet here.
+        let slices = try Witness.traceHeaders(scratch.file("bc.264")).packets.compactMap { $0.first { [1, 5].contains($0.type) } }
+        let b = slices.filter { $0.values["slice_type"].map { $0 % 5 == 1 } == true }
+        let nonReference = b.filter { $0.refIdc == 0 }.count, reference = b.count - nonReference
+        try #require(slices.count == 30 && nonReference > 0, "\(slices.map(\.values))")
+        try #require(try decode(scratch.file("bc.264")).frames == 30)
+        let r = try enclab(["inspect", "bc.264"], in: scratch)
+        #expect(r.status == 0 && r.lines.count > 1 && r.lines[1].hasSuffix("Bref \(reference), B \(nonReference)"), "\(r.lines.prefix(2)) \(r.stderr)")
     }
 
     // MARK: - Item 5: packing

@@ -105,9 +105,11 @@ struct HRDCheckTests {
         #expect(lenient.hrdTimings[0].bufferingPeriod == nil && lenient.hrdTimings[0].picTiming?.cpbRemovalDelay == 0)
         let warning = try #require(lenient.warnings.first { $0.element == "buffering_period" })
         #expect(warning.message.contains("buffering_period: nal initial_cpb_removal_delay[0] truncated at byte 2: needs 3 bytes, 2 available; accepted: SEI is not needed to decode"))
+        // --strict names the NAL unit (its index: start codes before it, by a plain scan) and its byte in the file.
+        let index = (0..<at).filter { bytes[$0...].starts(with: [0, 0, 1]) }.count
         var strictInput = StreamInput(path: cut)
         strictInput.strict = true
-        #expect(throws: LabError(.data, "\(cut): nal initial_cpb_removal_delay[0] truncated at byte 2: needs 3 bytes, 2 available")) {
+        #expect(throws: LabError(.data, "\(cut): NAL unit \(index) at byte \(at + 3) (SEI): buffering_period: nal initial_cpb_removal_delay[0] truncated at byte 2: needs 3 bytes, 2 available")) {
             try Bitstream.open(strictInput)
         }
         // The same through the stream path.

@@ -153,7 +153,7 @@ struct StreamLeniencyTests {
         for args in [["inspect", "mv.264", "--strict"], ["inspect", "--json", "--strict", "mv.264"]] {
             let strict = try cli.enclab(args, in: dir)
             #expect(strict.status == 65 && strict.stdout.isEmpty)
-            #expect(strict.stderr == "enclab: mv.264: log2_max_mv_length_horizontal out of range (0-15): 16 (at bit \(position - 8))\n")
+            #expect(strict.stderr == "enclab: mv.264: NAL unit 0 at byte 4 (SPS): log2_max_mv_length_horizontal out of range (0-15): 16 (at bit \(position - 8))\n")
         }
         let convert = try cli.enclab(["convert", "--to", "avcc", "mv.264", "mv.avcc"], in: dir)
         #expect(convert.status == 0 && convert.stderr == expected.map { "warning: \($0)\n" }.joined())

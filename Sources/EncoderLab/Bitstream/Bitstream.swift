@@ -331,31 +331,62 @@ public enum Bitstream {
         var recoveryPoints: [RecoveryPoint?] = []
         var hrdTimings: [HRDTiming] = []
         var found: [ParseWarning] = []
+        // Where an error is: the NAL unit's index and its byte offset in the file, as the warnings say it.
+        func place(_ i: Int) -> String {
+            stream.nalUnits.indices.contains(i)
+                ? "NAL unit \(i) at byte \(stream.nalUnits[i].offset)\(within) (\(stream.nalUnits[i].nal.nalUnitType)): " : ""
+        }
+        // The access-unit readers below throw, with the strict policy, on the first value the lenient policy warns
+        // about, without the NAL unit; so they read leniently, and strict refuses the first warning (what it says,
+        // without its "accepted: ...") by its place.
+        func refuseFirst(_ warnings: [ParseWarning]) throws {
+            guard policy == .strict, let w = warnings.first(where: { $0.nalUnitIndex != nil }), let i = w.nalUnitIndex else { return }
+            throw LabError.data("\(path): \(place(i))\(w.what)")
+        }
+        var at = 0
         do {
-            units = try AccessUnit.splitWithParameterSets(nals, parameterSets: log.inForce).accessUnits
-            for (i, nal) in nals.enumerated() { try log.add(nal, nalUnitIndex: i) }
+            var splitter = AccessUnitSplitter(parameterSets: log.inForce)
+            var split: [AccessUnit] = []
+            for (i, nal) in nals.enumerated() {
+                at = i
+                if let u = try splitter.push(nal) { split.append(u) }
+            }
+            if let u = splitter.finish() { split.append(u) }
+            units = split
+            for (i, nal) in nals.enumerated() {
+                at = i
+                try log.add(nal, nalUnitIndex: i)
+            }
+            at = -1   // below, errors of a whole access unit
             // Data partitions outside the Extended profile, read with the SPS the access unit's slices use (else the
             // last SPS before it).
+            var partitions: [ParseWarning] = []
             for u in units {
                 let sps = log.occurrences(for: u).sps?.sps
                     ?? log.occurrences.last { $0.kind == .sps && ($0.nalUnitIndex ?? -1) < u.nalUnitIndices.lowerBound }?.sps
-                try DataPartitioning.check(u, sps: sps, policy: policy, warnings: &found)
+                try DataPartitioning.check(u, sps: sps, policy: .lenient, warnings: &partitions)
             }
-            for u in units { recoveryPoints.append(try u.recoveryPoint(policy: policy, warnings: &found)) }
+            try refuseFirst(partitions)
+            found += partitions
+            var seiWarnings: [ParseWarning] = []
+            for u in units { recoveryPoints.append(try u.recoveryPoint(policy: .lenient, warnings: &seiWarnings)) }
+            try refuseFirst(seiWarnings)
+            found += seiWarnings
             for u in units {
                 // An SEI NAL unit that does not parse was reported by recoveryPoint already.
                 var timingWarnings: [ParseWarning] = []
                 hrdTimings.append(try u.hrdTiming(sps: { id, before in log.occurrence(.sps, id: id, before: before)?.sps },
-                                                  activeSPS: log.occurrences(for: u).sps?.sps, policy: policy, warnings: &timingWarnings))
+                                                  activeSPS: log.occurrences(for: u).sps?.sps, policy: .lenient, warnings: &timingWarnings))
+                try refuseFirst(timingWarnings)
                 found += timingWarnings.filter { $0.element != "sei_rbsp" }
             }
         } catch let e as H264Error {
             // A stream whose parameter sets travel apart (an MP4 sample entry, SDP) is refused without them: say how
             // to give them.
             if case .missingParameterSet = e, outOfBand == nil {
-                throw LabError.data("\(path): \(e); if its parameter sets travel apart, give them with --in-avcc-config FILE (AVCC) or --parameter-sets VALUE")
+                throw LabError.data("\(path): \(place(at))\(e); if its parameter sets travel apart, give them with --in-avcc-config FILE (AVCC) or --parameter-sets VALUE")
             }
-            throw LabError.data("\(path): \(e)")
+            throw LabError.data("\(path): \(place(at))\(e)")
         }
         found = log.warnings[fromOutOfBand...] + found
         var byNAL = headerProblems(stream, path: path).map { index, message -> (Int, StreamWarning) in
