@@ -110,14 +110,12 @@ public struct RunMetrics: Sendable, Equatable {
                 guard let v = r[column].int else { throw LabError.data("\(at): \(column) holds \(described(r[column])), expected an integer") }
                 return v
             }
-            /// NULL as nil; anything but a number refused.
+            /// NULL as nil; anything but a finite number refused (``SQLValue/measurement``).
             func number(_ column: String) throws -> Double? {
-                switch r[column] {
-                case .null: return nil
-                case .integer(let v): return Double(v)
-                case .real(let v): return v
-                case .text, .blob: throw LabError.data("\(at): \(column) holds \(described(r[column])), expected a number or NULL")
+                guard let v = r[column].measurement else {
+                    throw LabError.data("\(at): \(column) holds \(described(r[column])), expected a finite number or NULL")
                 }
+                return v
             }
             /// NULL as nil; anything but an integer refused.
             func optionalInteger(_ column: String) throws -> Int64? {
