@@ -235,9 +235,10 @@ extension SQLValue {
     public var measurement: Double?? {
         switch self {
         case .null: return .some(nil)
-        case .integer(let v): return Double(v)
-        case .real(let v): return v.isFinite ? v : nil
-        case .text, .blob: return nil
+        case .integer(let v): return .some(Double(v))
+        // Spelled out: `v.isFinite ? v : nil` would be a Double? wrapped again, reading an Inf as NULL.
+        case .real(let v): return v.isFinite ? .some(v) : .none
+        case .text, .blob: return .none
         }
     }
 }
