@@ -46,9 +46,26 @@ func requireUTF8Arguments() throws {
         guard let pointer = CommandLine.unsafeArgv[k] else { continue }
         let bytes = Array(UnsafeBufferPointer(start: UnsafeRawPointer(pointer).assumingMemoryBound(to: UInt8.self), count: strlen(pointer)))
         guard String(validating: bytes, as: UTF8.self) == nil else { continue }
-        let escaped = bytes.map { $0 >= 0x20 && $0 < 0x7F ? String(UnicodeScalar($0)) : "\\x" + String($0, radix: 16, uppercase: true).leftPadded(2) }.joined()
-        throw LabError(.usage, "argument \(k) is not valid UTF-8: '\(escaped)' (the lab reads file names and values as UTF-8 text; rename the file)")
+        throw LabError(.usage, "argument \(k) is not valid UTF-8: '\(escapedBytes(bytes))' (the lab reads file names and values as UTF-8 text; rename the file)")
     }
+}
+
+/// `bytes` as text: printable ASCII as itself, control bytes and bytes above 0x7E as `\xNN`.
+func escapedBytes(_ bytes: [UInt8]) -> String {
+    bytes.map { $0 >= 0x20 && $0 < 0x7F ? String(UnicodeScalar($0)) : "\\x" + String($0, radix: 16, uppercase: true).leftPadded(2) }.joined()
+}
+
+/// Refuses a working folder whose path is not valid UTF-8 (read with getcwd(3), as bytes): Foundation reads it with
+/// U+FFFD in place of its bad bytes, so every relative path and every tool started in it (ffmpeg, gnuplot: their
+/// working folder is Foundation's idea of this one) would name a folder that is not there, failing part-way with 70
+/// after files were written. A working folder that cannot be read (removed) is left to the commands.
+/// - Throws: `.usage` "the working folder is not valid UTF-8: 'ESCAPED'", its bytes escaped as arguments' are.
+func requireUTF8WorkingFolder() throws {
+    guard let pointer = getcwd(nil, 0) else { return }
+    defer { free(pointer) }
+    let bytes = Array(UnsafeBufferPointer(start: UnsafeRawPointer(pointer).assumingMemoryBound(to: UInt8.self), count: strlen(pointer)))
+    guard String(validating: bytes, as: UTF8.self) == nil else { return }
+    throw LabError(.usage, "the working folder is not valid UTF-8: '\(escapedBytes(bytes))' (the lab reads file names as UTF-8 text; run it from a folder whose path is UTF-8)")
 }
 
 extension String {
@@ -68,6 +85,8 @@ func main() throws {
         FileHandle.standardError.write(Data((Commands.overview + "\n").utf8))
         exit(64)
     }
+    // Before any command reads or writes a relative path or starts a tool; help needs no folder.
+    if !["help", "--help", "-h"].contains(name) { try requireUTF8WorkingFolder() }
     try Commands.named(name).run(arguments: Array(args.dropFirst()))
 }
 

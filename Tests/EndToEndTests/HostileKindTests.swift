@@ -82,7 +82,7 @@ struct HostileKindTests {
         defer { try? FileManager.default.removeItem(atPath: dir) }
         _ = try cli.sqlite("\(dir)/lab.sqlite", "UPDATE frames SET psnr_y = \(value) WHERE run_id = 1 AND coded_index = 2")
         #expect(try cli.sqlite("\(dir)/lab.sqlite", "SELECT typeof(psnr_y) FROM frames WHERE coded_index = 2") == [value.hasPrefix("X") ? "blob" : "text"])
-        let message = "lab.sqlite: run 1, frame 2 in coded order: column psnr_y holds \(found), expected a number or NULL"
+        let message = "lab.sqlite: run 1, frame 2 in coded order: column psnr_y holds \(found), expected a finite number or NULL"
         let plot = try enclab(["plot", "--db", "lab.sqlite", "--out", "P"], in: dir)
         #expect(plot.status == 65 && plot.stderr == "enclab: \(message)\n", "\(plot.status) \(plot.stderr)")
         // The refused plot leaves no empty folder behind.

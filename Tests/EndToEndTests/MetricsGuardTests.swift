@@ -99,7 +99,7 @@ struct MetricsGuardTests {
         // Run 2 damaged, run 1 fine: run 1 is analysed (its line out) before run 2 is refused.
         let cases: [(String, Int32, String)] = [
             ("UPDATE frames SET qp = 'high' WHERE run_id = 2 AND coded_index = 1", 65,
-             "enclab: lab.sqlite: run 2: frame coded_index 1: qp holds the text 'high', expected a number or NULL\n"),
+             "enclab: lab.sqlite: run 2: frame coded_index 1: qp holds the text 'high', expected a finite number or NULL\n"),
             ("UPDATE frames SET pts = 'soon' WHERE run_id = 2 AND coded_index = 4", 65,
              "enclab: lab.sqlite: run 2: frame coded_index 4: pts holds the text 'soon', expected an integer\n"),
             ("UPDATE frames SET dts = 1152921504606846977 WHERE run_id = 2 AND coded_index = 7", 65,

@@ -71,7 +71,7 @@ public struct RunMetrics: Sendable, Equatable {
     /// - Throws: `.noInput` for a run that is not there; `.data` for a run that is not done, has no frames, or whose
     ///   settings are not a JSON object, for a frame whose columns hold NULL or text where a number belongs, whose
     ///   `size_bytes` is outside 0 ... 2^40 or pts or dts outside -2^60 ... 2^60 (the range check of
-    ///   ``RunPlotInput/checkFrame(codedIndex:sizeBytes:pts:dts:runID:use:)``, which the plots and the report
+    ///   ``RunPlotInput/checkFrame(codedIndex:sizeBytes:pts:dts:runID:database:use:)``, which the plots and the report
     ///   apply), and for frames whose sizes add up to more than ``maximumStreamBytes`` (each message names the
     ///   database, the run, the frame, the column and its value); the database's errors.
     public static func compute(store: LabStore, runID: Int64) throws -> RunMetrics {
@@ -110,14 +110,12 @@ public struct RunMetrics: Sendable, Equatable {
                 guard let v = r[column].int else { throw LabError.data("\(at): \(column) holds \(described(r[column])), expected an integer") }
                 return v
             }
-            /// NULL as nil; anything but a number refused.
+            /// NULL as nil; anything but a finite number refused (``SQLValue/measurement``).
             func number(_ column: String) throws -> Double? {
-                switch r[column] {
-                case .null: return nil
-                case .integer(let v): return Double(v)
-                case .real(let v): return v
-                case .text, .blob: throw LabError.data("\(at): \(column) holds \(described(r[column])), expected a number or NULL")
+                guard let v = r[column].measurement else {
+                    throw LabError.data("\(at): \(column) holds \(described(r[column])), expected a finite number or NULL")
                 }
+                return v
             }
             /// NULL as nil; anything but an integer refused.
             func optionalInteger(_ column: String) throws -> Int64? {
@@ -126,11 +124,7 @@ public struct RunMetrics: Sendable, Equatable {
             }
             guard let type = r["type"].string else { throw LabError.data("\(at): type holds \(described(r["type"])), expected text") }
             let size = try integer("size_bytes"), pts = try integer("pts"), dts = try integer("dts")
-            do {
-                try RunPlotInput.checkFrame(codedIndex: coded, sizeBytes: size, pts: pts, dts: dts, runID: runID, use: "analysed")
-            } catch let error as LabError {
-                throw LabError(error.kind, "\(shownPath): \(error.message)")
-            }
+            try RunPlotInput.checkFrame(codedIndex: coded, sizeBytes: size, pts: pts, dts: dts, runID: runID, database: shownPath, use: "analysed")
             let sum = streamBytes.addingReportingOverflow(size)
             guard !sum.overflow, sum.partialValue <= maximumStreamBytes else {
                 throw LabError.data("\(at): size_bytes \(size) takes the run's bytes past \(maximumStreamBytes) (2^53), more than the metrics hold")

@@ -294,7 +294,7 @@ public final class Lab {
             }
             if !Plots.runPicturesComplete(final) {
                 // (writeRunPlots refuses a final folder that is a symbolic link.)
-                try? Plots.writeRunPlots(try RunPlotInput(run: row, frames: try store.frames(run: row.runID)), dir: final)
+                try? Plots.writeRunPlots(try RunPlotInput(run: row, frames: try store.frames(run: row.runID), database: store.database.path), dir: final)
             }
         }
     }
@@ -375,7 +375,7 @@ public final class Lab {
             // Done, but its pictures missing or incomplete (the process was interrupted, or the disk filled, after the
             // run was recorded): drawn again from the store, now or with the sweep's plots.
             if plotMode != .none && FileManager.default.fileExists(atPath: "\(final)/stream.264") && !Plots.runPicturesComplete(final) {
-                let input = try RunPlotInput(run: existing, frames: try store.frames(run: existing.runID))
+                let input = try RunPlotInput(run: existing, frames: try store.frames(run: existing.runID), database: store.database.path)
                 try Plots.writeRunPlots(input, dir: final, queue: plotMode == .batched ? plotQueue : nil)
             }
             return .done(try outcome(of: existing, alreadyDone: true))
@@ -484,7 +484,7 @@ public final class Lab {
                 guard let row = try store.doneRun(key: key), row.runID == runID else {
                     throw LabError.software("\(store.database.path): run \(runID) is not there after its commit")
                 }
-                try Plots.writeRunPlots(try RunPlotInput(run: row, frames: try store.frames(run: runID)), dir: temporary,
+                try Plots.writeRunPlots(try RunPlotInput(run: row, frames: try store.frames(run: runID), database: store.database.path), dir: temporary,
                                         queue: runQueue)
                 if plotMode == .eachRun { try runQueue?.draw(in: outDirectory) }
             } catch {

@@ -61,7 +61,7 @@ public enum PlotFromStore {
     ///   database: left untouched, see ``LabStore/requireLabDatabase(path:busyTimeoutMilliseconds:)``), or for a
     ///   stored row the plots cannot be drawn from (a run_key that is not 64 hex digits, an experiment name that is
     ///   not a safe folder name, a done run without frames, rate or settings, a frame with a damaged size or
-    ///   timestamps: ``RunPlotInput/checkFrames(_:runID:)``), naming the database and run; `.cantCreate` when OUT
+    ///   timestamps: ``RunPlotInput/checkFrames(_:runID:database:)``), naming the database and run; `.cantCreate` when OUT
     ///   or a plot cannot be written; `.ioError` when a plot file cannot be written in full (a full disk);
     ///   `.software` when gnuplot is missing or fails; `.interrupted` after SIGINT/SIGTERM, between plots; the store's errors
     ///   when the database cannot be opened.
@@ -95,7 +95,7 @@ public enum PlotFromStore {
         try OutputFiles.checkWritable(out)
 
         func named(_ body: () throws -> Void) throws {
-            do { try body() } catch let e as LabError where e.kind == .data && e.message.hasPrefix("run ") {
+            do { try body() } catch let e as LabError where e.kind == .data && e.message.hasPrefix("run ") && !e.message.hasPrefix("\(databasePath): ") {
                 throw LabError(.data, "\(databasePath): \(e.message)")
             }
         }
@@ -108,7 +108,7 @@ public enum PlotFromStore {
             }
             let dir = "\(out)/\(try folderName(run, keys: keys, repeated: repeated, databasePath: databasePath))"
             try named {
-                try Plots.writeRunPlots(RunPlotInput(run: run, frames: try store.frames(run: run.runID)), dir: dir)
+                try Plots.writeRunPlots(RunPlotInput(run: run, frames: try store.frames(run: run.runID), database: databasePath), dir: dir)
             }
             lines.append("run \(run.runID): frames and psnr plots in \(Plots.shown(dir, limit: .max))")
         }

@@ -38,8 +38,8 @@ public struct RunPlotInput: Sendable {
     ///   without frames, a missing or non-positive rate or timebase, a rate and timebase whose frame duration in
     ///   ticks does not fit 64 bits, settings that are not a JSON object, settings without `resolved.rc_method`
     ///   (or without `resolved.bitrate_kbps` for `abr`), or a frame the plots cannot be drawn from (see
-    ///   ``checkFrames(_:runID:)``).
-    public init(run: LabStore.RunRow, frames: [LabStore.FrameRow]) throws {
+    ///   ``checkFrames(_:runID:database:)``, whose message names `database`).
+    public init(run: LabStore.RunRow, frames: [LabStore.FrameRow], database: String? = nil) throws {
         let id = run.runID
         guard run.status == "done" else { throw LabError.data("run \(id): status \(run.status), it has no frames to plot") }
         guard !frames.isEmpty else { throw LabError.data("run \(id): done, but no frames are stored") }
@@ -54,7 +54,7 @@ public struct RunPlotInput: Sendable {
               (try? fps.reciprocal.times(Int64(frames.count))) != nil else {
             throw LabError.data("run \(id): a frame of \(fpsDen)/\(fpsNum) s in ticks of \(tbNum)/\(tbDen) s does not fit 64 bits")
         }
-        try Self.checkFrames(frames, runID: id)
+        try Self.checkFrames(frames, runID: id, database: database)
         let settings = try StoredRunSettings(json: run.settingsJSON, runID: id)
         guard let method = settings.rcMethod else { throw LabError.data("run \(id): settings hold no resolved.rc_method") }
         var target: Double?
@@ -81,22 +81,24 @@ public struct RunPlotInput: Sendable {
     /// (``maximumFrameBytes``), each pts and dts in -2^60 ... 2^60 (``maximumTimestampTicks``). A DTS below the
     /// one before it is drawn (x264 writes one when it is given PTS that go back): the window bitrate counts
     /// such a frame at the largest DTS before it.
-    /// - Throws: `.data` "run N: frame coded_index C: ..." naming the column, its value and the allowed range.
-    public static func checkFrames(_ frames: [LabStore.FrameRow], runID id: Int64) throws {
+    /// - Throws: `.data` "DATABASE: run N: frame coded_index C: ..." naming the column, its value and the allowed range.
+    public static func checkFrames(_ frames: [LabStore.FrameRow], runID id: Int64, database: String?) throws {
         for f in frames {
-            try checkFrame(codedIndex: Int64(f.codedIndex), sizeBytes: Int64(f.sizeBytes), pts: f.pts, dts: f.dts, runID: id)
+            try checkFrame(codedIndex: Int64(f.codedIndex), sizeBytes: Int64(f.sizeBytes), pts: f.pts, dts: f.dts, runID: id, database: database)
         }
     }
 
     /// Checks one stored frame against the ranges every reader of stored frames holds them to (the plots, the
     /// report, the run metrics of ``RunMetrics``): `size_bytes` in 0 ... 2^40 (``maximumFrameBytes``), pts and dts in
     /// -2^60 ... 2^60 (``maximumTimestampTicks``), so that no sum or difference of them overflows 64 bits.
+    /// - Parameter database: the database named at the start of the message (nil: none, the caller names its input).
     /// - Parameter use: what the frame size is refused for, ending the message: "plotted", "analysed".
-    /// - Throws: `.data` "run N: frame coded_index C: size_bytes V is outside 0...1099511627776 (2^40), not a frame
+    /// - Throws: `.data` "DATABASE: run N: frame coded_index C: size_bytes V is outside 0...1099511627776 (2^40), not a frame
     ///   size that can be USE", or "... pts V is outside -2^60...2^60 (2^60 ticks)" (the limits written out).
-    public static func checkFrame(codedIndex: Int64, sizeBytes: Int64, pts: Int64, dts: Int64, runID id: Int64,
+    public static func checkFrame(codedIndex: Int64, sizeBytes: Int64, pts: Int64, dts: Int64, runID id: Int64, database: String?,
                                   use: String = "plotted") throws {
-        let at = "run \(id): frame coded_index \(codedIndex)"
+        // Named here, so that every reader's message names the database (merge, naming its input itself, gives nil).
+        let at = "\(database.map { "\($0): " } ?? "")run \(id): frame coded_index \(codedIndex)"
         guard (0...Int64(maximumFrameBytes)).contains(sizeBytes) else {
             throw LabError.data("\(at): size_bytes \(sizeBytes) is outside 0...\(maximumFrameBytes) (2^40), not a frame size that can be \(use)")
         }

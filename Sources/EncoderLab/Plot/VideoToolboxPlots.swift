@@ -155,7 +155,7 @@ extension Plots {
 
     /// Reads and checks a done run's rate, timebase and frames.
     /// - Throws: `.data` "run N: ..." for a rate or timebase that is not two numbers above 0, no frames, a frame out
-    ///   of the plottable ranges (``RunPlotInput/checkFrames(_:runID:)``), or display indices that are not
+    ///   of the plottable ranges (``RunPlotInput/checkFrames(_:runID:database:)``), or display indices that are not
     ///   0 ..< frame count, each once.
     static func videoToolboxRun(_ run: LabStore.RunRow, settings: [String: Any], hasVideoToolbox: Bool, clipInName: Bool,
                                 store: LabStore) throws -> VideoToolboxRun {
@@ -168,7 +168,7 @@ extension Plots {
         }
         let frames = try store.frames(run: id)
         guard !frames.isEmpty else { throw LabError.data("run \(id): done, but no frames are stored") }
-        try RunPlotInput.checkFrames(frames, runID: id)
+        try RunPlotInput.checkFrames(frames, runID: id, database: store.database.path)
         var pts = [Int64?](repeating: nil, count: frames.count)
         for f in frames {
             guard pts.indices.contains(f.displayIndex), pts[f.displayIndex] == nil else {

@@ -95,7 +95,7 @@ enum RunPage {
         try RunPlotInput.checkFrames(frames.map {
             LabStore.FrameRow(codedIndex: $0.codedIndex, displayIndex: $0.displayIndex, type: $0.type, sizeBytes: $0.sizeBytes,
                               pts: $0.pts, dts: $0.dts, qp: nil, psnrY: nil, psnrAvg: nil, ssim: nil)
-        }, runID: row.runID)
+        }, runID: row.runID, database: databasePath)
         let tb = timebase.approximateValue
         func seconds(_ ticks: Int64) -> Double { Double(ticks) * tb }
 

@@ -83,12 +83,8 @@ extension RuleCheck {
         guard !rowsOfFrames.isEmpty else { throw LabError.data("\(name): done, but no frames are stored") }
         // Stored times in the range every reader holds them to, so the end and the spans below cannot overflow.
         for f in rowsOfFrames {
-            do {
-                try RunPlotInput.checkFrame(codedIndex: Int64(f.codedIndex), sizeBytes: Int64(f.sizeBytes), pts: f.pts, dts: f.dts,
-                                            runID: run.runID, use: "checked")
-            } catch let error as LabError {
-                throw LabError(error.kind, "\(databasePath): \(error.message)")
-            }
+            try RunPlotInput.checkFrame(codedIndex: Int64(f.codedIndex), sizeBytes: Int64(f.sizeBytes), pts: f.pts, dts: f.dts,
+                                        runID: run.runID, database: databasePath, use: "checked")
         }
         let frames = rowsOfFrames.map {
             RuleCheckInput.Frame(codedIndex: $0.codedIndex, displayIndex: $0.displayIndex, type: $0.type, pts: $0.pts, dts: $0.dts,

@@ -112,7 +112,7 @@ public enum Merge {
     /// the migration to schema 7 does), never taken as stored. A done run is checked before it counts as done: a
     /// `runs` row with a column not of its kind (``runRowDamage(_:storageClasses:columns:declared:)``), no frames,
     /// or a frame whose `size_bytes`, `pts` or `dts` is not an integer within the ranges every reader holds them to
-    /// (``RunPlotInput/checkFrame(codedIndex:sizeBytes:pts:dts:runID:use:)``), a BLOB in a row of any of its tables
+    /// (``RunPlotInput/checkFrame(codedIndex:sizeBytes:pts:dts:runID:database:use:)``), a BLOB in a row of any of its tables
     /// (``damage(of:in:runFrames:tables:columns:)``), or whose rows the merged database's
     /// schema refuses (a CHECK or NOT NULL broken), is stored as a `failed` run whose error names the input, its run
     /// and what is wrong, without its rows (``MergeReport/damaged``); it never makes a done copy of its key elsewhere
@@ -390,7 +390,7 @@ public enum Merge {
 
     /// What is wrong with a done run's rows in an input, or nil when they can be trusted: no frames, a `runs.frames`
     /// that is not the number of its frames rows, a frame whose `size_bytes`, `pts` or `dts` is not an integer
-    /// within ``RunPlotInput/checkFrame(codedIndex:sizeBytes:pts:dts:runID:use:)``'s ranges (0 ... 2^40 bytes;
+    /// within ``RunPlotInput/checkFrame(codedIndex:sizeBytes:pts:dts:runID:database:use:)``'s ranges (0 ... 2^40 bytes;
     /// ±2^60 ticks), or a BLOB in any column of a row of `tables` (the lab stores none, and a BLOB would be read as
     /// NULL). Frames rows are read one at a time.
     /// - Throws: the database's errors (a damaged file).
@@ -411,7 +411,7 @@ public enum Merge {
             }
             guard case .integer(let size) = row[1], case .integer(let pts) = row[2], case .integer(let dts) = row[3] else { continue }
             do {
-                try RunPlotInput.checkFrame(codedIndex: index, sizeBytes: size, pts: pts, dts: dts, runID: runID, use: "merged")
+                try RunPlotInput.checkFrame(codedIndex: index, sizeBytes: size, pts: pts, dts: dts, runID: runID, database: nil, use: "merged")
             } catch let e as LabError {
                 // "run N: frame coded_index C: ..." without the run, which the stored error names with its input.
                 return e.message.hasPrefix("run \(runID): ") ? String(e.message.dropFirst("run \(runID): ".count)) : e.message

@@ -227,6 +227,22 @@ public final class Database {
     }
 }
 
+extension SQLValue {
+    /// A stored number as every reader of the lab's REAL columns takes it (qp, psnr_*, ssim of a frame; checked here
+    /// by kind, in one place): NULL is `.some(nil)`, an integer or a finite real its Double; text, a BLOB and a real
+    /// that is not finite are nil, refused. SQLite keeps a REAL overflowing a double as ±Inf (1e999 reads back as
+    /// +Inf), which a mean would carry and a plot could not draw; it stores no NaN (a NaN bound as REAL is NULL).
+    public var measurement: Double?? {
+        switch self {
+        case .null: return .some(nil)
+        case .integer(let v): return .some(Double(v))
+        // Spelled out: `v.isFinite ? v : nil` would be a Double? wrapped again, reading an Inf as NULL.
+        case .real(let v): return v.isFinite ? .some(v) : .none
+        case .text, .blob: return .none
+        }
+    }
+}
+
 /// One result row whose columns are read by name (as GRDB's `Row["coded_index"]`); NULL reads as nil.
 public struct Row {
     let path: String
@@ -262,9 +278,10 @@ public struct Row {
         return v
     }
 
-    /// A NOT NULL real column (an integer value reads as its Double). - Throws: `.data` for NULL or text.
+    /// A NOT NULL real column (an integer value reads as its Double). - Throws: `.data` for NULL, text, a BLOB or a
+    /// real that is not finite.
     public func real(_ name: String) throws -> Double {
-        guard let v = self[name].double else { throw mismatch(name, "a number") }
+        guard case .some(.some(let v)) = self[name].measurement else { throw mismatch(name, "a finite number") }
         return v
     }
 
@@ -274,16 +291,13 @@ public struct Row {
         return v
     }
 
-    /// A column that may be NULL but otherwise holds a number (an integer reads as its Double): a PSNR, a QP.
+    /// A column that may be NULL but otherwise holds a finite number (an integer reads as its Double): a PSNR, a
+    /// QP, an SSIM (``SQLValue/measurement``).
     /// - Throws: `.data` naming the file, the row's place and the column for text or a BLOB (which plots would draw
-    ///   as NaN and averages read as 0).
+    ///   as NaN and averages read as 0), or for a real that is not finite (an Inf mean, a point off the axis).
     public func optionalNumber(_ name: String) throws -> Double? {
-        switch self[name] {
-        case .null: return nil
-        case .integer(let v): return Double(v)
-        case .real(let v): return v
-        case .text, .blob: throw mismatch(name, "a number or NULL")
-        }
+        guard let v = self[name].measurement else { throw mismatch(name, "a finite number or NULL") }
+        return v
     }
 
     private func mismatch(_ name: String, _ expected: String) -> LabError {
