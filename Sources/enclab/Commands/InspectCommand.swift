@@ -61,6 +61,8 @@ struct InspectCommand: Command {
         let stream = try Bitstream.open(input)
         // Each thing accepted (with --strict it was an error, 65): a warning on stderr, and in the listing.
         for w in stream.warnings { FileHandle.standardError.write(Data("warning: \(oneLine(w.message))\n".utf8)) }
-        print(json ? try Bitstream.inspectJSON(stream) : Bitstream.inspectText(stream), terminator: json ? "\n" : "")
+        let listing = json ? try Bitstream.inspectJSON(stream) : Bitstream.inspectText(stream)
+        try Interruption.check()   // interrupted while listing: 130, and no listing
+        print(listing, terminator: json ? "\n" : "")
     }
 }
