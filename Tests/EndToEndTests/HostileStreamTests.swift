@@ -115,6 +115,54 @@ struct HostileStreamTests {
                 "\(codes.status) \(codes.stderr.prefix(300))")
     }
 
+    @Test("16 MiB of AUDs (and of AUD + 1 byte): exit 65 within 512 MiB of address space, one line naming what is missing; no output")
+    func nothingToDecode() throws {
+        let dir = cli.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        // 4 Mi access unit delimiters (00 00 01 09: nal_unit_type 9, no payload), and 16 MiB of 00 00 01 09 F0
+        // (an AUD with primary_pic_type 7 and its stop bit): no SPS, no PPS, no slice.
+        let auds = 4 << 20
+        try write(Array([[UInt8]](repeating: [0, 0, 1, 9], count: auds).joined()), dir, "a.264")
+        let longAUDs = (16 << 20) / 5
+        try write(Array([[UInt8]](repeating: [0, 0, 1, 9, 0xF0], count: longAUDs).joined()), dir, "s.264")
+        for (name, count) in [("a.264", auds), ("s.264", longAUDs)] {
+            let line = "enclab: \(name): nothing to decode: no SPS, no PPS and no slice among its \(count) NAL units (\(count) AUD (nal_unit_type 9))\n"
+            for args in [["inspect", name], ["inspect", "--json", name], ["convert", "--to", "packets", name, "p.out"],
+                         ["convert", "--to", "avcc", name, "p.out"]] {
+                let r = try enclabLimited(512, args, in: dir)
+                #expect(r.status == 65 && r.stderr == line && r.stdout.isEmpty && !r.killed, "\(args): \(r.status) \(r.stderr.prefix(300))")
+            }
+        }
+        #expect(!exists(dir, "p.out"))
+    }
+
+    @Test("SIGINT while convert parses a long stream: exit 130, no success line and no output")
+    func interruptedConvert() throws {
+        let dir = cli.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try x264(dir)
+        // The x264 stream then 1 Mi AUDs: each AUD after a picture starts an access unit, so parsing takes seconds.
+        let original = [UInt8](try Data(contentsOf: URL(fileURLWithPath: "\(dir)/s.264")))
+        try write(original + Array([[UInt8]](repeating: [0, 0, 1, 9, 0xF0], count: 1 << 20).joined()), dir, "l.264")
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: CommandLineTests.binary)
+        p.arguments = ["convert", "--to", "avcc", "l.264", "l.avcc"]
+        p.currentDirectoryURL = URL(fileURLWithPath: dir)
+        let out = Pipe(), err = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        try p.run()
+        Thread.sleep(forTimeInterval: 1.5)   // started, reading and splitting the 5 MiB
+        #expect(p.isRunning, "convert finished within 1.5 s: the test needs a longer stream")
+        kill(p.processIdentifier, SIGINT)
+        let stdout = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        #expect(p.terminationStatus == 130 && stdout.isEmpty && stderr.hasSuffix("enclab: interrupted by SIGINT\n"),
+                "\(p.terminationStatus) \(stdout.prefix(200)) \(stderr.suffix(300))")
+        #expect(!exists(dir, "l.avcc"))
+    }
+
     @Test("a real stream followed by 1 Mi empty NAL units: exit 0, one warning listing 16 offsets and the count of the rest")
     func manyEmptyNALUnits() throws {
         let dir = cli.scratch()

@@ -138,12 +138,17 @@ public enum Convert {
                     times = try derivedTimes(units, fps: options.fps, path: input)
                 }
                 var out: [UInt8] = []
-                for p in try Packet.fromAccessUnits(units, timestamps: times) { out += try p.serialize() }
+                for (k, p) in try Packet.fromAccessUnits(units, timestamps: times).enumerated() {
+                    if k & 0xFFF == 0 { try Interruption.check() }
+                    out += try p.serialize()
+                }
                 bytes = out
             }
         } catch let e as H264Error {
             throw LabError.data("\(input): \(e)")
         }
+        // An interrupted conversion writes nothing (the command then exits 130 without its success line).
+        try Interruption.check()
         // Written under temporary names and renamed into place together, only when both are whole: a failure leaves
         // neither an empty nor a partial output. (A stream with no NAL unit was refused by Bitstream.open.)
         if let config, let configPath = options.avccConfigPath {
@@ -266,6 +271,13 @@ public enum Convert {
                 : "\(path): a frame duration of \(durationNum)/\(durationDen) s is under a microsecond, the packets' time unit")
         }
         guard durationDen > 0 else {
+            // Say what is really missing: no SPS at all, or no slice to take one from, before the SPS's VUI.
+            if sets.sequenceParameterSets.isEmpty {
+                throw LabError.data("\(path): no SPS in the stream, so no frame rate and no picture to time: packets need an SPS, a PPS and slices")
+            }
+            if !units.contains(where: \.hasPrimaryPicture) {
+                throw LabError.data("\(path): no access unit holds a slice, so there is no picture to time: packets need slices")
+            }
             throw LabError.usage("\(path): the SPS has no VUI timing; give --fps NUM[/DEN] for the packets' timestamps")
         }
         // Durations in ticks (half frames), then the start of each access unit in display and in decode order.

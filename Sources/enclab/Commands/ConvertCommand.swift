@@ -38,7 +38,7 @@ struct ConvertCommand: Command {
         (0, "converted"),
         (64, "usage: a bad flag or value, no --to, packets wanted from a stream without VUI timing and no --fps, "
             + "--in-avcc-config with --parameter-sets or with --from other than avcc, an output naming an input"),
-        (65, "bad data: IN is empty, holds no NAL unit or does not parse in its format, the --in-avcc-config record or --parameter-sets value "
+        (65, "bad data: IN is empty, holds no NAL unit, holds nothing to decode (no SPS, no PPS and no slice) or does not parse in its format, the --in-avcc-config record or --parameter-sets value "
             + "does not parse, --avcc-config for a stream whose parameter sets change (without --avcc-config-first); "
             + "with --strict, anything otherwise accepted with a warning"),
         (66, "IN or the --in-avcc-config or --parameter-sets file is missing or cannot be read"),

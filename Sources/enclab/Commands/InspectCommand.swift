@@ -37,7 +37,7 @@ struct InspectCommand: Command {
         (0, "listed (warnings, if any, on stderr and in the listing)"),
         (64, "usage: a bad flag or value, --in-avcc-config with --parameter-sets or with --from other than avcc, or a "
             + "--length-size the avcC record contradicts"),
-        (65, "bad data: STREAM is empty, holds no NAL unit or does not parse in its format, the --in-avcc-config record or --parameter-sets "
+        (65, "bad data: STREAM is empty, holds no NAL unit, holds nothing to decode (no SPS, no PPS and no slice) or does not parse in its format, the --in-avcc-config record or --parameter-sets "
             + "value does not parse; with --strict, anything otherwise accepted with a warning"),
         (66, "STREAM or the --in-avcc-config or --parameter-sets file is missing or cannot be read"),
     ]
@@ -61,6 +61,8 @@ struct InspectCommand: Command {
         let stream = try Bitstream.open(input)
         // Each thing accepted (with --strict it was an error, 65): a warning on stderr, and in the listing.
         for w in stream.warnings { FileHandle.standardError.write(Data("warning: \(oneLine(w.message))\n".utf8)) }
-        print(json ? try Bitstream.inspectJSON(stream) : Bitstream.inspectText(stream), terminator: json ? "\n" : "")
+        let listing = json ? try Bitstream.inspectJSON(stream) : Bitstream.inspectText(stream)
+        try Interruption.check()   // interrupted while listing: 130, and no listing
+        print(listing, terminator: json ? "\n" : "")
     }
 }
