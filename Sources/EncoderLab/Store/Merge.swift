@@ -391,8 +391,8 @@ public enum Merge {
     /// What is wrong with a done run's rows in an input, or nil when they can be trusted: no frames, a `runs.frames`
     /// that is not the number of its frames rows, a frame whose `size_bytes`, `pts` or `dts` is not an integer
     /// within ``RunPlotInput/checkFrame(codedIndex:sizeBytes:pts:dts:runID:database:use:)``'s ranges (0 ... 2^40 bytes;
-    /// ±2^60 ticks), or a BLOB in any column of a row of `tables` (the lab stores none, and a BLOB would be read as
-    /// NULL). Frames rows are read one at a time.
+    /// ±2^60 ticks), or a BLOB in any column of a row of `tables` (the lab stores none).
+    /// Frames rows are read one at a time.
     /// - Throws: the database's errors (a damaged file).
     static func damage(of runID: Int64, in database: Database, runFrames: SQLValue, tables: [String] = [], columns: [String: [String]] = [:]) throws -> String? {
         let select = try database.prepare("""
@@ -430,7 +430,7 @@ public enum Merge {
     }
 
     /// A stored value as a message shows it: text quoted and cut at 40 characters; `storage` is its SQLite storage
-    /// class (`typeof`), which names a BLOB (read as NULL).
+    /// class (`typeof`), which names a BLOB.
     private static func shown(_ value: SQLValue, storage: String? = nil) -> String {
         if storage == "blob" { return "a BLOB" }
         switch value {
