@@ -8,7 +8,7 @@
 # Variants, one of each per round, in this order every round (interleaved, so drift in the machine's load falls on
 # all of them alike):
 #   x264      x264 --psnr --ssim FLAGS -o out.264 clip.y4m                      (the limit)
-#   x264-noavx512  the same with --asm naming the CPU's flags without AVX-512 (the lab turns AVX-512 off, README)
+#   x264-noavx512  the same with --asm naming the CPU's flags without AVX-512 (the lab turns AVX-512 off, docs/verification.md)
 #   full      enclab encode clip.y4m FLAGS (full verification, store, plots)
 #   none      enclab encode clip.y4m FLAGS --verify none --no-plots
 #   ffmpeg    libx264 through ffmpeg, then ffprobe for the frames and the psnr filter against the source: the same
