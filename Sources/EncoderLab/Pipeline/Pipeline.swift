@@ -56,8 +56,8 @@ public struct RunResult: Sendable {
 
 /// The run's stages, in order: input (the clip), timestamps (each picture's PTS and forced type), encode (x264),
 /// output (the stream and its companions in the run's folder), verify (the stream parsed back and decoded
-/// independently). ``Lab/check(_:experiment:)`` runs the first of them far enough to refuse bad input before
-/// anything is written; ``execute(_:in:matroska:warn:)`` runs them all. Only the store's writer (``Lab``) records the result.
+/// independently). ``Runner/check(_:experiment:)`` runs the first of them far enough to refuse bad input before
+/// anything is written; ``execute(_:in:matroska:warn:)`` runs them all. Only the store's writer (``Runner``) records the result.
 public enum Pipeline {
     /// The run spec of a checked run, once its clip's digest is known.
     public static func spec(_ checked: CheckedRun, clip: ClipIdentity) -> RunSpec {

@@ -28,10 +28,13 @@ public struct RunOutcome: Sendable {
     public var repeats: Int = 1
 }
 
+/// The name the command line and the tests know the runner by.
+public typealias Lab = Runner
+
 /// The lab's runner and the store's only writer: it checks runs (``check(_:experiment:)``), skips those
 /// whose key is already done, executes the rest (``Pipeline/execute(_:in:matroska:warn:)``) in a temporary folder, records
 /// each result in one transaction, then draws its plots from the store and moves its folder into place.
-public final class Lab {
+public final class Runner {
     public let store: LabStore
     /// Folder for run outputs (`<first 16 hex digits of the run key>/stream.264` and its plots).
     public let outDirectory: String
@@ -92,12 +95,12 @@ public final class Lab {
         try settleTemporaryFolders()
     }
 
-    /// The output folders this Lab created (outermost first) and whether it created the database file: what
+    /// The output folders this runner created (outermost first) and whether it created the database file: what
     /// ``discardIfUnused()`` may remove.
     private let madeFolders: [String]
     private let madeDatabase: Bool
 
-    /// After a command failed: removes the database file when this Lab created it and it holds no run (with its
+    /// After a command failed: removes the database file when this runner created it and it holds no run (with its
     /// `-wal`, `-shm` and `-journal` files), and the output folders it created that are still empty. A refused run
     /// (settings, a clip, a folder of another database) thus leaves neither a database without runs nor empty
     /// folders; a run recorded (done or failed) keeps both.
