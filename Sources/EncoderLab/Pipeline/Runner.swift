@@ -33,7 +33,7 @@ public typealias Lab = Runner
 
 /// The lab's runner and the store's only writer: it checks runs (``check(_:experiment:)``), skips those
 /// whose key is already done, executes the rest (``Pipeline/execute(_:in:matroska:warn:)``) in a temporary folder, records
-/// each result in one transaction, then draws its plots from the store and moves its folder into place.
+/// each result in one transaction and moves its folder into place, then draws its plots from the store.
 public final class Runner {
     public let store: LabStore
     /// Folder for run outputs (`<first 16 hex digits of the run key>/stream.264` and its plots).
@@ -45,7 +45,7 @@ public final class Runner {
     public var matroska = false
     /// When the per-run plots (`frames`, `psnr`) are drawn.
     public enum PlotMode: String, Sendable {
-        /// After each run is recorded, before its folder is moved into place, both plots by one gnuplot process
+        /// After each run is recorded and its folder moved into place, both plots by one gnuplot process
         /// (`enclab encode`).
         case eachRun = "each-run"
         /// The data files and scripts with each run; the drawing once the experiment's runs are done, all in one
@@ -310,7 +310,7 @@ public final class Runner {
 
     /// Runs one checked run: its key from the clip's digest and the settings; the stored run when the key is done
     /// already (unless `force`); else the pipeline's stages in a temporary folder, one transaction recording the
-    /// result, the plots drawn from the store, and the folder moved to `OUT/<first 16 hex digits of the key>`.
+    /// result, the folder moved to `OUT/<first 16 hex digits of the key>`, and the plots drawn from the store there.
     /// A run that fails in a stage is recorded `failed` with its error and no frames; output that cannot be
     /// written (73, 74), a locked database (75) or a folder that is another database's (64) records nothing.
     public func run(_ checked: CheckedRun) throws -> RunOutcome {
@@ -416,8 +416,8 @@ public final class Runner {
     }
 
     /// The writer's part after a run's stages: a failure recorded `failed` (and thrown), a result recorded in one
-    /// transaction, its plots drawn from the store, its folder moved into place. The temporary folder is removed
-    /// unless the run was recorded.
+    /// transaction, its folder moved into place; then its plots drawn from the store (``drawPlots(runID:key:folder:)``).
+    /// The temporary folder is removed unless the run was recorded.
     func record(_ job: PreparedRun, _ executed: Result<RunResult, any Error>) throws -> RunOutcome {
         let (checked, spec, existing, final, replacing, temporary, start) =
             (job.checked, job.spec, job.existing, job.final, job.replacing, job.temporary, job.start)
@@ -478,22 +478,6 @@ public final class Runner {
         // Recorded: from here the folder is the run's. A failure below leaves it under its temporary name, which the
         // next start moves into place.
         keepTemporary = true
-        var plotError: Error?
-        // The run's two plots are queued and drawn by one gnuplot process: now (each run), or with the sweep's.
-        let runQueue = plotMode == .none ? nil : PlotQueue()
-        if plotMode != .none {
-            do {
-                // The run just recorded, read back by its key (not every row of the database).
-                guard let row = try store.doneRun(key: key), row.runID == runID else {
-                    throw LabError.software("\(store.database.path): run \(runID) is not there after its commit")
-                }
-                try Plots.writeRunPlots(try RunPlotInput(run: row, frames: try store.frames(run: runID), database: store.database.path), dir: temporary,
-                                        queue: runQueue)
-                if plotMode == .eachRun { try runQueue?.draw(in: outDirectory) }
-            } catch {
-                plotError = error
-            }
-        }
         do {
             try moveIntoPlace(temporary, final, replacing: existing != nil)
         } catch let e as LabError where e.kind == .usage {
@@ -507,13 +491,7 @@ public final class Runner {
             }
             throw e
         }
-        if plotMode == .batched, let runQueue { plotQueue.add(runQueue.take(), movedFrom: temporary, to: final) }
-        if let plotError {
-            if let signal = Interruption.received { throw LabError(.interrupted, "interrupted by \(signal)") }
-            // The folder has its final name now: the error names the files there.
-            if let e = plotError as? LabError { throw LabError(e.kind, e.message.replacingOccurrences(of: temporary, with: final)) }
-            throw plotError
-        }
+        try drawPlots(runID: runID, key: key, folder: final)
         // A signal during the plots: the run is done and in place; the command still ends as interrupted.
         try Interruption.check()
         let bytes = result.frames.reduce(0) { $0 + $1.sizeBytes }
@@ -527,6 +505,31 @@ public final class Runner {
                                                 .compactMap { $0?.psnr.avg }),
                           streamPath: "\(final)/stream.264",
                           warnings: result.warnings)
+    }
+
+    /// A recorded run's plots (`frames`, `psnr`), drawn from the store once its folder is in place, as ``plotMode``
+    /// says: both now by one gnuplot process (`.eachRun`), queued for the sweep's one process (`.batched`), or none.
+    /// A failure leaves the run done and in place: the next `encode` or `run` of its key draws its missing pictures.
+    /// - Throws: `.interrupted` after SIGINT/SIGTERM; the plots' errors, naming the files in the run's folder.
+    func drawPlots(runID: Int64, key: String, folder: String) throws {
+        guard plotMode != .none else { return }
+        do {
+            // The run just recorded, read back by its key (not every row of the database).
+            guard let row = try store.doneRun(key: key), row.runID == runID else {
+                throw LabError.software("\(store.database.path): run \(runID) is not there after its commit")
+            }
+            let input = try RunPlotInput(run: row, frames: try store.frames(run: runID), database: store.database.path)
+            if plotMode == .batched {
+                try Plots.writeRunPlots(input, dir: folder, queue: plotQueue)
+            } else {
+                let runQueue = PlotQueue()
+                try Plots.writeRunPlots(input, dir: folder, queue: runQueue)
+                try runQueue.draw(in: outDirectory)
+            }
+        } catch {
+            if let signal = Interruption.received { throw LabError(.interrupted, "interrupted by \(signal)") }
+            throw error
+        }
     }
 
     /// Moves a recorded run's folder into place: renameat2 RENAME_NOREPLACE, or, replacing a run (`--force`),
