@@ -105,7 +105,7 @@ public final class Runner {
     /// (settings, a clip, a folder of another database) thus leaves neither a database without runs nor empty
     /// folders; a run recorded (done or failed) keeps both.
     public func discardIfUnused() {
-        if madeDatabase, let runs = try? store.database.query("SELECT count(*) FROM runs").first?.first?.int, runs == 0 {
+        if madeDatabase, let runs = try? store.runCount(), runs == 0 {
             Self.removeDatabaseFiles(store.database.path)
         }
         OutputFiles.removeEmptyFolders(madeFolders)
@@ -400,8 +400,8 @@ public final class Runner {
     /// Whether a done run's frames are all stored: at least one `frames` row, as many as `runs.frames` says. A done run
     /// without them (a damaged or hand-edited database) is not done: it is encoded again and replaces the row.
     func framesStored(_ row: LabStore.RunRow) throws -> Bool {
-        let count = try store.database.query("SELECT count(*) FROM frames WHERE run_id = ?", [.integer(row.runID)]).first?.first?.int ?? 0
-        return count > 0 && count == Int64(row.frames ?? -1)
+        let count = try store.frameCount(run: row.runID)
+        return count > 0 && count == row.frames ?? -1
     }
 
     /// A run's stages (``Pipeline/execute(_:in:matroska:warn:)``) into `folder`; no store access, so any thread may
@@ -439,28 +439,18 @@ public final class Runner {
             throw failure
         }
         // The store's writer: one transaction; the folder is checked again just before the commit.
-        let outDirectory = self.outDirectory, folderName = spec.folderName
+        let streamPath = "\(final)/stream.264"
+        var measured = result.measured
+        measured.settingsJSON = withReport(measured.settingsJSON)
         var recordStart = start
-        let settingsJSON = withReport(result.settingsJSON)
-        recordStart.settingsJSON = settingsJSON
+        recordStart.settingsJSON = measured.settingsJSON
         recordStart.crop = result.crop
         recordStart.ffmpegVersion = result.ffmpegVersion
-        var finished = LabStore.RunRecord.Finished(
-            frames: result.frames, timebaseNum: result.resolved.timebaseNum, timebaseDen: result.resolved.timebaseDen,
-            durationSeconds: result.duration.approximateValue, streamPath: { _ in "\(outDirectory)/\(folderName)/stream.264" },
-            inputFrames: result.inputFrames, truncatedBytes: result.truncatedBytes, settingsJSON: settingsJSON,
-            verification: result.verification, decoded: result.decoded)
-        finished.inputPTS = result.inputPTS
-        finished.timestampAnalysis = result.timestampAnalysis
-        finished.timestampSource = (spec.input.timestamps?.source ?? .constantRate).rawValue
-        finished.keyframes = result.keyframes
-        finished.dataRateWindows = result.dataRateWindows
-        finished.dataRateLimitsVTCompat = result.dataRateLimitsVTCompat
-        finished.unverified = spec.settings.verify == .none
         let runID: Int64
         do {
             var record = LabStore.RunRecord(start: recordStart, createdAt: result.createdAt, warnings: result.warnings,
-                                            outcome: .done(finished), runKey: key, clipSHA256: identity.sha256)
+                                            outcome: .done(measured), runKey: key, clipSHA256: identity.sha256)
+            record.streamPath = { _ in streamPath }
             record.repeatable = spec.repeatable
             runID = try store.recordRun(record, replacing: replacing) { recorded in
                 if existing == nil && FileManager.default.fileExists(atPath: final) {
@@ -484,25 +474,18 @@ public final class Runner {
             // Another database's process made the folder between the check and the rename: this database gives
             // the run up again, so no row claims a folder it did not write.
             keepTemporary = false
-            try? store.database.transaction {
-                for table in LabStore.runChildTables + ["runs"] {
-                    try store.database.prepare("DELETE FROM \(table) WHERE run_id = ?").run([.integer(runID)])
-                }
-            }
+            try? store.removeRun(runID)
             throw e
         }
         try drawPlots(runID: runID, key: key, folder: final)
         // A signal during the plots: the run is done and in place; the command still ends as interrupted.
         try Interruption.check()
-        let bytes = result.frames.reduce(0) { $0 + $1.sizeBytes }
+        let bytes = measured.frames.reduce(0) { $0 + $1.sizeBytes }
         let text = checked.label.isEmpty ? checked.settings.x264Arguments.joined(separator: " ") : checked.label
         return RunOutcome(runID: runID, runKey: key, clip: checked.clipPath, label: checked.label, settingsText: text,
-                          frames: result.frames.count,
-                          bytes: bytes, kbps: Double(bytes) * 8 / 1000 / result.duration.approximateValue,
-                          meanPSNR: Self.mean(FrameQuality.measure(frames: result.frames, decoded: result.decoded,
-                                                                   width: spec.input.width, height: spec.input.height,
-                                                                   unverified: spec.settings.verify == .none)
-                                                .compactMap { $0?.psnr.avg }),
+                          frames: measured.frames.count,
+                          bytes: bytes, kbps: Double(bytes) * 8 / 1000 / measured.durationSeconds,
+                          meanPSNR: Self.mean(measured.quality.compactMap { $0?.psnr.avg }),
                           streamPath: "\(final)/stream.264",
                           warnings: result.warnings)
     }
@@ -559,7 +542,7 @@ public final class Runner {
 
     /// The printed outcome of a stored run.
     func outcome(of row: LabStore.RunRow, alreadyDone: Bool) throws -> RunOutcome {
-        let psnr = try store.database.query("SELECT avg(psnr_avg) FROM frames WHERE run_id = ?", [.integer(row.runID)]).first?.first?.double
+        let psnr = try store.meanPSNR(run: row.runID)
         let settings = (try? JSONSerialization.jsonObject(with: Data(row.settingsJSON.utf8))) as? [String: Any] ?? [:]
         let seconds = row.durationSeconds ?? 0
         let label = settings["label"] as? String ?? ""
