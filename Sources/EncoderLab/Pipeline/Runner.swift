@@ -31,9 +31,10 @@ public struct RunOutcome: Sendable {
 /// The name the command line and the tests know the runner by.
 public typealias Lab = Runner
 
-/// The lab's runner and the store's only writer: it checks runs (``check(_:experiment:)``), skips those
-/// whose key is already done, executes the rest (``Pipeline/execute(_:in:matroska:warn:)``) in a temporary folder, records
-/// each result in one transaction and moves its folder into place, then draws its plots from the store.
+/// The lab's runner: it checks runs (``check(_:experiment:)``), skips those whose key is already done, executes the
+/// rest (``Pipeline/execute(_:in:matroska:warn:)``) in a temporary folder, has the store's one writer record each
+/// result in one transaction and move its folder into place (``RunWriter``), then draws its plots from the store.
+/// It settles the temporary folders killed processes left (``settleTemporaryFolders()``).
 public final class Runner {
     public let store: LabStore
     /// Folder for run outputs (`<first 16 hex digits of the run key>/stream.264` and its plots).
@@ -329,7 +330,7 @@ public final class Runner {
         return Pipeline.spec(checked, clip: identity)
     }
 
-    /// A run whose stages can start: its temporary folder made, and what the writer needs to record it.
+    /// A run whose stages can start: its temporary folder made, and what the writer needs to record it (``written``).
     struct PreparedRun {
         var checked: CheckedRun
         var spec: RunSpec
@@ -341,6 +342,12 @@ public final class Runner {
         /// `OUT/.tmp-KEY-...`, where the stages write.
         var temporary: String
         var start: LabStore.RunStart
+
+        /// The run as the store's writer records it.
+        var written: RunWriter.Run {
+            RunWriter.Run(start: start, runKey: spec.key, clipSHA256: spec.clip.sha256, repeatable: spec.repeatable,
+                          temporary: temporary, final: final, replacing: replacing, replacesFolder: existing != nil)
+        }
     }
 
     /// What ``prepare(_:spec:)`` decided: the run is done already, or it is ready for its stages.
@@ -349,7 +356,7 @@ public final class Runner {
         case ready(PreparedRun)
     }
 
-    /// The writer's part before a run's stages: the stored run when its key is done already (unless `force`), else
+    /// The runner's part before a run's stages: the stored run when its key is done already (unless `force`), else
     /// a new temporary folder for it.
     /// - Throws: `.interrupted` after SIGINT/SIGTERM (nothing recorded for the run); `.usage` when its final folder
     ///   is another database's; the store's and the file system's errors.
@@ -384,9 +391,7 @@ public final class Runner {
             return .done(try outcome(of: existing, alreadyDone: true))
         }
         let replacing = force || existing != nil
-        if existing == nil && FileManager.default.fileExists(atPath: final) {
-            throw LabError.usage("\(final) already exists (from another database?): give this database its own --out")
-        }
+        if existing == nil && FileManager.default.fileExists(atPath: final) { throw RunWriter.folderTaken(final) }
         let temporary = "\(outDirectory)/\(temporaryName(key: key))"
         try OutputFiles.makeNewDirectory(temporary)
         let start = LabStore.RunStart(experiment: checked.experiment, clip: checked.clipPath,
@@ -415,78 +420,35 @@ public final class Runner {
         }
     }
 
-    /// The writer's part after a run's stages: a failure recorded `failed` (and thrown), a result recorded in one
-    /// transaction, its folder moved into place; then its plots drawn from the store (``drawPlots(runID:key:folder:)``).
-    /// The temporary folder is removed unless the run was recorded.
+    /// After a run's stages: the store's writer records what they ended with in one call and moves the folder into
+    /// place (``RunWriter/record(_:_:)``; a failure is recorded `failed` and thrown), then the run's plots are drawn
+    /// from the store there (``drawPlots(runID:key:folder:)``).
     func record(_ job: PreparedRun, _ executed: Result<RunResult, any Error>) throws -> RunOutcome {
-        let (checked, spec, existing, final, replacing, temporary, start) =
-            (job.checked, job.spec, job.existing, job.final, job.replacing, job.temporary, job.start)
-        let key = spec.key, identity = spec.clip
-        var keepTemporary = false
-        defer { if !keepTemporary { OutputFiles.removeTree(temporary) } }
-        let result: RunResult
-        do {
-            result = try executed.get()
-        } catch {
-            var failure = error as? LabError ?? LabError.software(error.localizedDescription)
-            if let signal = Interruption.received { failure = LabError(.interrupted, "interrupted by \(signal)") }
-            if ![.cantCreate, .ioError, .tempFail, .usage].contains(failure.kind) && store.database.damage == nil {
-                var failed = LabStore.RunRecord(start: start, createdAt: Date(), warnings: [],
-                                                outcome: .failed(error: failure.message), runKey: key, clipSHA256: identity.sha256)
-                failed.repeatable = spec.repeatable
-                _ = try? store.recordRun(failed) { _ in }
-            }
-            throw failure
+        let checked = job.checked, key = job.spec.key
+        // The experiment's `report` object goes into the settings recorded, never into the key.
+        let executed = executed.map { result in
+            var result = result
+            result.measured.settingsJSON = withReport(result.measured.settingsJSON)
+            return result
         }
-        // The store's writer: one transaction; the folder is checked again just before the commit.
-        let streamPath = "\(final)/stream.264"
-        var measured = result.measured
-        measured.settingsJSON = withReport(measured.settingsJSON)
-        var recordStart = start
-        recordStart.settingsJSON = measured.settingsJSON
-        recordStart.crop = result.crop
-        recordStart.ffmpegVersion = result.ffmpegVersion
         let runID: Int64
-        do {
-            var record = LabStore.RunRecord(start: recordStart, createdAt: result.createdAt, warnings: result.warnings,
-                                            outcome: .done(measured), runKey: key, clipSHA256: identity.sha256)
-            record.streamPath = { _ in streamPath }
-            record.repeatable = spec.repeatable
-            runID = try store.recordRun(record, replacing: replacing) { recorded in
-                if existing == nil && FileManager.default.fileExists(atPath: final) {
-                    throw LabError.usage("\(final) already exists (from another database?): give this database its own --out")
-                }
-                // The run's metrics in the transaction that records its frames: no run is stored half-analysed.
-                try RunMetrics.record(store: store, runID: recorded)
-            }
-        } catch let e as LabError where e.kind == .usage && !replacing {
-            // Another process of this database recorded the same key meanwhile (two sweeps sharing it): that run
-            // stands, this one is the same specification, so it is reported as already done.
-            if let done = try store.doneRun(key: key) { return try outcome(of: done, alreadyDone: true) }
-            throw e
+        switch try RunWriter(store: store).record(job.written, executed) {
+        case .alreadyDone(let row):
+            return try outcome(of: row, alreadyDone: true)
+        case .recorded(let id):
+            runID = id
         }
-        // Recorded: from here the folder is the run's. A failure below leaves it under its temporary name, which the
-        // next start moves into place.
-        keepTemporary = true
-        do {
-            try moveIntoPlace(temporary, final, replacing: existing != nil)
-        } catch let e as LabError where e.kind == .usage {
-            // Another database's process made the folder between the check and the rename: this database gives
-            // the run up again, so no row claims a folder it did not write.
-            keepTemporary = false
-            try? store.removeRun(runID)
-            throw e
-        }
-        try drawPlots(runID: runID, key: key, folder: final)
+        try drawPlots(runID: runID, key: key, folder: job.final)
         // A signal during the plots: the run is done and in place; the command still ends as interrupted.
         try Interruption.check()
+        let result = try executed.get(), measured = result.measured
         let bytes = measured.frames.reduce(0) { $0 + $1.sizeBytes }
         let text = checked.label.isEmpty ? checked.settings.x264Arguments.joined(separator: " ") : checked.label
         return RunOutcome(runID: runID, runKey: key, clip: checked.clipPath, label: checked.label, settingsText: text,
                           frames: measured.frames.count,
                           bytes: bytes, kbps: Double(bytes) * 8 / 1000 / measured.durationSeconds,
                           meanPSNR: Self.mean(measured.quality.compactMap { $0?.psnr.avg }),
-                          streamPath: "\(final)/stream.264",
+                          streamPath: "\(job.final)/stream.264",
                           warnings: result.warnings)
     }
 
@@ -512,17 +474,6 @@ public final class Runner {
         } catch {
             if let signal = Interruption.received { throw LabError(.interrupted, "interrupted by \(signal)") }
             throw error
-        }
-    }
-
-    /// Moves a recorded run's folder into place: renameat2 RENAME_NOREPLACE, or, replacing a run (`--force`),
-    /// RENAME_EXCHANGE with the old folder, which is then removed.
-    private func moveIntoPlace(_ temporary: String, _ final: String, replacing: Bool) throws {
-        if replacing && FileManager.default.fileExists(atPath: final) {
-            try OutputFiles.exchange(temporary, final)
-            OutputFiles.removeTree(temporary)
-        } else if try !OutputFiles.renameNoReplace(temporary, final) {
-            throw LabError.usage("\(final) already exists (from another database?): give this database its own --out")
         }
     }
 

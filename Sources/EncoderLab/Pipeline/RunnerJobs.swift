@@ -32,8 +32,9 @@ extension Runner {
     /// Runs checked runs, up to `jobs` at once, and returns their outcomes in the runs' order.
     ///
     /// The calling thread is the store's only writer (the SQLite connection is used by it alone): it skips the runs
-    /// whose key is done, makes each run's temporary folder, and records the results in the runs' order as they
-    /// arrive, each in one transaction (``record(_:_:)``), then draws its plots and moves its folder into place; so
+    /// whose key is done, makes each run's temporary folder, and has the store's writer record the results in the runs'
+    /// order as they arrive, each in one transaction, and move each folder into place, then draws its plots
+    /// (``record(_:_:)``); so
     /// run ids follow the experiment's order as with `jobs` 1. The runs' stages (``Pipeline/execute(_:in:matroska:warn:)``:
     /// input, encode, output, verification) run on up to `jobs` worker threads, which touch no store; a run that
     /// ends before an earlier one waits to be recorded, and at most 4 × `jobs` runs are started ahead of the first
