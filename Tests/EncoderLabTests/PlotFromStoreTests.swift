@@ -138,9 +138,12 @@ struct PlotFromStoreTests {
             }
             let start = LabStore.RunStart(experiment: experiment, clip: clip, settingsJSON: settings, crop: nil, ffmpegVersion: nil,
                                           width: 40, height: 40, fpsNum: 25, fpsDen: 1)
-            try store.recordRun(.init(start: start, createdAt: Date(), warnings: [], outcome: .done(.init(
-                frames: frames, timebaseNum: 1, timebaseDen: 25, durationSeconds: seconds, streamPath: { "OUT/run-\($0)/stream.264" },
-                inputFrames: frames.count, truncatedBytes: nil, settingsJSON: settings, verification: nil, decoded: decoded)))) { _ in }
+            let perFrame = RunMeasurements.perFrame(frames: frames, decoded: decoded, width: 40, height: 40, unverified: false)
+            var run = LabStore.RunRecord(start: start, createdAt: Date(), warnings: [], outcome: .done(.init(
+                frames: frames, quality: perFrame.quality, decoded: perFrame.decoded, timebaseNum: 1, timebaseDen: 25,
+                durationSeconds: seconds, inputFrames: frames.count, truncatedBytes: nil, settingsJSON: settings, verification: nil)))
+            run.streamPath = { "OUT/run-\($0)/stream.264" }
+            try store.recordRun(run) { _ in }
         }
         let crf = #""rc":"crf","resolved":{"rc_method":"crf","vbv_maxrate_kbps":0}"#
         try record("e", clip: "a.y4m", settings: #"{"label":"crf=20",\#(crf)}"#, sizes: [1000, 1500], psnr: [40, 20], seconds: 0.5)

@@ -33,11 +33,14 @@ struct RecordRunTests {
         // 10 log10(255^2 / 1) = 48.130803608679; sse_u 64 over 64 the same; sse_v 0 is stored as NULL.
         let decoded = [LabStore.DecodedFrameRecord(source: "stream", displayIndex: 0,
                                                    errors: PlaneErrors(sseY: 256, sseU: 64, sseV: 0), matchesX264: true)]
-        return LabStore.RunRecord(
+        let perFrame = RunMeasurements.perFrame(frames: frames, decoded: decoded, width: 16, height: 16, unverified: false)
+        var record = LabStore.RunRecord(
             start: start, createdAt: Date(timeIntervalSince1970: 1_800_000_000), warnings: ["x264: a warning"],
-            outcome: .done(.init(frames: frames, timebaseNum: 1, timebaseDen: 25, durationSeconds: 0.08, streamPath: streamPath,
-                                 inputFrames: 2, truncatedBytes: 7, settingsJSON: #"{"preset":"fast","resolved":{}}"#,
-                                 verification: verification, decoded: decoded)))
+            outcome: .done(.init(frames: frames, quality: perFrame.quality, decoded: perFrame.decoded, timebaseNum: 1,
+                                 timebaseDen: 25, durationSeconds: 0.08, inputFrames: 2, truncatedBytes: 7,
+                                 settingsJSON: #"{"preset":"fast","resolved":{}}"#, verification: verification)))
+        record.streamPath = streamPath
+        return record
     }
 
     /// A well-formed key or digest: the hex digit `digit` 64 times.

@@ -19,35 +19,12 @@ public struct RunResult: Sendable {
     public var spec: RunSpec
     /// The folder the run's files were written to (a temporary name until the writer moves it into place).
     public var folder: String
-    /// The coded frames in decode order (their NAL bytes are in `stream.264`, not here).
-    public var frames: [EncodedFrame]
-    /// Frames read from the clip and encoded.
-    public var inputFrames: Int
-    /// Bytes after the last whole frame of the clip, if any.
-    public var truncatedBytes: Int?
     /// Warnings in the order they arose (x264's, the clip's, the verification's).
     public var warnings: [String]
     /// What the encoding session's x264 settled on.
     public var resolved: ResolvedParameters
-    /// The stream parsed back and checked.
-    public var verification: StreamVerification
-    /// The independent decodes, per picture.
-    public var decoded: [LabStore.DecodedFrameRecord]
-    /// The span of the run in seconds: largest PTS − smallest PTS + the last frame's duration
-    /// (``TimestampAnalysis/span``); at the constant rate, the input frames at the nominal rate.
-    public var duration: Rational
-    /// The PTS handed to x264 for each input frame (after `--seek`), in ticks of the run's timebase.
-    public var inputPTS: [Int64]
-    /// What the timestamps did (``TimestampAnalysis``).
-    public var timestampAnalysis: TimestampAnalysis
-    /// The keyframe rule's expected and actual keyframes and violations, when the run has the rule.
-    public var keyframes: KeyframeAnalysis?
-    /// The DataRateLimits windows checked, one per pair, when the run has limits; and whether only the first pair
-    /// was honoured (vt-compat).
-    public var dataRateWindows: [DataRateLimits.WindowCheck]?
-    public var dataRateLimitsVTCompat: Bool
-    /// The structured settings recorded in `runs.settings`.
-    public var settingsJSON: String
+    /// What the run measured, computed once here and written by the store as given.
+    public var measured: RunMeasurements
     /// `runs.crop` and `runs.ffmpeg_version`.
     public var crop: String?
     public var ffmpegVersion: String?
@@ -56,8 +33,8 @@ public struct RunResult: Sendable {
 
 /// The run's stages, in order: input (the clip), timestamps (each picture's PTS and forced type), encode (x264),
 /// output (the stream and its companions in the run's folder), verify (the stream parsed back and decoded
-/// independently). ``Lab/check(_:experiment:)`` runs the first of them far enough to refuse bad input before
-/// anything is written; ``execute(_:in:matroska:warn:)`` runs them all. Only the store's writer (``Lab``) records the result.
+/// independently). ``Runner/check(_:experiment:)`` runs the first of them far enough to refuse bad input before
+/// anything is written; ``execute(_:in:matroska:warn:)`` runs them all. Only the store's writer (``Runner``) records the result.
 public enum Pipeline {
     /// The run spec of a checked run, once its clip's digest is known.
     public static func spec(_ checked: CheckedRun, clip: ClipIdentity) -> RunSpec {
@@ -301,9 +278,11 @@ public enum Pipeline {
         // Verify.
         let (verification, decoded) = try verify.finish(frames: frames, resolved: r, profile: settings.profile,
                                                         width: input.width, height: input.height)
-        // The lab's own quality per frame (what the store records); one warning when x264's report differs from it.
-        let qualities = FrameQuality.measure(frames: frames, decoded: decoded, width: input.width, height: input.height)
-        let measured = zip(frames, qualities).compactMap { f, q in q.map { (displayIndex: f.displayIndex, quality: $0) } }
+        // The run's per-frame measurements, computed once (what the store records as given); one warning when
+        // x264's report differs from the lab's quality.
+        let perFrame = RunMeasurements.perFrame(frames: frames, decoded: decoded, width: input.width, height: input.height,
+                                                unverified: settings.verify == .none)
+        let measured = zip(frames, perFrame.quality).compactMap { f, q in q.map { (displayIndex: f.displayIndex, quality: $0) } }
         if let w = FrameQuality.warning(measured) {
             warn(w)
             warnings.append(w)
@@ -334,11 +313,18 @@ public enum Pipeline {
         let windows = try input.dataRateLimits.map {
             try $0.check(dtsTicks: frames.map(\.dts), sizesBytes: payloadBytes, timebase: r.timebase)
         }
-        return RunResult(spec: spec, folder: folder, frames: frames, inputFrames: index, truncatedBytes: clip.truncatedBytes,
-                         warnings: warnings, resolved: r, verification: verification, decoded: decoded,
-                         duration: try analysis.span ?? plan.duration(frames: index), inputPTS: inputPTS, timestampAnalysis: analysis, keyframes: keyframes,
-                         dataRateWindows: windows, dataRateLimitsVTCompat: input.dataRateLimitsVTCompat,
-                         settingsJSON: settingsJSON(spec, resolved: r, plan: plan),
+        var measurements = RunMeasurements(
+            frames: frames, quality: perFrame.quality, decoded: perFrame.decoded, timebaseNum: r.timebaseNum,
+            timebaseDen: r.timebaseDen, durationSeconds: try (analysis.span ?? plan.duration(frames: index)).approximateValue,
+            inputFrames: index, truncatedBytes: clip.truncatedBytes, settingsJSON: settingsJSON(spec, resolved: r, plan: plan),
+            verification: verification)
+        measurements.inputPTS = inputPTS
+        measurements.timestampAnalysis = analysis
+        measurements.timestampSource = (input.timestamps?.source ?? .constantRate).rawValue
+        measurements.keyframes = keyframes
+        measurements.dataRateWindows = windows
+        measurements.dataRateLimitsVTCompat = input.dataRateLimitsVTCompat
+        return RunResult(spec: spec, folder: folder, warnings: warnings, resolved: r, measured: measurements,
                          crop: clip.info.cropDescription, ffmpegVersion: clip.info.ffmpegVersion, createdAt: createdAt)
     }
 

@@ -44,16 +44,18 @@ extension RuleCheck {
         let first = stream.frames.map(\.pts).min() ?? 0
         // Wide: a span that does not fit 64 bits is no span (``RuleCheck/checkTimes(_:)`` refuses such times first).
         let span = Int64(exactly: Int128(stream.endPTS) - Int128(first)).flatMap { try? stream.timebase.times($0) }?.approximateValue ?? 0
-        var finished = LabStore.RunRecord.Finished(
-            frames: frames, timebaseNum: Int(stream.timebase.numerator), timebaseDen: Int(stream.timebase.denominator),
-            durationSeconds: span, streamPath: { _ in shown }, inputFrames: frames.count, truncatedBytes: nil,
-            settingsJSON: settingsJSON,
-            verification: StreamVerification(accessUnits: [], checks: [], parameterSets: stream.parameterSets), decoded: [])
-        finished.keyframes = report.keyframes
-        finished.dataRateWindows = report.dataRateWindows
-        finished.qpFromX264 = false
-        let record = LabStore.RunRecord(start: start, createdAt: createdAt, warnings: stream.warnings, outcome: .done(finished),
+        // No decode of a foreign stream: no frame has a quality of the lab's.
+        var measured = RunMeasurements(
+            frames: frames, quality: Array(repeating: nil, count: frames.count), decoded: [],
+            timebaseNum: Int(stream.timebase.numerator), timebaseDen: Int(stream.timebase.denominator),
+            durationSeconds: span, inputFrames: frames.count, truncatedBytes: nil, settingsJSON: settingsJSON,
+            verification: StreamVerification(accessUnits: [], checks: [], parameterSets: stream.parameterSets))
+        measured.keyframes = report.keyframes
+        measured.dataRateWindows = report.dataRateWindows
+        measured.qpFromX264 = false
+        var record = LabStore.RunRecord(start: start, createdAt: createdAt, warnings: stream.warnings, outcome: .done(measured),
                                         runKey: nil, clipSHA256: sha, x264Version: nil)
+        record.streamPath = { _ in shown }
         let store = try LabStore(path: databasePath)
         return try store.recordRun(record) { runID in try RunMetrics.record(store: store, runID: runID) }
     }

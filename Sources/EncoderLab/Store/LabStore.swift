@@ -21,15 +21,15 @@ public final class LabStore {
     ///
     /// The file is inspected before anything is written to it (no WAL switch, no table): a database of a newer
     /// schema version, or one that is not the lab's, is refused untouched. Then it is switched to WAL; a new
-    /// database gets ``schema`` and `user_version` 3 in one transaction, an older one each migration from its
-    /// version on (``migrations``), each in one transaction.
+    /// database gets ``schema`` and `user_version` ``schemaVersion`` (7) in one transaction, an older one each
+    /// migration from its version on (``migrations``), each in one transaction.
     /// - Parameter busyTimeoutMilliseconds: how long to wait for another process's lock; nil takes
     ///   `ENCLAB_DB_TIMEOUT_MS` from the environment, else 10 s (``Database/busyTimeout(environment:)``).
     /// A relative path that SQLite could read as a URI (`file:y.sqlite`) is opened by its absolute path, which
     /// SQLite never reads as one (and which its error messages then name); any other path is opened as given.
     /// - Throws: `.usage` for a path ``checkPath(_:)`` refuses, or a bad `ENCLAB_DB_TIMEOUT_MS`;
     ///   `.data` for a file that is not an SQLite database or is damaged, one written by a newer enclab
-    ///   (user_version > 3), or one that is not enclab's ("not an enclab database (tables: a, b)");
+    ///   (user_version above ``schemaVersion``), or one that is not enclab's ("not an enclab database (tables: a, b)");
     ///   `.cantCreate` when the file or its folder cannot be created or written (a read-only mount, an immutable
     ///   file); `.tempFail` when another process holds the database locked past the busy timeout;
     ///   `.ioError` for a full disk or an I/O error.
@@ -113,12 +113,13 @@ public final class LabStore {
                                  "keyframe_analysis", "keyframe_violations", "data_rate_windows", "run_metrics", "run_gops"]
 
     /// Writes a whole run in ONE transaction and returns its run_id: the `runs` row (`done` or `failed`,
-    /// inserted with `INSERT ... RETURNING run_id`), then for a done run its stream path, frames, parameter
-    /// sets, bitstream checks and decoded frames; then calls `beforeCommit(runID)`, then commits.
+    /// inserted with `INSERT ... RETURNING run_id`), then for a done run its stream path, frames, timestamps,
+    /// keyframe and DataRateLimits analyses, parameter sets, bitstream checks and decoded frames; then calls
+    /// `beforeCommit(runID)`, then commits.
     ///
-    /// A frame's `sse_*` are those of the `decoded_frames` row of source `stream` with its display index, and
-    /// its `psnr_*` derive from them (``FrameQuality``); x264's PSNRs go to `x264_psnr_*`. A frame without such a
-    /// decoded picture in the record keeps `sse_*`, `psnr_*` and `x264_psnr_differs` NULL.
+    /// A done run's measurements are written as given (``RunMeasurements``), nothing computed again: each frame's
+    /// `sse_*`, `psnr_*` and `x264_psnr_differs` are its ``RunMeasurements/quality`` (NULL for a frame without
+    /// one), x264's PSNRs go to `x264_psnr_*`; each `decoded_frames` row's PSNRs are its picture's.
     ///
     /// A done run with a `runKey` must be the only done run with that key (the partial unique index
     /// `runs_done_by_key`): when one is stored already, `replacing` deletes it first, in the same transaction,
@@ -126,10 +127,11 @@ public final class LabStore {
     /// reused); without `replacing` the record is refused. A failed run never replaces anything: it is stored
     /// beside a done run with its key.
     ///
-    /// `beforeCommit` is where the caller puts the run's files in place (renames its temporary folder); when it
-    /// throws, the transaction is rolled back (no row, no frames, a replaced run still there; the run id is free
-    /// again) and its error is rethrown. If the COMMIT itself then fails, whatever `beforeCommit` did stays done:
-    /// undo it.
+    /// `beforeCommit` runs inside the transaction, after the run's rows are written: the lab's writer checks there
+    /// that the run's final folder is still free and records the run's metrics (``RunWriter``); it moves the
+    /// folder into place only after the commit. When `beforeCommit` throws, the transaction is rolled back (no row,
+    /// no frames, a replaced run still there; the run id is free again) and its error is rethrown. If the COMMIT
+    /// itself then fails, whatever `beforeCommit` did stays done: undo it.
     /// - Throws: `.usage` when a done run with the record's key is stored and `replacing` is false, naming the
     ///   key and that run; `beforeCommit`'s error; or the database's (``Database/kind(ofResultCode:)``:
     ///   `.tempFail` when another process holds the write lock past the busy timeout; `.software` for a key or
@@ -179,30 +181,35 @@ public final class LabStore {
             }
             while try insert.step() {}
             if case .done(let f) = record.outcome {
-                try database.prepare("UPDATE runs SET stream_path = ? WHERE run_id = ?").run([.text(f.streamPath(runID)), .integer(runID)])
-                try insertFrames(runID, f.frames, FrameQuality.measure(frames: f.frames, decoded: f.decoded, width: start.width,
-                                                                       height: start.height, unverified: f.unverified), inputPTS: f.inputPTS,
-                                 qpFromX264: f.qpFromX264)
+                if let streamPath = record.streamPath {
+                    try database.prepare("UPDATE runs SET stream_path = ? WHERE run_id = ?").run([.text(streamPath(runID)), .integer(runID)])
+                }
+                try insertFrames(runID, f.frames, f.quality, inputPTS: f.inputPTS, qpFromX264: f.qpFromX264)
                 if let a = f.timestampAnalysis { try insertTimestampAnalysis(runID, source: f.timestampSource, a) }
                 if let k = f.keyframes { try insertKeyframeAnalysis(runID, k) }
                 if let w = f.dataRateWindows { try insertDataRateWindows(runID, w, vtCompat: f.dataRateLimitsVTCompat) }
-                try insertVerification(runID, f.verification, f.decoded, width: start.width, height: start.height)
+                try insertVerification(runID, f.verification, f.decoded)
             }
             try beforeCommit(runID)
             return runID
         }
     }
 
-    /// Deletes a run's rows from every table, children first (foreign keys are on).
+    /// Deletes a run's rows from every table, children first (foreign keys are on), in one transaction: a run the
+    /// writer gives up after its commit (its folder could not be moved into place).
+    func removeRun(_ runID: Int64) throws {
+        try database.transaction { try deleteRun(runID) }
+    }
+
+    /// Deletes a run's rows from every table, children first (foreign keys are on), inside the caller's transaction.
     private func deleteRun(_ runID: Int64) throws {
         for table in Self.runChildTables + ["runs"] {
             try database.prepare("DELETE FROM \(table) WHERE run_id = ?").run([.integer(runID)])
         }
     }
 
-    /// The frames with their quality (``FrameQuality/measure(frames:decoded:width:height:)``, one per frame): x264's
-    /// PSNRs go to `x264_psnr_*`; `sse_*`, `psnr_*` and `x264_psnr_differs` are the lab's, NULL for a frame without
-    /// a measurement.
+    /// The frames with their quality as given (``RunMeasurements/quality``, one per frame): x264's PSNRs go to
+    /// `x264_psnr_*`; `sse_*`, `psnr_*` and `x264_psnr_differs` are the lab's, NULL for a frame without a measurement.
     /// - Parameter inputPTS: the PTS handed to x264 by display index (`frames.input_pts`); a frame without one
     ///   stores NULL.
     /// - Parameter qpFromX264: false for a stream x264 did not make: `qp` is stored NULL.
@@ -228,10 +235,10 @@ public final class LabStore {
         }
     }
 
-    /// Parameter sets (in stream order: ``StreamVerification/parameterSets``), bitstream checks and decoded frames;
-    /// `width` × `height` is the encoded picture size (luma samples) the decoded PSNRs are computed over.
-    private func insertVerification(_ runID: Int64, _ verification: StreamVerification?, _ decodedFrames: [DecodedFrameRecord],
-                                    width: Int, height: Int) throws {
+    /// Parameter sets (in stream order: ``StreamVerification/parameterSets``), bitstream checks and decoded frames
+    /// with their PSNRs as given (``RunMeasurements/DecodedPicture``).
+    private func insertVerification(_ runID: Int64, _ verification: StreamVerification?,
+                                    _ decodedFrames: [RunMeasurements.DecodedPicture]) throws {
         func int(_ v: Int?) -> SQLValue { v.map { .integer(Int64($0)) } ?? .null }
         if let v = verification {
             let sets = try database.prepare("""
@@ -263,14 +270,12 @@ public final class LabStore {
             INSERT INTO decoded_frames (run_id, source, display_index, sse_y, sse_u, sse_v, psnr_y, psnr_u, psnr_v, matches_x264)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
-        let luma = Double(width * height)
-        func psnr(_ sse: Int64, _ samples: Double) -> SQLValue {
-            PSNR.decibels(sse: sse, samples: Int(samples)).map(SQLValue.real) ?? .null
-        }
-        for d in decodedFrames {
+        func opt(_ v: Double?) -> SQLValue { v.map(SQLValue.real) ?? .null }
+        for picture in decodedFrames {
+            let d = picture.record
             try decoded.run([.integer(runID), .text(d.source), .integer(Int64(d.displayIndex)), .integer(d.errors.sseY),
-                             .integer(d.errors.sseU), .integer(d.errors.sseV), psnr(d.errors.sseY, luma),
-                             psnr(d.errors.sseU, luma / 4), psnr(d.errors.sseV, luma / 4), .integer(d.matchesX264 ? 1 : 0)])
+                             .integer(d.errors.sseU), .integer(d.errors.sseV), opt(picture.psnr.y), opt(picture.psnr.u),
+                             opt(picture.psnr.v), .integer(d.matchesX264 ? 1 : 0)])
         }
     }
 
@@ -317,6 +322,21 @@ public final class LabStore {
     /// - Throws: `.data` when a NOT NULL column holds NULL or the wrong type; the database's errors.
     public func doneRuns(key: String) throws -> [RunRow] {
         try database.rows("SELECT * FROM runs WHERE run_key = ? AND status = 'done' ORDER BY run_id", [.text(key)]).map(RunRow.init)
+    }
+
+    /// How many runs the database holds, done or failed.
+    public func runCount() throws -> Int {
+        Int(try database.query("SELECT count(*) FROM runs").first?.first?.int ?? 0)
+    }
+
+    /// How many `frames` rows a run has.
+    public func frameCount(run runID: Int64) throws -> Int {
+        Int(try database.query("SELECT count(*) FROM frames WHERE run_id = ?", [.integer(runID)]).first?.first?.int ?? 0)
+    }
+
+    /// The mean of a run's `frames.psnr_avg` (NULLs left out), nil when it has none.
+    public func meanPSNR(run runID: Int64) throws -> Double? {
+        try database.query("SELECT avg(psnr_avg) FROM frames WHERE run_id = ?", [.integer(runID)]).first?.first?.double
     }
 }
 

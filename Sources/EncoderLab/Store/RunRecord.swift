@@ -68,63 +68,16 @@ extension LabStore {
         /// its key (repeats).
         public var repeatable: Bool? = nil
 
-        /// How the run ended: `done` with everything it measured, or `failed` with the error's message.
+        /// The stream's final path for a run id (e.g. `{ "OUT/run-\($0)/stream.264" }`): stored as `runs.stream_path`
+        /// of a done run, called once inside the transaction; nil stores NULL.
+        public var streamPath: (@Sendable (Int64) -> String)? = nil
+
+        /// How the run ended: `done` with everything it measured (written as given; the encoded picture size is
+        /// `start.width` × `start.height`), or `failed` with the error's message.
         public enum Outcome: Sendable {
-            case done(Finished)
+            case done(RunMeasurements)
             /// A failed run keeps its `runs` row only (no frames, no checks): `error` is the one-line message.
             case failed(error: String)
-        }
-
-        /// What a `done` run measured. The encoded picture size is `start.width` × `start.height`.
-        public struct Finished: Sendable {
-            /// The frames in decode order (their NAL payloads are not read).
-            public var frames: [EncodedFrame]
-            public var timebaseNum: Int
-            public var timebaseDen: Int
-            /// Input frames × fpsDen / fpsNum, in seconds.
-            public var durationSeconds: Double
-            /// The stream's final path for a run id (e.g. `{ "OUT/run-\($0)/stream.264" }`): stored as
-            /// `runs.stream_path`, called once inside the transaction.
-            public var streamPath: @Sendable (Int64) -> String
-            public var inputFrames: Int
-            public var truncatedBytes: Int?
-            /// The settings JSON completed with what x264 resolved (replaces `start.settingsJSON`).
-            public var settingsJSON: String
-            /// The stream parsed back: checks and parameter sets.
-            public var verification: StreamVerification?
-            /// The independent decodes.
-            public var decoded: [DecodedFrameRecord]
-            /// The PTS handed to x264 by input frame (`frames.input_pts`, by display index); empty for none.
-            public var inputPTS: [Int64] = []
-            /// The timestamps analysis and its source (`timestamp_analysis`, `frame_durations`), if made.
-            public var timestampAnalysis: TimestampAnalysis?
-            public var timestampSource = TimestampSource.constantRate.rawValue
-            /// The keyframe rule's analysis (`keyframe_analysis`, `keyframe_violations`), when the run has the rule.
-            public var keyframes: KeyframeAnalysis?
-            /// The DataRateLimits windows (`data_rate_windows`), when the run has limits.
-            public var dataRateWindows: [DataRateLimits.WindowCheck]?
-            public var dataRateLimitsVTCompat = false
-            /// Whether the frames' `qp` are x264's; false for a stream the lab did not make (`enclab check --db`),
-            /// whose `frames.qp` are stored NULL.
-            public var qpFromX264 = true
-            /// A run with `--verify none` (no decode): its frames store x264's PSNRs as theirs
-            /// (``FrameQuality/measure(frames:decoded:width:height:unverified:)``).
-            public var unverified = false
-
-            public init(frames: [EncodedFrame], timebaseNum: Int, timebaseDen: Int, durationSeconds: Double,
-                        streamPath: @escaping @Sendable (Int64) -> String, inputFrames: Int, truncatedBytes: Int?,
-                        settingsJSON: String, verification: StreamVerification?, decoded: [DecodedFrameRecord]) {
-                self.frames = frames
-                self.timebaseNum = timebaseNum
-                self.timebaseDen = timebaseDen
-                self.durationSeconds = durationSeconds
-                self.streamPath = streamPath
-                self.inputFrames = inputFrames
-                self.truncatedBytes = truncatedBytes
-                self.settingsJSON = settingsJSON
-                self.verification = verification
-                self.decoded = decoded
-            }
         }
 
         public init(start: RunStart, createdAt: Date, warnings: [String], outcome: Outcome, runKey: String? = nil,

@@ -28,10 +28,14 @@ public struct RunOutcome: Sendable {
     public var repeats: Int = 1
 }
 
-/// The lab's runner and the store's only writer: it checks runs (``check(_:experiment:)``), skips those
-/// whose key is already done, executes the rest (``Pipeline/execute(_:in:matroska:warn:)``) in a temporary folder, records
-/// each result in one transaction, then draws its plots from the store and moves its folder into place.
-public final class Lab {
+/// The name the command line and the tests know the runner by.
+public typealias Lab = Runner
+
+/// The lab's runner: it checks runs (``check(_:experiment:)``), skips those whose key is already done, executes the
+/// rest (``Pipeline/execute(_:in:matroska:warn:)``) in a temporary folder, has the store's one writer record each
+/// result in one transaction and move its folder into place (``RunWriter``), then draws its plots from the store.
+/// It settles the temporary folders killed processes left (``settleTemporaryFolders()``).
+public final class Runner {
     public let store: LabStore
     /// Folder for run outputs (`<first 16 hex digits of the run key>/stream.264` and its plots).
     public let outDirectory: String
@@ -42,7 +46,7 @@ public final class Lab {
     public var matroska = false
     /// When the per-run plots (`frames`, `psnr`) are drawn.
     public enum PlotMode: String, Sendable {
-        /// After each run is recorded, before its folder is moved into place, both plots by one gnuplot process
+        /// After each run is recorded and its folder moved into place, both plots by one gnuplot process
         /// (`enclab encode`).
         case eachRun = "each-run"
         /// The data files and scripts with each run; the drawing once the experiment's runs are done, all in one
@@ -92,17 +96,17 @@ public final class Lab {
         try settleTemporaryFolders()
     }
 
-    /// The output folders this Lab created (outermost first) and whether it created the database file: what
+    /// The output folders this runner created (outermost first) and whether it created the database file: what
     /// ``discardIfUnused()`` may remove.
     private let madeFolders: [String]
     private let madeDatabase: Bool
 
-    /// After a command failed: removes the database file when this Lab created it and it holds no run (with its
+    /// After a command failed: removes the database file when this runner created it and it holds no run (with its
     /// `-wal`, `-shm` and `-journal` files), and the output folders it created that are still empty. A refused run
     /// (settings, a clip, a folder of another database) thus leaves neither a database without runs nor empty
     /// folders; a run recorded (done or failed) keeps both.
     public func discardIfUnused() {
-        if madeDatabase, let runs = try? store.database.query("SELECT count(*) FROM runs").first?.first?.int, runs == 0 {
+        if madeDatabase, let runs = try? store.runCount(), runs == 0 {
             Self.removeDatabaseFiles(store.database.path)
         }
         OutputFiles.removeEmptyFolders(madeFolders)
@@ -307,7 +311,7 @@ public final class Lab {
 
     /// Runs one checked run: its key from the clip's digest and the settings; the stored run when the key is done
     /// already (unless `force`); else the pipeline's stages in a temporary folder, one transaction recording the
-    /// result, the plots drawn from the store, and the folder moved to `OUT/<first 16 hex digits of the key>`.
+    /// result, the folder moved to `OUT/<first 16 hex digits of the key>`, and the plots drawn from the store there.
     /// A run that fails in a stage is recorded `failed` with its error and no frames; output that cannot be
     /// written (73, 74), a locked database (75) or a folder that is another database's (64) records nothing.
     public func run(_ checked: CheckedRun) throws -> RunOutcome {
@@ -326,7 +330,7 @@ public final class Lab {
         return Pipeline.spec(checked, clip: identity)
     }
 
-    /// A run whose stages can start: its temporary folder made, and what the writer needs to record it.
+    /// A run whose stages can start: its temporary folder made, and what the writer needs to record it (``written``).
     struct PreparedRun {
         var checked: CheckedRun
         var spec: RunSpec
@@ -338,6 +342,12 @@ public final class Lab {
         /// `OUT/.tmp-KEY-...`, where the stages write.
         var temporary: String
         var start: LabStore.RunStart
+
+        /// The run as the store's writer records it.
+        var written: RunWriter.Run {
+            RunWriter.Run(start: start, runKey: spec.key, clipSHA256: spec.clip.sha256, repeatable: spec.repeatable,
+                          temporary: temporary, final: final, replacing: replacing, replacesFolder: existing != nil)
+        }
     }
 
     /// What ``prepare(_:spec:)`` decided: the run is done already, or it is ready for its stages.
@@ -346,7 +356,7 @@ public final class Lab {
         case ready(PreparedRun)
     }
 
-    /// The writer's part before a run's stages: the stored run when its key is done already (unless `force`), else
+    /// The runner's part before a run's stages: the stored run when its key is done already (unless `force`), else
     /// a new temporary folder for it.
     /// - Throws: `.interrupted` after SIGINT/SIGTERM (nothing recorded for the run); `.usage` when its final folder
     ///   is another database's; the store's and the file system's errors.
@@ -381,9 +391,7 @@ public final class Lab {
             return .done(try outcome(of: existing, alreadyDone: true))
         }
         let replacing = force || existing != nil
-        if existing == nil && FileManager.default.fileExists(atPath: final) {
-            throw LabError.usage("\(final) already exists (from another database?): give this database its own --out")
-        }
+        if existing == nil && FileManager.default.fileExists(atPath: final) { throw RunWriter.folderTaken(final) }
         let temporary = "\(outDirectory)/\(temporaryName(key: key))"
         try OutputFiles.makeNewDirectory(temporary)
         let start = LabStore.RunStart(experiment: checked.experiment, clip: checked.clipPath,
@@ -397,8 +405,8 @@ public final class Lab {
     /// Whether a done run's frames are all stored: at least one `frames` row, as many as `runs.frames` says. A done run
     /// without them (a damaged or hand-edited database) is not done: it is encoded again and replaces the row.
     func framesStored(_ row: LabStore.RunRow) throws -> Bool {
-        let count = try store.database.query("SELECT count(*) FROM frames WHERE run_id = ?", [.integer(row.runID)]).first?.first?.int ?? 0
-        return count > 0 && count == Int64(row.frames ?? -1)
+        let count = try store.frameCount(run: row.runID)
+        return count > 0 && count == row.frames ?? -1
     }
 
     /// A run's stages (``Pipeline/execute(_:in:matroska:warn:)``) into `folder`; no store access, so any thread may
@@ -412,128 +420,60 @@ public final class Lab {
         }
     }
 
-    /// The writer's part after a run's stages: a failure recorded `failed` (and thrown), a result recorded in one
-    /// transaction, its plots drawn from the store, its folder moved into place. The temporary folder is removed
-    /// unless the run was recorded.
+    /// After a run's stages: the store's writer records what they ended with in one call and moves the folder into
+    /// place (``RunWriter/record(_:_:)``; a failure is recorded `failed` and thrown), then the run's plots are drawn
+    /// from the store there (``drawPlots(runID:key:folder:)``).
     func record(_ job: PreparedRun, _ executed: Result<RunResult, any Error>) throws -> RunOutcome {
-        let (checked, spec, existing, final, replacing, temporary, start) =
-            (job.checked, job.spec, job.existing, job.final, job.replacing, job.temporary, job.start)
-        let key = spec.key, identity = spec.clip
-        var keepTemporary = false
-        defer { if !keepTemporary { OutputFiles.removeTree(temporary) } }
-        let result: RunResult
-        do {
-            result = try executed.get()
-        } catch {
-            var failure = error as? LabError ?? LabError.software(error.localizedDescription)
-            if let signal = Interruption.received { failure = LabError(.interrupted, "interrupted by \(signal)") }
-            if ![.cantCreate, .ioError, .tempFail, .usage].contains(failure.kind) && store.database.damage == nil {
-                var failed = LabStore.RunRecord(start: start, createdAt: Date(), warnings: [],
-                                                outcome: .failed(error: failure.message), runKey: key, clipSHA256: identity.sha256)
-                failed.repeatable = spec.repeatable
-                _ = try? store.recordRun(failed) { _ in }
-            }
-            throw failure
+        let checked = job.checked, key = job.spec.key
+        // The experiment's `report` object goes into the settings recorded, never into the key.
+        let executed = executed.map { result in
+            var result = result
+            result.measured.settingsJSON = withReport(result.measured.settingsJSON)
+            return result
         }
-        // The store's writer: one transaction; the folder is checked again just before the commit.
-        let outDirectory = self.outDirectory, folderName = spec.folderName
-        var recordStart = start
-        let settingsJSON = withReport(result.settingsJSON)
-        recordStart.settingsJSON = settingsJSON
-        recordStart.crop = result.crop
-        recordStart.ffmpegVersion = result.ffmpegVersion
-        var finished = LabStore.RunRecord.Finished(
-            frames: result.frames, timebaseNum: result.resolved.timebaseNum, timebaseDen: result.resolved.timebaseDen,
-            durationSeconds: result.duration.approximateValue, streamPath: { _ in "\(outDirectory)/\(folderName)/stream.264" },
-            inputFrames: result.inputFrames, truncatedBytes: result.truncatedBytes, settingsJSON: settingsJSON,
-            verification: result.verification, decoded: result.decoded)
-        finished.inputPTS = result.inputPTS
-        finished.timestampAnalysis = result.timestampAnalysis
-        finished.timestampSource = (spec.input.timestamps?.source ?? .constantRate).rawValue
-        finished.keyframes = result.keyframes
-        finished.dataRateWindows = result.dataRateWindows
-        finished.dataRateLimitsVTCompat = result.dataRateLimitsVTCompat
-        finished.unverified = spec.settings.verify == .none
         let runID: Int64
-        do {
-            var record = LabStore.RunRecord(start: recordStart, createdAt: result.createdAt, warnings: result.warnings,
-                                            outcome: .done(finished), runKey: key, clipSHA256: identity.sha256)
-            record.repeatable = spec.repeatable
-            runID = try store.recordRun(record, replacing: replacing) { recorded in
-                if existing == nil && FileManager.default.fileExists(atPath: final) {
-                    throw LabError.usage("\(final) already exists (from another database?): give this database its own --out")
-                }
-                // The run's metrics in the transaction that records its frames: no run is stored half-analysed.
-                try RunMetrics.record(store: store, runID: recorded)
-            }
-        } catch let e as LabError where e.kind == .usage && !replacing {
-            // Another process of this database recorded the same key meanwhile (two sweeps sharing it): that run
-            // stands, this one is the same specification, so it is reported as already done.
-            if let done = try store.doneRun(key: key) { return try outcome(of: done, alreadyDone: true) }
-            throw e
+        switch try RunWriter(store: store).record(job.written, executed) {
+        case .alreadyDone(let row):
+            return try outcome(of: row, alreadyDone: true)
+        case .recorded(let id):
+            runID = id
         }
-        // Recorded: from here the folder is the run's. A failure below leaves it under its temporary name, which the
-        // next start moves into place.
-        keepTemporary = true
-        var plotError: Error?
-        // The run's two plots are queued and drawn by one gnuplot process: now (each run), or with the sweep's.
-        let runQueue = plotMode == .none ? nil : PlotQueue()
-        if plotMode != .none {
-            do {
-                // The run just recorded, read back by its key (not every row of the database).
-                guard let row = try store.doneRun(key: key), row.runID == runID else {
-                    throw LabError.software("\(store.database.path): run \(runID) is not there after its commit")
-                }
-                try Plots.writeRunPlots(try RunPlotInput(run: row, frames: try store.frames(run: runID), database: store.database.path), dir: temporary,
-                                        queue: runQueue)
-                if plotMode == .eachRun { try runQueue?.draw(in: outDirectory) }
-            } catch {
-                plotError = error
-            }
-        }
-        do {
-            try moveIntoPlace(temporary, final, replacing: existing != nil)
-        } catch let e as LabError where e.kind == .usage {
-            // Another database's process made the folder between the check and the rename: this database gives
-            // the run up again, so no row claims a folder it did not write.
-            keepTemporary = false
-            try? store.database.transaction {
-                for table in LabStore.runChildTables + ["runs"] {
-                    try store.database.prepare("DELETE FROM \(table) WHERE run_id = ?").run([.integer(runID)])
-                }
-            }
-            throw e
-        }
-        if plotMode == .batched, let runQueue { plotQueue.add(runQueue.take(), movedFrom: temporary, to: final) }
-        if let plotError {
-            if let signal = Interruption.received { throw LabError(.interrupted, "interrupted by \(signal)") }
-            // The folder has its final name now: the error names the files there.
-            if let e = plotError as? LabError { throw LabError(e.kind, e.message.replacingOccurrences(of: temporary, with: final)) }
-            throw plotError
-        }
+        try drawPlots(runID: runID, key: key, folder: job.final)
         // A signal during the plots: the run is done and in place; the command still ends as interrupted.
         try Interruption.check()
-        let bytes = result.frames.reduce(0) { $0 + $1.sizeBytes }
+        let result = try executed.get(), measured = result.measured
+        let bytes = measured.frames.reduce(0) { $0 + $1.sizeBytes }
         let text = checked.label.isEmpty ? checked.settings.x264Arguments.joined(separator: " ") : checked.label
         return RunOutcome(runID: runID, runKey: key, clip: checked.clipPath, label: checked.label, settingsText: text,
-                          frames: result.frames.count,
-                          bytes: bytes, kbps: Double(bytes) * 8 / 1000 / result.duration.approximateValue,
-                          meanPSNR: Self.mean(FrameQuality.measure(frames: result.frames, decoded: result.decoded,
-                                                                   width: spec.input.width, height: spec.input.height,
-                                                                   unverified: spec.settings.verify == .none)
-                                                .compactMap { $0?.psnr.avg }),
-                          streamPath: "\(final)/stream.264",
+                          frames: measured.frames.count,
+                          bytes: bytes, kbps: Double(bytes) * 8 / 1000 / measured.durationSeconds,
+                          meanPSNR: Self.mean(measured.quality.compactMap { $0?.psnr.avg }),
+                          streamPath: "\(job.final)/stream.264",
                           warnings: result.warnings)
     }
 
-    /// Moves a recorded run's folder into place: renameat2 RENAME_NOREPLACE, or, replacing a run (`--force`),
-    /// RENAME_EXCHANGE with the old folder, which is then removed.
-    private func moveIntoPlace(_ temporary: String, _ final: String, replacing: Bool) throws {
-        if replacing && FileManager.default.fileExists(atPath: final) {
-            try OutputFiles.exchange(temporary, final)
-            OutputFiles.removeTree(temporary)
-        } else if try !OutputFiles.renameNoReplace(temporary, final) {
-            throw LabError.usage("\(final) already exists (from another database?): give this database its own --out")
+    /// A recorded run's plots (`frames`, `psnr`), drawn from the store once its folder is in place, as ``plotMode``
+    /// says: both now by one gnuplot process (`.eachRun`), queued for the sweep's one process (`.batched`), or none.
+    /// A failure leaves the run done and in place: the next `encode` or `run` of its key draws its missing pictures.
+    /// - Throws: `.interrupted` after SIGINT/SIGTERM; the plots' errors, naming the files in the run's folder.
+    func drawPlots(runID: Int64, key: String, folder: String) throws {
+        guard plotMode != .none else { return }
+        do {
+            // The run just recorded, read back by its key (not every row of the database).
+            guard let row = try store.doneRun(key: key), row.runID == runID else {
+                throw LabError.software("\(store.database.path): run \(runID) is not there after its commit")
+            }
+            let input = try RunPlotInput(run: row, frames: try store.frames(run: runID), database: store.database.path)
+            if plotMode == .batched {
+                try Plots.writeRunPlots(input, dir: folder, queue: plotQueue)
+            } else {
+                let runQueue = PlotQueue()
+                try Plots.writeRunPlots(input, dir: folder, queue: runQueue)
+                try runQueue.draw(in: outDirectory)
+            }
+        } catch {
+            if let signal = Interruption.received { throw LabError(.interrupted, "interrupted by \(signal)") }
+            throw error
         }
     }
 
@@ -553,7 +493,7 @@ public final class Lab {
 
     /// The printed outcome of a stored run.
     func outcome(of row: LabStore.RunRow, alreadyDone: Bool) throws -> RunOutcome {
-        let psnr = try store.database.query("SELECT avg(psnr_avg) FROM frames WHERE run_id = ?", [.integer(row.runID)]).first?.first?.double
+        let psnr = try store.meanPSNR(run: row.runID)
         let settings = (try? JSONSerialization.jsonObject(with: Data(row.settingsJSON.utf8))) as? [String: Any] ?? [:]
         let seconds = row.durationSeconds ?? 0
         let label = settings["label"] as? String ?? ""
