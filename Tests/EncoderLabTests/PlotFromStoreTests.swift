@@ -77,7 +77,8 @@ struct PlotFromStoreTests {
         #expect(RateDistortion.lineName(try Self.settings(#"{"label":"qpmin=10 qp=20"}"#)) == "? qpmin=10")
         // Axes: scalars but the rate keys, objects' own keys but the rate keys; an object left empty adds nothing.
         let axes = #"{"rc":"vbr","axes":{"bitrate":500,"mode":{"rc":"vbr","vbv-maxrate":900,"bitrate":500},"preset":"fast","rate":{"crf":20}},"resolved":{"rc_method":"abr"}}"#
-        #expect(RateDistortion.lineName(try Self.settings(axes)) == "vbr vbv-maxrate=900 preset=fast")
+        // vbv- keys set the rate too (the report's configurations): left out.
+        #expect(RateDistortion.lineName(try Self.settings(axes)) == "vbr preset=fast")
         // A value with a space and "qp=" is one value: the label would lose its second word.
         #expect(RateDistortion.lineName(try Self.settings(#"{"axes":{"zones":"0,10,q=20 qp=3"},"label":"zones=0,10,q=20 qp=3","resolved":{"rc_method":"crf"}}"#)) == "crf zones=0,10,q=20 qp=3")
         #expect(RateDistortion.lineName(try Self.settings(#"{"label":"zones=0,10,q=20 qp=3","resolved":{"rc_method":"crf"}}"#)) == "crf zones=0,10,q=20")
@@ -107,7 +108,7 @@ struct PlotFromStoreTests {
             let fromAxes = try Self.settings(JSON.string(["rc": rc, "label": run.label, "axes": axes]))
             #expect(RateDistortion.lineName(fromLabel) == RateDistortion.lineName(fromAxes), "\(run.label)")
         }
-        #expect(RateDistortion.lineName(try Self.settings(JSON.string(["rc": "cbr", "axes": axesList[0]]))) == "cbr bframes=0 vbv-bufsize=250 no-cabac preset=fast")
+        #expect(RateDistortion.lineName(try Self.settings(JSON.string(["rc": "cbr", "axes": axesList[0]]))) == "cbr bframes=0 no-cabac preset=fast")
     }
 
     /// A NAL unit of `count` bytes with a start code.
@@ -157,19 +158,49 @@ struct PlotFromStoreTests {
         return path
     }
 
-    @Test("the rd plot from the store: one point per done run with PSNR, kbit/s and the lab's mean PSNR written out")
+    /// PSNR of the squared error pooled over a run's frames of 40x40 (2400 samples each), frames given in dB as
+    /// `makeDatabase` stores them: sse of p dB = 104,040,000 / 10^(p/10) luma, a quarter of it per chroma plane.
+    static func pooledPSNR(_ psnr: [Int]) -> Double {
+        let sse = psnr.map { p -> Double in let y = Double(104_040_000 / Int(pow(10, Double(p) / 10).rounded())); return y + 2 * (y / 4).rounded(.down) }
+        return 10 * log10(255.0 * 255 * 2400 * Double(psnr.count) / sse.reduce(0, +))
+    }
+
+    /// The rows of a rate-quality data file: per block comment, its `kbps value run_id` rows.
+    static func blocks(_ text: String) -> [(String, [(Double, Double, Int64)])] {
+        var out: [(String, [(Double, Double, Int64)])] = []
+        for line in text.split(separator: "\n") {
+            if line.hasPrefix("# bitrate_kbps") { continue }
+            if line.hasPrefix("# ") { out.append((String(line.dropFirst(2)), [])); continue }
+            let f = line.split(separator: " ")
+            out[out.count - 1].1.append((Double(f[0])!, Double(f[1])!, Int64(f[2])!))
+        }
+        return out
+    }
+
+    @Test("the rd plot from the store: one point per done run with psnr_global, run_metrics' bitrate and the pooled PSNR written out")
     func experimentPlotFromStore() throws {
         let scratch = Scratch()
         let store = try LabStore(path: try Self.makeDatabase(scratch))
         try Plots.writeExperimentPlot(experiment: "e", runs: try store.runs(), store: store, dir: scratch.file("rd"))
-        // Run 1: 2500 bytes * 8 / 1000 / 0.5 s = 40 kbit/s, (40 + 20) / 2 = 30 dB; run 2: 1000 * 8 / 1000 / 0.25 = 32,
-        // 20 dB; run 3: 500 * 8 / 1000 / 1 = 4, 35 dB, its line named from its axes. Run 4 has no PSNR, 5 failed,
-        // 6 is another experiment's. (x264's values, 1 dB higher, would give 31, 21 and 36.)
-        #expect(try String(contentsOfFile: scratch.file("rd/rd.dat"), encoding: .utf8)
-                == "# a.y4m crf\n32.0 20.0\n40.0 30.0\n\n\n# b.y4m crf bframes=0\n4.0 35.0\n\n\n")
+        // Bitrate over the PTS span plus one frame (2 frames of 1/25 s: 0.08 s): run 1 2500 bytes * 8 / 1000 / 0.08 =
+        // 250 kbit/s, run 2 1000 bytes: 100, run 3 500 bytes: 50. PSNR pooled over the squared errors (not the mean of
+        // per-frame PSNR, 30 and 20 dB; nor x264's, 1 dB higher). Run 4 has no PSNR, 5 failed, 6 is another experiment's.
+        let text = try String(contentsOfFile: scratch.file("rd/rd.dat"), encoding: .utf8)
+        #expect(text.hasPrefix("# bitrate_kbps psnr_global run_id, one block per curve\n"))
+        let found = Self.blocks(text)
+        let expected: [(String, [(Double, Double, Int64)])] = [
+            ("a.y4m crf", [(100, Self.pooledPSNR([30, 10]), 2), (250, Self.pooledPSNR([40, 20]), 1)]),
+            ("b.y4m crf bframes=0", [(50, Self.pooledPSNR([30, 40]), 3)]),
+        ]
+        #expect(found.map(\.0) == expected.map(\.0))
+        for (f, e) in zip(found, expected) {
+            #expect(f.1.count == e.1.count)
+            for (p, q) in zip(f.1, e.1) { #expect(abs(p.0 - q.0) < 1e-9 && abs(p.1 - q.1) < 1e-9 && p.2 == q.2, "\(p) \(q)") }
+        }
         #expect(PlotTests.isPNG(scratch.file("rd/rd.png")))
         let texts = try PlotTests.svgTexts(scratch.file("rd/rd.svg"))
-        #expect(texts.contains("e: bitrate against PSNR") && texts.contains("a.y4m crf") && texts.contains("b.y4m crf bframes=0"))
+        #expect(texts.contains("e: bitrate against psnr_global") && texts.contains("a.y4m crf") && texts.contains("b.y4m crf bframes=0"))
+        #expect(texts.contains { $0.hasPrefix("PSNR, pooled squared error") })
     }
 
     @Test("redraw: every done run in run-ID, the rd plots of two experiments in their own folders")
@@ -185,7 +216,9 @@ struct PlotFromStoreTests {
         for name in ["run-1/frames", "run-4/psnr", "e/rd", "other/rd"] { #expect(PlotTests.isPNG("\(out)/\(name).png"), "\(name)") }
         // Run 1's frames.dat: 1000 and 1500 bytes are 8 and 12 kbit.
         #expect(try String(contentsOfFile: "\(out)/run-1/frames.dat", encoding: .utf8).hasSuffix("0 0 8.0 0 NaN 40.0 40.0\n1 1 12.0 2 NaN 20.0 20.0\n"))
-        #expect(try String(contentsOfFile: "\(out)/other/rd.dat", encoding: .utf8) == "# a.y4m crf\n40.0 30.0\n\n\n")
+        let other = Self.blocks(try String(contentsOfFile: "\(out)/other/rd.dat", encoding: .utf8))
+        #expect(other.count == 1 && other[0].0 == "crf" && other[0].1.count == 1)
+        #expect(abs(other[0].1[0].0 - 250) < 1e-9 && abs(other[0].1[0].1 - Self.pooledPSNR([40, 20])) < 1e-9 && other[0].1[0].2 == 6)
         // Only read: the rows are as they were.
         #expect(try StoreOpenTests.sqlite(db, "SELECT count(*), sum(status = 'done') FROM runs") == before)
         // The default folder: the database's path without its extension.

@@ -88,29 +88,35 @@ struct PlotTests {
         let (_, dir) = try Self.hostileFolder(scratch)
         // One series per hostile clip name (with rc mode crf) and per hostile grid label (clip plain.y4m), two points each.
         var points: [Plots.RDPoint] = []
+        var id: Int64 = 0
         for (i, name) in Self.hostile.enumerated() {
             for (kbps, psnr) in [(100.0 + Double(i), 30.0), (200.0 + Double(i), 35.0)] {
-                points.append(.init(clip: name, mode: "crf", kbps: kbps, psnr: psnr))
-                points.append(.init(clip: "plain.y4m", mode: "abr bframes=\(name)", kbps: kbps, psnr: psnr + 1))
+                id += 1
+                points.append(.init(clip: name, mode: "crf", kbps: kbps, psnr: psnr, runID: id))
+                id += 1
+                points.append(.init(clip: "plain.y4m", mode: "abr bframes=\(name)", kbps: kbps, psnr: psnr + 1, runID: id))
             }
         }
         let drawn = Result { try Plots.writeExperimentPlot(points: points, title: "exp \(Self.hostile[0])", dir: dir) }
         #expect(Self.pwned(under: scratch.path).isEmpty)
         try drawn.get()
         #expect(Self.isPNG("\(dir)/rd.png"))
-        // The key titles as the lab names the series ("clip mode"), sorted, control characters shown as escapes.
-        let expected = (Self.hostile.map { "\($0) crf" } + Self.hostile.map { "plain.y4m abr bframes=\($0)" }).sorted()
-            .map { $0.replacingOccurrences(of: "\n", with: "\\n") }
+        // The key titles as the lab names the curves of a chart of several clips ("clip configuration"): by clip, then in
+        // the order of each curve's first run; control characters shown as escapes.
+        let expected = (Self.hostile.map { ($0, "\($0) crf") } + Self.hostile.map { ("plain.y4m", "plain.y4m abr bframes=\($0)") })
+            .enumerated().sorted { ($0.element.0, $0.offset) < ($1.element.0, $1.offset) }
+            .map { $0.element.1.replacingOccurrences(of: "\n", with: "\\n") }
         let texts = try Self.svgTexts("\(dir)/rd.svg")
         #expect(texts.contains("exp x\\nsystem \"touch PWNED\"\\n#"))
         #expect(Array(texts.filter { expected.contains($0) }) == expected, "\(texts)")
         let script = try String(contentsOfFile: "\(dir)/rd.gp", encoding: .utf8)
         #expect(!script.contains("PWNED") && !script.contains(dir))
-        // rd.dat: one block per series, each a one-line comment naming it and its two points.
+        // rd.dat: a header, then one block per curve, each a one-line comment naming it and its two points.
         let data = try String(contentsOfFile: "\(dir)/rd.dat", encoding: .utf8)
-        #expect(data.components(separatedBy: "\n\n\n").filter { !$0.isEmpty }.map { $0.split(separator: "\n").count }
+        #expect(data.hasPrefix("# bitrate_kbps psnr_global run_id, one block per curve\n# "))
+        #expect(data.components(separatedBy: "\n\n\n").filter { !$0.isEmpty }.map { $0.split(separator: "\n").filter { !$0.hasPrefix("# bitrate_kbps") }.count }
                 == Array(repeating: 3, count: expected.count))
-        #expect(data.split(separator: "\n").filter { $0.hasPrefix("# ") }.map { String($0.dropFirst(2)) } == expected)
+        #expect(data.split(separator: "\n").filter { $0.hasPrefix("# ") }.dropFirst().map { String($0.dropFirst(2)) } == expected)
     }
 
     @Test("shown: control characters as escapes, long text cut with an ellipsis")

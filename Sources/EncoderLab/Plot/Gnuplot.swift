@@ -301,69 +301,50 @@ public enum Plots {
         try both(dir: dir, name: "psnr", body: psnrBody, arguments: [shown(title)], queue: queue)
     }
 
-    /// One point of a rate-distortion plot.
+    /// One point of a rate-distortion plot: one done run.
     public struct RDPoint: Sendable {
         public var clip: String
         public var mode: String
         public var kbps: Double
         public var psnr: Double
+        public var runID: Int64
+        public var unverified: Bool
 
         /// - Parameters:
         ///   - clip: the clip's file name.
-        ///   - mode: the rate-control mode, then the grid's other settings ("cbr bframes=0"): the line's name.
-        ///   - kbps: the run's bytes * 8 / 1000 / its duration in seconds.
-        ///   - psnr: the mean of its frames' `psnr_avg` (dB; the lab's, from its own decode).
-        public init(clip: String, mode: String, kbps: Double, psnr: Double) {
-            self.clip = clip; self.mode = mode; self.kbps = kbps; self.psnr = psnr
+        ///   - mode: the run's configuration: the rate-control mode, then the grid's other settings ("cbr bframes=0"),
+        ///     as the report names it (``ReportData/configuration(_:)``).
+        ///   - kbps: `run_metrics.bitrate_kbps`.
+        ///   - psnr: the chart's metric, by default `run_metrics.psnr_global` (dB).
+        ///   - runID: the run's id.
+        ///   - unverified: encoded with `--verify none` (its PSNR is x264's own report).
+        public init(clip: String, mode: String, kbps: Double, psnr: Double, runID: Int64, unverified: Bool = false) {
+            self.clip = clip; self.mode = mode; self.kbps = kbps; self.psnr = psnr; self.runID = runID; self.unverified = unverified
         }
     }
 
-    /// Per experiment: `rd.png/svg`, bitrate (kbit/s) against mean PSNR (the mean of the lab's per-frame `psnr_avg`),
-    /// one line per clip and rate-control mode, points sorted by bitrate. `rd.dat` holds one block per line (a
-    /// `# clip mode` comment, then `kbps psnr` rows), and the key titles reach gnuplot as ARG2, one per line.
+    /// Per experiment: `rd.png/svg` with `rd.dat` and `rd.gp`, the lab's rate-quality chart
+    /// (``writeRateQualityChart(_:configurations:metric:title:name:dir:queue:)``) of every point: one curve per clip and
+    /// configuration, the same chart as the report's `rq-N` for an experiment of one clip (same data rows, metric,
+    /// colours and markers), the clips told apart by the line's dash when there are several.
     /// - Throws: `.cantCreate` naming the folder or file that cannot be made; `.ioError` when a file cannot be
     ///   written in full (a full disk, see ``checkComplete(_:)``); `.software` when gnuplot is
-    ///   missing or fails. With no point, only an empty `rd.dat` is written.
-    public static func writeExperimentPlot(points: [RDPoint], title: String, dir: String) throws {
-        try OutputFiles.makeDirectory(dir)
-        let groups = Dictionary(grouping: points) { "\($0.clip) \($0.mode)" }
-        let clips = Array(Set(points.map(\.clip))).sorted()
-        let variants = Array(Set(points.map { $0.mode.split(separator: " ").dropFirst().joined(separator: " ") })).sorted()
-        let modes = RateControlMode.allCases.map(\.rawValue)
-        let colours = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b"]
-        var data = ""
-        var series: [String] = []
-        // Key titles short enough that all of them fit one gnuplot argument (128 KiB; at most 4 bytes a scalar).
-        let keyLimit = max(1, min(textLimit, 24_000 / max(1, groups.count)))
-        var keyTitles: [String] = []
-        for (i, key) in groups.keys.sorted().enumerated() {
-            let first = groups[key]![0]
-            data += "# \(shown(key, limit: .max))\n"
-            for p in groups[key]!.sorted(by: { $0.kbps < $1.kbps }) { data += "\(p.kbps) \(p.psnr)\n" }
-            data += "\n\n"
-            // Colour by rate-control mode, point type by clip, dash by the grid's other settings.
-            let words = first.mode.split(separator: " ")
-            let mode = String(words.first ?? "")
-            let colour = colours[(modes.firstIndex(of: mode) ?? 5) % colours.count]
-            let clip = clips.firstIndex(of: first.clip) ?? 0
-            let variant = variants.firstIndex(of: words.dropFirst().joined(separator: " ")) ?? 0
-            series.append("'rd.dat' index \(i) using 1:2 with linespoints lw 1.5 pt \(5 + 2 * (clip % 4)) dt \(1 + variant % 5) lc rgb '\(colour)' title keyTitle[\(i + 1)]")
-            keyTitles.append(shown(key, limit: keyLimit))
+    ///   missing or fails. With no point, only `rd.dat` (its header) is written.
+    public static func writeExperimentPlot(points: [RDPoint], title: String, metric: QualityMetric = .psnrGlobal, dir: String,
+                                           queue: PlotQueue? = nil) throws {
+        var curves: [RateQualityCurve] = []
+        // Curves by clip, then configuration, each in the order of its first run (as the report orders them).
+        for p in points.sorted(by: { $0.runID < $1.runID }) {
+            let point = RateQualityCurve.Point(kbps: p.kbps, value: p.psnr, runID: p.runID)
+            if let i = curves.firstIndex(where: { $0.clip == p.clip && $0.configuration == p.mode }) {
+                curves[i] = RateQualityCurve(clip: p.clip, configuration: p.mode, points: curves[i].points + [point],
+                                             unverified: curves[i].unverified || p.unverified)
+            } else {
+                curves.append(RateQualityCurve(clip: p.clip, configuration: p.mode, points: [point], unverified: p.unverified))
+            }
         }
-        try write(data, to: "\(dir)/rd.dat")
-        guard !series.isEmpty else { return }
-        // ARG2 holds the key titles, one per line (`shown` leaves no newline inside one): split into keyTitle[].
-        let body = """
-        \(keyTitlePrologue(count: keyTitles.count))
-        set title ARG1
-        set xlabel 'bitrate (kbit/s)'
-        set ylabel 'PSNR avg (dB)'
-        set logscale x
-        set key outside right top
-        set grid
-        plot \(series.joined(separator: ", \\\n     "))
-        """
-        try both(dir: dir, name: "rd", body: body, arguments: [shown(title), keyTitles.joined(separator: "\n")], size: (1100, 600))
+        curves = curves.enumerated().sorted { ($0.element.clip, $0.offset) < ($1.element.clip, $1.offset) }.map(\.element)
+        try writeRateQualityChart(curves, configurations: points.map(\.mode), metric: metric, title: title, name: "rd", dir: dir, queue: queue)
     }
 
     /// Writes a data file (``OutputFiles/replace(_:at:)``: never through a link there; a partial file is removed).

@@ -1,16 +1,16 @@
 import Foundation
 
 extension Plots {
-    /// Per experiment, from the store: `rd.*` in `dir` (see ``writeExperimentPlot(points:title:dir:)``) from the
-    /// done runs of `experiment` among `runs` (``RateDistortion/points(experiment:runs:store:)``), titled
-    /// "EXPERIMENT: bitrate against PSNR", the timestamps plots that apply (``writeTimestampPlots(experiment:runs:store:dir:)``)
+    /// Per experiment, from the store: `rd.*` in `dir` (see ``writeExperimentPlot(points:title:metric:dir:queue:)``) from
+    /// the done runs of `experiment` among `runs` (``RateDistortion/points(experiment:runs:store:metric:)``), titled
+    /// "EXPERIMENT: bitrate against psnr_global", the timestamps plots that apply (``writeTimestampPlots(experiment:runs:store:dir:)``)
     /// and the VideoToolbox plots that apply (``writeVideoToolboxPlots(experiment:runs:store:dir:)``).
     /// - Throws: `.data` for a done run without bytes or duration, or with settings that are not JSON, or a damaged
     ///   keyframe or data-rate row;
     ///   `.cantCreate`, `.software` as the plot.
     public static func writeExperimentPlot(experiment: String, runs: [LabStore.RunRow], store: LabStore, dir: String) throws {
         let points = try RateDistortion.points(experiment: experiment, runs: runs, store: store)
-        try writeExperimentPlot(points: points, title: "\(experiment): bitrate against PSNR", dir: dir)
+        try writeExperimentPlot(points: points, title: "\(experiment): bitrate against \(QualityMetric.psnrGlobal.rawValue)", dir: dir)
         try writeTimestampPlots(experiment: experiment, runs: runs, store: store, dir: dir)
         try writeVideoToolboxPlots(experiment: experiment, runs: runs, store: store, dir: dir)
     }

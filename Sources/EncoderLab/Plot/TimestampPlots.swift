@@ -118,7 +118,7 @@ extension Plots {
         set xlabel 'PTS offset (µs)'
         set xtics (\(tics))
         set xrange [-0.5:\(Double(offsets.count) - 0.5)]
-        set key outside right top
+        set key below
         set grid
         """
         let arguments = [shown("\(experiment): bitrate error against the PTS offset"), titles.joined(separator: "\n")]
@@ -179,7 +179,7 @@ extension Plots {
         \(keyTitlePrologue(count: titles.count))
         set title ARG1
         set xlabel 'second from the first PTS'
-        set key outside right top
+        set key below
         set grid
         """
         try both(dir: dir, name: "per-second-bitrate", body: common + "\nset ylabel 'kbit in that second'\nset yrange [0:*]\nplot " + rateSeries.joined(separator: ", \\\n     "),

@@ -355,7 +355,8 @@ public enum Report {
             let list = byClip[clip]!
             let plotName = "rq-\(i + 1)"
             body += "<h3>\(e(Paths.fileName(clip)))</h3>\n"
-            try writeCurves(list, title: Paths.fileName(clip), name: plotName, dir: dir, queue: queue)
+            try writeCurves(list, configurations: byClip.values.flatMap { $0.map(\.configuration) }, title: Paths.fileName(clip),
+                            name: plotName, dir: dir, queue: queue)
             body += HTML.plot(dir: dir, name: plotName, data: ["\(plotName).dat"], alt: "rate-quality curves of \(Paths.fileName(clip))", deferred: true)
             let marked = list.filter { !$0.unverified.isEmpty }
             if !marked.isEmpty {
@@ -399,31 +400,16 @@ public enum Report {
                          rows: rows, textColumns: [0, 1, 2, 3, 4, 7])
     }
 
-    /// `NAME.dat`, `NAME.gp`, `NAME.png`, `NAME.svg`: one clip's curves, bitrate (log scale) against psnr_global.
-    /// A configuration with unverified runs has " (unverified)" after its key title.
-    static func writeCurves(_ list: [Curve], title: String, name: String, dir: String, queue: PlotQueue? = nil) throws {
-        let colours = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"]
-        var data = "# bitrate_kbps psnr_global_db run_id, one block per configuration\n"
-        var series: [String] = [], titles: [String] = []
-        let keyLimit = max(1, min(Plots.textLimit, 24_000 / max(1, list.count)))
-        for (i, curve) in list.enumerated() {
-            data += "# \(Plots.shown(curve.configuration, limit: .max))\n"
-            for p in curve.points { data += "\(p.rate) \(p.psnr) \(p.runID)\n" }
-            data += "\n\n"
-            series.append("'\(name).dat' index \(i) using 1:2 with linespoints lw 1.5 pt \(5 + 2 * (i / colours.count % 4)) lc rgb '\(colours[i % colours.count])' title keyTitle[\(i + 1)]")
-            titles.append(Plots.shown(curve.configuration, limit: keyLimit) + (curve.unverified.isEmpty ? "" : " (unverified)"))
+    /// `NAME.dat`, `NAME.gp`, `NAME.png`, `NAME.svg`: one clip's curves, bitrate (log scale) against psnr_global, the
+    /// lab's one rate-quality chart (``Plots/writeRateQualityChart(_:configurations:metric:title:name:dir:queue:)``, as the
+    /// run folder's `rd.*`), each configuration in the colour and marker it has on every chart of the experiment
+    /// (`configurations`: all of the experiment's). A configuration with unverified runs has " (unverified)" after its key title.
+    static func writeCurves(_ list: [Curve], configurations: [String], title: String, name: String, dir: String, queue: PlotQueue? = nil) throws {
+        let curves = list.map { c in
+            Plots.RateQualityCurve(clip: Paths.fileName(c.clip), configuration: c.configuration,
+                                   points: c.points.map { .init(kbps: $0.rate, value: $0.psnr, runID: $0.runID) }, unverified: !c.unverified.isEmpty)
         }
-        try Plots.write(data, to: "\(dir)/\(name).dat")
-        try Plots.both(dir: dir, name: name, body: """
-            \(Plots.keyTitlePrologue(count: titles.count))
-            set title ARG1
-            set xlabel 'bitrate (kbit/s)'
-            set ylabel 'psnr_global (dB)'
-            set logscale x
-            set key outside right top
-            set grid
-            plot \(series.joined(separator: ", \\\n     "))
-            """, arguments: [Plots.shown(title), titles.joined(separator: "\n")], size: (1100, 500), queue: queue)
+        try Plots.writeRateQualityChart(curves, configurations: configurations, title: title, name: name, dir: dir, queue: queue)
     }
 
     /// The BD-rate table of one clip: each configuration against the anchor, BD-rate and BD-PSNR by PCHIP and by the

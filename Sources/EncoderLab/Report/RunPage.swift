@@ -96,8 +96,9 @@ enum RunPage {
             LabStore.FrameRow(codedIndex: $0.codedIndex, displayIndex: $0.displayIndex, type: $0.type, sizeBytes: $0.sizeBytes,
                               pts: $0.pts, dts: $0.dts, qp: nil, psnrY: nil, psnrAvg: nil, ssim: nil)
         }, runID: row.runID, database: databasePath)
-        let tb = timebase.approximateValue
-        func seconds(_ ticks: Int64) -> Double { Double(ticks) * tb }
+        // Seconds from the run's first PTS, exact (``ChartTime``): a large PTS offset is said in the titles, not the tics.
+        let time = ChartTime(pts: frames.map(\.pts), timebase: timebase)
+        func seconds(_ ticks: Int64) -> Double { time.seconds(ticks) }
 
         // Frame sizes by type.
         body += "<h2>Frame sizes by type</h2>\n"
@@ -131,7 +132,7 @@ enum RunPage {
         let windows = WindowedBitrate.compute(sizes: frames.map(\.sizeBytes), dts: arrival, timebase: timebase, frameTicks: frameTicks)
         let target = settings?.rcMethod == "abr" ? settings?.resolvedNumber("bitrate_kbps") : nil
         let mean = run.kbps
-        var rate = "# coded_index dts_s window_kbps (NaN until the stream has lasted 1 s)\n"
+        var rate = "# coded_index dts_s(from the first PTS) window_kbps (NaN until the stream has lasted 1 s)\n"
         for (f, w) in zip(frames, windows) { rate += "\(f.codedIndex) \(seconds(f.dts)) \(w.full ? String(w.kbps) : "NaN")\n" }
         try Plots.write(rate, to: "\(dir)/bitrate.dat")
         var rateSeries = ["'bitrate.dat' using 2:3 with lines lw 2 lc rgb 'black' title 'bitrate, 1 s DTS window'"]
@@ -144,7 +145,9 @@ enum RunPage {
             body += "<p class=\"note\">No plot: the stream lasts less than 1 s of decode time (no full window), and the run has no target or mean rate stored.</p>\n"
         } else {
             try Plots.both(dir: dir, name: "bitrate", body: """
-                set xlabel 'DTS (s)'
+                \(time.titleLine)
+                set xlabel 'DTS (s from the first PTS)'
+                \(ChartTime.axisFormat)
                 set ylabel 'bitrate (kbit/s)'
                 set yrange [0:*]
                 set key below horizontal
@@ -156,13 +159,15 @@ enum RunPage {
 
         // Keyframe timeline.
         body += "<h2>Keyframe timeline</h2>\n"
-        var keys = "# display_index pts_s type_index keyframe\n"
+        var keys = "# display_index pts_s(from the first PTS) type_index keyframe\n"
         for f in frames.sorted(by: { $0.displayIndex < $1.displayIndex }) {
             keys += "\(f.displayIndex) \(seconds(f.pts)) \(types.firstIndex(of: f.type) ?? 0) \(f.keyframe ? 1 : 0)\n"
         }
         try Plots.write(keys, to: "\(dir)/keyframes.dat")
         try Plots.both(dir: dir, name: "keyframes", body: """
-            set xlabel 'PTS (s)'
+            \(time.titleLine)
+            set xlabel 'PTS (s from the first PTS)'
+            \(ChartTime.axisFormat)
             set yrange [0:1.2]
             unset ytics
             set key below horizontal
@@ -179,23 +184,21 @@ enum RunPage {
 
         // VBV occupancy.
         body += "<h2>VBV occupancy</h2>\n"
-        body += try vbvSection(frames: frames, arrival: arrival, timebase: timebase, row: row, settings: settings, dir: dir, queue: queue)
+        body += try vbvSection(frames: frames, arrival: arrival, timebase: timebase, time: time, row: row, settings: settings, dir: dir, queue: queue)
 
         // PTS and DTS steps.
         body += "<h2>PTS and DTS steps</h2>\n"
         let display = frames.sorted { $0.displayIndex < $1.displayIndex }
-        var steps = "# index pts_step_ms (display order) dts_step_ms (decode order)\n"
-        for i in 1..<max(1, frames.count) {
-            steps += "\(i) \((seconds(display[i].pts) - seconds(display[i - 1].pts)) * 1000) \((seconds(frames[i].dts) - seconds(frames[i - 1].dts)) * 1000)\n"
-        }
-        try Plots.write(steps, to: "\(dir)/timestamps.dat")
+        // Steps in ticks, exact integer differences (``ChartTime/stepData(displayPTS:decodeDTS:)``), with their ms.
+        let steps = time.stepData(displayPTS: display.map(\.pts), decodeDTS: frames.map(\.dts))
+        try Plots.write(steps.data, to: "\(dir)/timestamps.dat")
         try Plots.both(dir: dir, name: "timestamps", body: """
             set xlabel 'frame'
-            set ylabel 'step (ms)'
+            \(time.stepAxis(steps.steps))
             set key below horizontal
             set grid
-            plot 'timestamps.dat' using 1:2 with linespoints pt 7 ps 0.4 lc rgb '#1f77b4' title 'PTS step, display order', \\
-                 'timestamps.dat' using 1:3 with linespoints pt 6 ps 0.6 lc rgb '#d62728' title 'DTS step, decode order'
+            plot 'timestamps.dat' using 1:3 with linespoints lw 2 pt 6 ps 1.2 lc rgb '#d62728' title 'DTS step, decode order', \\
+                 'timestamps.dat' using 1:2 with linespoints pt 7 ps 0.5 lc rgb '#1f77b4' title 'PTS step, display order (drawn over the DTS steps)'
             """, arguments: [], size: (1100, 300), queue: queue)
         body += HTML.plot(dir: dir, name: "timestamps", data: ["timestamps.dat"], alt: "PTS and DTS steps", deferred: true)
 
@@ -208,7 +211,7 @@ enum RunPage {
     }
 
     /// The VBV plot and its events, or a sentence saying why there is none.
-    static func vbvSection(frames: [ReportData.Frame], arrival: [Int64], timebase: Rational, row: LabStore.RunRow,
+    static func vbvSection(frames: [ReportData.Frame], arrival: [Int64], timebase: Rational, time: ChartTime, row: LabStore.RunRow,
                            settings: StoredRunSettings?, dir: String, queue: PlotQueue) throws -> String {
         guard let settings, let maxrate = settings.resolvedNumber("vbv_maxrate_kbps"), let bufsize = settings.resolvedNumber("vbv_bufsize_kbit"),
               maxrate > 0, bufsize > 0 else {
@@ -226,15 +229,16 @@ enum RunPage {
         } catch let error as LabError {
             return "<p class=\"refused\">VBV replay not possible: \(HTML.escape(error.message))</p>\n"
         }
-        let tb = timebase.approximateValue
-        var data = "# coded_index dts_s fullness_before_kbit fullness_after_kbit\n"
+        var data = "# coded_index dts_s(from the first PTS) fullness_before_kbit fullness_after_kbit\n"
         for f in result.frames {
-            data += "\(f.codedIndex) \(Double(f.dts) * tb) \(f.fullnessBeforeBits.approximateValue / 1000) \(f.fullnessAfter / 1000)\n"
+            data += "\(f.codedIndex) \(time.seconds(f.dts)) \(f.fullnessBeforeBits.approximateValue / 1000) \(f.fullnessAfter / 1000)\n"
         }
         try Plots.write(data, to: "\(dir)/vbv.dat")
         let size = Double(result.resolved.bufferSizeBits) / 1000
         try Plots.both(dir: dir, name: "vbv", body: """
-            set xlabel 'DTS (s)'
+            \(time.titleLine)
+            set xlabel 'DTS (s from the first PTS)'
+            \(ChartTime.axisFormat)
             set ylabel 'buffer fullness (kbit)'
             set yrange [0:\(size * 1.1)]
             set key below horizontal
