@@ -271,10 +271,10 @@ struct ReportTests {
         let r = try cli.enclab(["report", "--db", "lab.sqlite", "--out", "rep", "--runs", "\(unverified[0]),\(verified[0])"], in: dir)
         #expect(r.status == 0, "\(r.stderr)")
         let page = try String(contentsOfFile: "\(dir)/rep/small/index.html", encoding: .utf8)
-        // The runs table: each row's first cell is its run id; the unverified ones, and only they, carry the badge.
-        let rows = page.components(separatedBy: "<tr>").dropFirst().filter { $0.hasPrefix("<td>") }
+        // The runs table: each row's first cell starts with its run id; the unverified ones, and only they, carry the badge.
+        let rows = page.components(separatedBy: "<tr>").dropFirst().filter { $0.hasPrefix("<td") }
         func row(_ id: String) -> String? {
-            rows.first { $0.hasPrefix("<td>\(id)</td>") || $0.hasPrefix("<td><a href=\"run-\(id)/index.html\">\(id)</a></td>") }
+            rows.first { $0.hasPrefix("<td class=\"text\"><span data-v=\"\(id)\">\(id) ") || $0.hasPrefix("<td class=\"text\"><span data-v=\"\(id)\"><a href=\"run-\(id)/index.html\">\(id)</a> ") }
         }
         for id in unverified { #expect(row(id)?.contains("<span class=\"unverified\">unverified: x264 PSNR</span>") == true, "run \(id)") }
         for id in verified { #expect(row(id).map { !$0.contains("unverified") } == true, "run \(id)") }

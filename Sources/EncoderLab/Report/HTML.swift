@@ -86,10 +86,19 @@ enum HTML {
     .pictures figure { display: inline-block; margin: 0 12px 0 0; } .scroll { overflow-x: auto; }
     .unverified { color: #8a5a00; background: #fff1cc; border: 1px solid #e0c060; border-radius: 3px; padding: 0 4px; font-size: 0.85em; white-space: nowrap; }
     p.unverified-note { color: #6b4700; background: #fff8e1; border-left: 4px solid #e0a800; padding: 4px 8px; }
+    .warnings { background: #fff8e1; border-left: 4px solid #e0a800; padding: 4px 12px; margin: 0.8em 0; }
+    .warnings li { margin: 0.3em 0; } .warnings h2 { border: none; margin-top: 0.4em; }
+    .pass { color: #fff; background: #2e7d32; border-radius: 3px; padding: 0 5px; white-space: nowrap; }
+    .fail { color: #fff; background: #c62828; border-radius: 3px; padding: 0 5px; white-space: nowrap; }
+    .untested { color: #444; background: #e0e0e0; border-radius: 3px; padding: 0 5px; white-space: nowrap; }
+    .label { color: #555; } details.chooser { margin: 0.4em 0; font-size: 0.9em; }
+    details.chooser label { display: inline-block; margin: 0 10px 2px 0; white-space: nowrap; }
+    table#runs td.text:first-child { min-width: 14em; max-width: 26em; }
     """
 
-    /// The inline script that sorts a `table.sortable` by the column whose header is clicked (numbers as numbers,
-    /// empty cells last; a second click reverses).
+    /// The inline script of every page: it sorts a `table.sortable` by the column whose header is clicked (numbers as
+    /// numbers, a cell's `data-v` as its number when it has one, empty cells last; a second click reverses), and runs
+    /// the column choosers (``chooser(table:headers:first:)``).
     static let sortScript = """
     document.querySelectorAll('table.sortable').forEach(function (table) {
       table.querySelectorAll('th').forEach(function (th, column) {
@@ -98,13 +107,33 @@ enum HTML {
           var down = th.getAttribute('data-dir') !== 'up';
           table.querySelectorAll('th').forEach(function (h) { h.removeAttribute('data-dir'); });
           th.setAttribute('data-dir', down ? 'up' : 'down');
-          function key(row) { var t = row.cells[column] ? row.cells[column].textContent.trim() : ''; var n = parseFloat(t);
+          function key(row) { var c = row.cells[column], v = c ? c.querySelector('[data-v]') : null;
+            if (v) { var x = parseFloat(v.getAttribute('data-v')); return isNaN(x) ? null : x; }
+            var t = c ? c.textContent.trim() : ''; var n = parseFloat(t);
             return t === '' ? null : (isNaN(n) || !/^[-+0-9.eE]+$/.test(t) ? t : n); }
           rows.sort(function (a, b) { var x = key(a), y = key(b);
             if (x === null) return 1; if (y === null) return -1;
             var c = (typeof x === 'number' && typeof y === 'number') ? x - y : String(x).localeCompare(String(y));
             return down ? c : -c; });
           rows.forEach(function (r) { body.appendChild(r); });
+        });
+      });
+    });
+    // The column chooser: each checkbox shows or hides its column of the table it names.
+    document.querySelectorAll('details.chooser').forEach(function (details) {
+      var table = document.getElementById(details.getAttribute('data-table'));
+      if (!table) return;
+      function show(column, on) {
+        Array.prototype.forEach.call(table.rows, function (row) { if (row.cells[column]) row.cells[column].hidden = !on; });
+      }
+      var boxes = details.querySelectorAll('input[data-col]');
+      boxes.forEach(function (box) {
+        box.addEventListener('change', function () { show(parseInt(box.getAttribute('data-col'), 10), box.checked); });
+      });
+      details.querySelectorAll('button[data-all]').forEach(function (button) {
+        button.addEventListener('click', function () {
+          var on = button.getAttribute('data-all') === '1';
+          boxes.forEach(function (box) { box.checked = on; show(parseInt(box.getAttribute('data-col'), 10), on); });
         });
       });
     });
@@ -136,14 +165,30 @@ enum HTML {
     }
 
     /// A table: `headers` (plain text) and rows of cells already in HTML; `textColumns` are left-aligned.
-    static func table(headers: [String], rows: [[String]], sortable: Bool = false, textColumns: Set<Int> = []) -> String {
-        var html = "<div class=\"scroll\"><table\(sortable ? " class=\"sortable\"" : "")>\n<thead><tr>"
-        for (i, h) in headers.enumerated() { html += "<th\(textColumns.contains(i) ? " class=\"text\"" : "")>\(escape(h))</th>" }
+    /// - Parameter id: the table's `id` (a fixed word of the report), for a column chooser; nil: none.
+    /// - Parameter optional: columns hidden at first (`hidden`), shown by the chooser (``chooser(table:headers:first:)``).
+    static func table(headers: [String], rows: [[String]], sortable: Bool = false, textColumns: Set<Int> = [], id: String? = nil,
+                      optional: Set<Int> = []) -> String {
+        func attributes(_ i: Int) -> String { (textColumns.contains(i) ? " class=\"text\"" : "") + (optional.contains(i) ? " hidden" : "") }
+        var html = "<div class=\"scroll\"><table\(id.map { " id=\"\(escape($0))\"" } ?? "")\(sortable ? " class=\"sortable\"" : "")>\n<thead><tr>"
+        for (i, h) in headers.enumerated() { html += "<th\(attributes(i))>\(escape(h))</th>" }
         html += "</tr></thead>\n<tbody>\n"
         for row in rows {
-            html += "<tr>" + row.enumerated().map { "<td\(textColumns.contains($0.offset) ? " class=\"text\"" : "")>\($0.element)</td>" }.joined() + "</tr>\n"
+            html += "<tr>" + row.enumerated().map { "<td\(attributes($0.offset))>\($0.element)</td>" }.joined() + "</tr>\n"
         }
         return html + "</tbody></table></div>\n"
+    }
+
+    /// The column chooser of table `table`: a `<details>` with one checkbox per optional column (`headers`, plain
+    /// text, the table's columns `first`, `first + 1`, ...), and buttons that show all or none of them.
+    static func chooser(table: String, headers: [String], first: Int) -> String {
+        guard !headers.isEmpty else { return "" }
+        var html = "<details class=\"chooser\" data-table=\"\(escape(table))\"><summary>More columns (\(headers.count)): choose which to show</summary>\n"
+        html += "<button type=\"button\" data-all=\"1\">all</button> <button type=\"button\" data-all=\"0\">none</button><br>\n"
+        for (k, h) in headers.enumerated() {
+            html += "<label><input type=\"checkbox\" data-col=\"\(first + k)\"> \(escape(h))</label>\n"
+        }
+        return html + "</details>\n"
     }
 
     /// gnuplot's SVG file ready to be placed inside a page: from its `<svg` on (the XML declaration and comments before

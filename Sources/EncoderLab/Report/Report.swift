@@ -79,7 +79,7 @@ public enum Report {
         _ = try Tools.require("gnuplot", package: "gnuplot-nox")
         try LabStore.requireLabDatabase(path: db)
         let store = try LabStore.reading(path: db)
-        let names = try store.database.query("SELECT DISTINCT experiment FROM runs").compactMap { $0.first?.string }.sorted()
+        let names = try store.reportExperimentNames()
         if let wanted = options.experiment, !names.contains(wanted) {
             throw LabError.usage("--experiment '\(Plots.shown(wanted))': \(db) holds no such experiment (it holds: \(names.map { Plots.shown($0) }.joined(separator: ", ")))")
         }
@@ -125,6 +125,11 @@ public enum Report {
                 .sorted { ($0.psnr!, $0.row.runID) < ($1.psnr!, $1.row.runID) }
             paged.formUnion(ranked.prefix(worstN).map(\.row.runID))
             paged.formUnion(ranked.suffix(bestN).map(\.row.runID))
+        }
+        // Runs of `enclab check --db` have no PSNR to rank: with the default choice each gets a page (its rules'
+        // badges and violations).
+        if defaults {
+            paged.formUnion(data.runs.filter { $0.isCheck && experiments.contains($0.row.experiment) }.map(\.row.runID))
         }
         paged = paged.filter { id in data.runs.contains { $0.row.runID == id && $0.row.status == "done" } }
         let reporter = progress?(paged.count)
@@ -193,10 +198,11 @@ public enum Report {
                 if !found.0 { summary.missingStreams.append(run.row.runID) }
                 if !found.1 { summary.missingSources.append(run.row.runID) }
             }
+            let filler = try store.reportFiller(runs: runs.filter { Warnings.isCBR($0) && (($0.metrics["vbv_overflows"] ?? nil) ?? 0) > 0 }.map(\.row.runID))
             let anchor = options.anchor.map { (name: $0, source: AnchorSource.commandLine(overriding: data.fileAnchors[name]?.anchor)) }
                 ?? data.fileAnchors[name].map { (name: $0.anchor, source: .experimentFile(runID: $0.runID)) }
             experimentPages.append((try writeExperiment(name, runs: runs, data: data, anchor: anchor, pages: outcomes, files: files,
-                                                        dir: dir, queue: curveQueue), dir))
+                                                        filler: filler, dir: dir, queue: curveQueue), dir))
             let done = runs.filter { $0.row.status == "done" }.count
             indexRows.append(["<a href=\"\(HTML.escape(folder))/index.html\">\(HTML.escape(name))</a>", "\(runs.count)", "\(done)",
                               "\(runs.count - done)", "\(outcomes.count)",
@@ -255,6 +261,8 @@ public enum Report {
         var points: [(rate: Double, psnr: Double, runID: Int64)]
         /// The ids of its unverified runs (``ReportData/Run/unverified``).
         var unverified: Set<Int64> = []
+        /// The rate each run was asked for, kbit/s (`run_metrics.target_kbps`), by run id; runs without one absent.
+        var targets: [Int64: Double] = [:]
     }
 
     /// Where an experiment's BD-rate anchor came from.
@@ -281,6 +289,7 @@ public enum Report {
                 list.append(Curve(clip: run.row.clip, configuration: run.configuration, points: [(kbps, psnr, run.row.runID)]))
             }
             if run.unverified { list[i].unverified.insert(run.row.runID) }
+            if let target = run.target { list[i].targets[run.row.runID] = target }
             result[run.row.clip] = list
         }
         for (clip, list) in result {
@@ -295,41 +304,18 @@ public enum Report {
     /// - Parameter anchor: the anchor asked for and where it came from; nil: the first configuration.
     /// - Parameter files: per done run, whether its stream and its source file are found on this machine.
     static func writeExperiment(_ name: String, runs: [ReportData.Run], data: ReportData, anchor asked: (name: String, source: AnchorSource)?,
-                                pages: [Int64: RunPage.Outcome], files: [Int64: (stream: Bool, source: Bool)], dir: String,
-                                queue: PlotQueue) throws -> String {
+                                pages: [Int64: RunPage.Outcome], files: [Int64: (stream: Bool, source: Bool)],
+                                filler: [Int64: LabStore.ReportFiller] = [:], dir: String, queue: PlotQueue) throws -> String {
         let wanted = asked?.name
         let e = HTML.escape
         var body = "<p><a href=\"../index.html\">← all experiments</a></p>\n<h1>Experiment \(e(name))</h1>\n"
         if !data.hasMetricsTable {
             body += "<p class=\"note\">This database has no run_metrics table: bitrate_kbps (all bytes over the PTS span plus one frame) and psnr_global / psnr_y_pooled (PSNR of the squared error pooled over all samples) are computed from the frames. <code>enclab analyze</code> adds the full metrics.</p>\n"
         }
-        // Runs table.
-        body += "<h2>Runs</h2>\n<p class=\"note\">Click a column's header to sort by it. A run page is linked from its id.</p>\n"
-        let unverifiedCount = runs.filter { $0.unverified && $0.row.status == "done" }.count
-        if unverifiedCount > 0 {
-            body += "<p class=\"unverified-note\">\(unverifiedCount) run\(unverifiedCount == 1 ? " was" : "s were") encoded with --verify none (column \"PSNR from\" <span class=\"unverified\">unverified: x264 PSNR</span>): \(unverifiedCount == 1 ? "its" : "their") PSNR is x264's own report, not the lab's decode of the stream checked against the source.</p>\n"
-        }
-        let notRepeatable = runs.filter { $0.row.repeatable == false }.count
-        if notRepeatable > 0 {
-            body += "<p class=\"note\">\(notRepeatable) run\(notRepeatable == 1 ? " is" : "s are") not repeatable (column \"repeatable\" no: x264 with several threads under VBV, or --non-deterministic): another encode of the same run key gives other bytes, so a difference between such runs no larger than the spread between repeats (the noise floor, below) is not a difference of their settings. \(Repeatability.advice.prefix(1).uppercased() + Repeatability.advice.dropFirst()).</p>\n"
-        }
-        let headers = ["run", "clip", "configuration", "label", "status", "repeatable", "frames", "files", "PSNR from"] + data.metricColumns
-        var rows: [[String]] = []
-        rows.reserveCapacity(runs.count)
-        for run in runs {
-            let id = run.row.runID
-            let idCell = pages[id] != nil ? "<a href=\"run-\(id)/index.html\">\(id)</a>" : "\(id)"
-            var filesCell = ""
-            if run.row.status == "done", let found = files[id] {
-                filesCell = found.stream && found.source ? "ok" : "<span class=\"missing\">\([found.stream ? nil : "stream missing", found.source ? nil : "source missing"].compactMap { $0 }.joined(separator: ", "))</span>"
-            }
-            let status = run.row.status == "done" ? "done" : "<span class=\"missing\">\(e(run.row.status))</span>"
-            let source = run.row.status != "done" || run.psnr == nil ? "" : run.unverified ? "<span class=\"unverified\">unverified: x264 PSNR</span>" : "lab"
-            let repeatable = run.row.repeatable.map { $0 ? "yes" : "<span class=\"missing\">no</span>" } ?? ""
-            rows.append([idCell, e(run.clipName), e(run.configuration), e(run.label), status, repeatable, run.row.frames.map(String.init) ?? "", filesCell, source]
-                        + data.metricColumns.map { HTML.number(run.metrics[$0] ?? nil, digits: integerMetrics.contains($0) ? 0 : 3) })
-        }
-        body += HTML.table(headers: headers, rows: rows, sortable: true, textColumns: [1, 2, 3, 4, 5, 7, 8])
+        // What the numbers cannot say, then the runs table.
+        body += Warnings.section(runs, filler: filler)
+        body += try runsTable(runs, data: data, pages: pages, files: files)
+        body += RuleSection.experiment(runs)
         body += noiseFloor(runs)
 
         // Curves and BD-rate.
@@ -427,23 +413,64 @@ public enum Report {
         guard !others.isEmpty else { return html + "<p class=\"note\">No other configuration on this clip.</p>\n" }
         let anchorPoints = base.points.map { (rate: $0.rate, psnr: $0.psnr) }
         var rows: [[String]] = []
+        var perRate = ""
         for curve in others {
             let test = curve.points.map { (rate: $0.rate, psnr: $0.psnr) }
             var row = [HTML.escape(curve.configuration) + (curve.unverified.isEmpty ? "" : badge), "\(curve.points.count)"]
-            for method in [Bjontegaard.Method.pchip, .cubic] {
-                for f in [{ try Bjontegaard.bdRate(anchor: anchorPoints, test: test, method: method) },
-                          { try Bjontegaard.bdPSNR(anchor: anchorPoints, test: test, method: method) }] {
-                    do { row.append(HTML.number(try f(), digits: 2)) } catch let error as LabError {
-                        row.append("<span class=\"refused\">\(HTML.escape(error.message))</span>")
-                    } catch { row.append("<span class=\"refused\">\(HTML.escape("\(error)"))</span>") }
+            let fewest = min(base.points.count, curve.points.count)
+            if fewest < Warnings.bdPoints {
+                // Too few points for a fit: no refusal cells, the per-rate differences below instead.
+                let why = "<span class=\"note\">no BD: \(fewest) point\(fewest == 1 ? "" : "s") (\(Warnings.bdPoints) needed), per-rate differences below</span>"
+                row += [why, "", "", ""]
+                perRate += perRateTable(base: base, test: curve)
+            } else {
+                for method in [Bjontegaard.Method.pchip, .cubic] {
+                    for f in [{ try Bjontegaard.bdRate(anchor: anchorPoints, test: test, method: method) },
+                              { try Bjontegaard.bdPSNR(anchor: anchorPoints, test: test, method: method) }] {
+                        do { row.append(HTML.number(try f(), digits: 2)) } catch let error as LabError {
+                            row.append("<span class=\"refused\">\(HTML.escape(error.message))</span>")
+                        } catch { row.append("<span class=\"refused\">\(HTML.escape("\(error)"))</span>") }
+                    }
                 }
             }
             rows.append(row)
         }
         return html + HTML.table(headers: ["configuration", "points", "BD-rate % (PCHIP)", "BD-PSNR dB (PCHIP)", "BD-rate % (cubic)", "BD-PSNR dB (cubic)"],
-                                 rows: rows, sortable: true, textColumns: [0])
+                                 rows: rows, sortable: true, textColumns: [0]) + perRate
+    }
+
+    /// The per-rate differences of `test` against `base` when a curve has too few points for BD-rate: points paired
+    /// by the rate asked for (`run_metrics.target_kbps`) when every point of both has one, else by rank (the lowest
+    /// rate of one with the lowest of the other, and so on); per pair the two bitrates, their difference in %, the
+    /// two PSNRs (psnr_global) and their difference in dB.
+    static func perRateTable(base: Curve, test: Curve) -> String {
+        let e = HTML.escape
+        typealias Point = (rate: Double, psnr: Double, runID: Int64)
+        var pairs: [(a: Point, t: Point)] = []
+        let byTarget = (base.points.map { base.targets[$0.runID] } + test.points.map { test.targets[$0.runID] }).allSatisfy { $0 != nil }
+        if byTarget {
+            for a in base.points {
+                if let t = test.points.first(where: { test.targets[$0.runID] == base.targets[a.runID] }) { pairs.append((a, t)) }
+            }
+        }
+        let how: String
+        if byTarget && !pairs.isEmpty {
+            how = "paired by target rate (run_metrics.target_kbps)"
+        } else {
+            pairs = Array(zip(base.points, test.points))
+            how = "no common target rates: paired by rank, the lowest rate of each with the lowest of the other"
+        }
+        var rows: [[String]] = []
+        for (a, t) in pairs {
+            rows.append([base.targets[a.runID].map { HTML.number($0, digits: 0) } ?? "", "\(a.runID)", "\(t.runID)", HTML.number(a.rate, digits: 1), HTML.number(t.rate, digits: 1),
+                         HTML.number((t.rate - a.rate) / a.rate * 100, digits: 2), HTML.number(a.psnr, digits: 3), HTML.number(t.psnr, digits: 3),
+                         HTML.number(t.psnr - a.psnr, digits: 3)])
+        }
+        return "<p class=\"note per-rate\">Per-rate differences of <b>\(e(test.configuration))</b> against <b>\(e(base.configuration))</b> (\(how)): bitrate Δ % = (test − anchor) / anchor; PSNR Δ dB = test − anchor (psnr_global).</p>\n"
+            + HTML.table(headers: ["target (kbit/s)", "anchor run", "test run", "anchor kbit/s", "test kbit/s", "bitrate Δ %", "anchor PSNR (dB)", "test PSNR (dB)", "PSNR Δ dB"],
+                         rows: rows, textColumns: [], id: nil)
     }
 }
 
 /// The `run_metrics` columns that hold whole numbers (counts, bytes, frame indices): shown without decimals.
-private let integerMetrics: Set<String> = Set(LabStore.runMetricsColumns.filter { $0.type.hasPrefix("INTEGER") }.map(\.name))
+let integerMetrics: Set<String> = Set(LabStore.runMetricsColumns.filter { $0.type.hasPrefix("INTEGER") }.map(\.name))

@@ -31,6 +31,16 @@ struct ReportData {
         /// Encoded with `--verify none`: `run_metrics.psnr_source` is `x264`, or (without that row) the stored
         /// settings' `$.resolved.verify` is `none`. Its PSNR is x264's own report, not the lab's decode.
         var unverified = false
+        /// The rate-control mode as the settings give it (`rc`, else x264's `resolved.rc_method`; "" without settings).
+        var mode = ""
+        /// Its VideoToolbox rule results (``LabStore/ReportRules``); nil when it has none stored.
+        var rules: LabStore.ReportRules?
+        /// Input PTS that repeat or go back (`timestamp_analysis.non_increasing_input_pts`), 0 when none or not stored.
+        var nonIncreasingInputPTS: Int64 = 0
+        /// Whether it was recorded by `enclab check --db` (experiment ``RuleCheck/experiment``, no run key).
+        var isCheck: Bool { row.experiment == RuleCheck.experiment && row.runKey == nil }
+        /// The rate it was asked for, kbit/s (`run_metrics.target_kbps`).
+        var target: Double? { metrics["target_kbps"] ?? nil }
     }
 
     var runs: [Run]
@@ -51,48 +61,31 @@ struct ReportData {
     ///   the store's errors.
     init(store: LabStore, experiments: Set<String>?) throws {
         let rows = try store.runs().filter { experiments?.contains($0.experiment) ?? true }
-        let tables = try store.database.query("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'run_metrics'")
-        hasMetricsTable = !tables.isEmpty
+        hasMetricsTable = try store.reportHasTable("run_metrics")
         var byRun: [Int64: [String: Double?]] = [:]
         var x264PSNR: Set<Int64> = []
         if hasMetricsTable {
-            let columns = try store.database.rows("SELECT name FROM pragma_table_info('run_metrics') ORDER BY cid").map { try $0.text("name") }
-                .filter { $0 != "run_id" && $0 != "psnr_source" }
+            let (columns, hasSource) = try store.reportMetricsColumns()
             metricColumns = Self.leadingMetrics.filter(columns.contains) + columns.filter { !Self.leadingMetrics.contains($0) }
-            let hasSource = try !store.database.query("SELECT 1 FROM pragma_table_info('run_metrics') WHERE name = 'psnr_source'").isEmpty
-            // One query, the columns by position (not by name per value): read once per run and column.
-            let listed = (["run_id", hasSource ? "psnr_source" : "NULL"] + columns.map { "\"\($0.replacingOccurrences(of: "\"", with: "\"\""))\"" })
-                .joined(separator: ", ")
             let selected = Set(rows.map(\.runID))
             let numeric = Dictionary(LabStore.runMetricsColumns.map { ($0.name, $0.type.hasPrefix("REAL") || $0.type.hasPrefix("INTEGER")) }) { a, _ in a }
-            for values in try store.database.query("SELECT \(listed) FROM run_metrics") {
-                guard let id = values[0].int else { continue }
+            for values in try store.reportMetricsRows(columns: columns, hasSource: hasSource) {
+                guard let id = values.runID else { continue }
                 var metrics: [String: Double?] = [:]
                 metrics.reserveCapacity(columns.count)
                 for (k, c) in columns.enumerated() {
-                    if selected.contains(id), numeric[c] == true { try Self.checkMetric(values[k + 2], column: c, runID: id, database: store.database.path) }
-                    metrics[c] = values[k + 2].double
+                    if selected.contains(id), numeric[c] == true { try Self.checkMetric(values.values[k], column: c, runID: id, database: store.database.path) }
+                    metrics[c] = values.values[k].double
                 }
                 byRun[id] = metrics
-                if values[1].string == "x264" { x264PSNR.insert(id) }
+                if values.psnrSource == "x264" { x264PSNR.insert(id) }
             }
         } else {
             metricColumns = ["bitrate_kbps", "psnr_global", "psnr_y_pooled"]
         }
-        // The few settings the table and the curves read, extracted by SQLite (its JSON parser is C, Foundation's costs
-        // a millisecond a run): a small object StoredRunSettings reads as it reads the whole; NULL for settings that
-        // are not a JSON object, as StoredRunSettings refuses them.
-        var brief: [Int64: String] = [:]
-        for values in try store.database.query("""
-            SELECT run_id, CASE WHEN json_valid(settings) AND json_type(settings) = 'object' THEN json_object(
-                'rc', json_extract(settings, '$.rc'), 'label', json_extract(settings, '$.label'),
-                'x264_args', json_extract(settings, '$.x264_args'), 'axes', json_extract(settings, '$.axes'),
-                'resolved', CASE WHEN json_type(settings, '$.resolved') = 'object' THEN json_object(
-                    'rc_method', json_extract(settings, '$.resolved.rc_method'), 'verify', json_extract(settings, '$.resolved.verify')) END)
-            END FROM runs
-            """) {
-            if let id = values[0].int, let text = values[1].string { brief[id] = text }
-        }
+        let brief = try store.reportSettingsBriefs()
+        let rules = try store.reportRules()
+        let nonIncreasing = try store.reportNonIncreasingInputPTS()
         var runs: [Run] = []
         runs.reserveCapacity(rows.count)
         for row in rows {
@@ -102,6 +95,9 @@ struct ReportData {
             var run = Run(row: row, clipName: Paths.fileName(row.clip), label: label,
                           configuration: settings.map(Self.configuration) ?? "?", metrics: [:])
             run.unverified = x264PSNR.contains(row.runID) || (settings?.resolved?["verify"] as? String) == "none"
+            run.mode = settings.map { $0.rc ?? $0.rcMethod ?? "" } ?? ""
+            run.rules = rules[row.runID]
+            run.nonIncreasingInputPTS = nonIncreasing[row.runID] ?? 0
             if row.status == "done" {
                 if let m = byRun[row.runID] {
                     run.metrics = m
@@ -172,36 +168,12 @@ struct ReportData {
     }
 
     /// One frame as the report reads it (`frames`, decode order).
-    struct Frame {
-        var codedIndex: Int
-        var displayIndex: Int
-        var type: String
-        var keyframe: Bool
-        var sizeBytes: Int
-        var pts: Int64
-        var dts: Int64
-        var sse: PlaneErrors?
-        var psnrAvg: Double?
-        var psnrY: Double?
-    }
+    typealias Frame = LabStore.ReportFrame
 
     /// A run's frames in decode order.
     /// - Throws: `.data` naming the file and column for a NOT NULL column holding NULL.
     static func frames(run runID: Int64, store: LabStore) throws -> [Frame] {
-        try store.database.rows("""
-            SELECT coded_index, display_index, type, keyframe, size_bytes, pts, dts, sse_y, sse_u, sse_v, psnr_y, psnr_avg
-            FROM frames WHERE run_id = ? ORDER BY coded_index
-            """, [.integer(runID)]).enumerated().map { k, row in
-            let r = row.at("run \(runID), frame \(k) in coded order")
-            let sse: PlaneErrors? = {
-                guard let y = r["sse_y"].int, let u = r["sse_u"].int, let v = r["sse_v"].int else { return nil }
-                return PlaneErrors(sseY: y, sseU: u, sseV: v)
-            }()
-            return Frame(codedIndex: Int(try r.integer("coded_index")), displayIndex: Int(try r.integer("display_index")),
-                         type: try r.text("type"), keyframe: try r.integer("keyframe") != 0, sizeBytes: Int(try r.integer("size_bytes")),
-                         pts: try r.integer("pts"), dts: try r.integer("dts"), sse: sse, psnrAvg: try r.optionalNumber("psnr_avg"),
-                         psnrY: try r.optionalNumber("psnr_y"))
-        }
+        try store.reportFrames(run: runID)
     }
 
     /// One frame's duration in ticks of the run's timebase, (1/fps) / timebase, or nil when the run lacks either.

@@ -86,6 +86,7 @@ enum RunPage {
         body += "<h2>Metrics</h2>\n"
         body += HTML.table(headers: columns, rows: [columns.map { HTML.number(run.metrics[$0] ?? nil, digits: 3) }])
         if !hasMetricsTable { body += "<p class=\"note\">Computed from the frames; <code>enclab analyze</code> adds the full metrics (table run_metrics).</p>\n" }
+        body += RuleSection.runPage(run)
 
         guard !frames.isEmpty, let tn = row.timebaseNum, let td = row.timebaseDen, tn > 0, td > 0,
               let timebase = try? Rational(Int64(tn), Int64(td)), let frameTicks = ReportData.frameTicks(row) else {
@@ -300,10 +301,7 @@ enum RunPage {
     /// is missing here or that has no PSNR.
     static func wantSource(of run: ReportData.Run, store: LabStore, databasePath: String, sources: SourcePictures) throws {
         guard run.row.status == "done", let source = locate(run.row.clip, databasePath: databasePath) else { return }
-        let worst = try store.database.query("""
-            SELECT display_index FROM frames WHERE run_id = ? AND psnr_avg IS NOT NULL ORDER BY psnr_avg, display_index LIMIT 1
-            """, [.integer(run.row.runID)])
-        guard let d = worst.first?.first?.int, let index = Int(exactly: d) else { return }
+        guard let index = try store.reportWorstPSNRFrame(run: run.row.runID) else { return }
         sources.want(path: source, number: seekOf(run.row.settingsJSON) + index)
     }
 

@@ -1,0 +1,101 @@
+import Foundation
+
+/// What the experiment page's numbers cannot say, each warning with the number that triggers it:
+/// - ABR or capped VBR on a clip shorter than ``shortClipSeconds`` (docs/rate-accuracy.md: x264's one-pass ABR makes a
+///   start-up deficit of 0.5-1.1 s of the target that it pays back slowly, −12 % and −22 % on 4-5 s clips, under 1 %
+///   from 30 s on; capped VBR is the same estimator);
+/// - a clip whose curves have fewer than 4 points, so no BD-rate (``Bjontegaard`` needs 4 per curve);
+/// - CBR runs whose VBV replay counts overflows while their stream carries filler data;
+/// - runs encoded with `--verify none` (PSNR from x264's own report);
+/// - runs whose input PTS repeat or go back (`timestamp_analysis.non_increasing_input_pts`).
+enum Warnings {
+    /// The clip length, in seconds, under which ABR's and capped VBR's achieved rate and quality are dominated by the
+    /// start-up (docs/rate-accuracy.md, "The error by length and mode": −12 % and −22 % at 4-5 s, −0.7 to −0.9 % at
+    /// 30-32 s, bigbuckbunny's start-up deficit paid back by about 35 s).
+    static let shortClipSeconds = 30.0
+
+    /// The fewest points per curve Bjontegaard's BD-rate takes.
+    static let bdPoints = 4
+
+    /// Whether the run is CBR (`rc` cbr, or x264's `--nal-hrd cbr` from the resolved settings).
+    static func isCBR(_ run: ReportData.Run) -> Bool {
+        run.mode == "cbr" || (run.row.settingsJSON.contains("\"nal_hrd\"") && nalHRD(run) == "cbr")
+    }
+
+    private static func nalHRD(_ run: ReportData.Run) -> String? {
+        guard let object = (try? JSONSerialization.jsonObject(with: Data(run.row.settingsJSON.utf8))) as? [String: Any],
+              let resolved = object["resolved"] as? [String: Any] else { return nil }
+        return resolved["nal_hrd"] as? String
+    }
+
+    /// The span of a run in seconds: `run_metrics.span_seconds`, else `runs.duration_s`.
+    static func span(_ run: ReportData.Run) -> Double? { (run.metrics["span_seconds"] ?? nil) ?? run.row.durationSeconds }
+
+    /// Short words of a list of run ids: "run 3" or "runs 3, 4, 9" (at most 8 named, then "and N more").
+    static func named(_ ids: [Int64]) -> String {
+        let shown = ids.prefix(8).map(String.init).joined(separator: ", ")
+        return (ids.count == 1 ? "run " : "runs ") + shown + (ids.count > 8 ? " and \(ids.count - 8) more" : "")
+    }
+
+    /// The warnings of an experiment's runs, each an HTML list item (user text escaped), in the order above.
+    static func items(_ runs: [ReportData.Run], filler: [Int64: LabStore.ReportFiller]) -> [String] {
+        let e = HTML.escape
+        let done = runs.filter { $0.row.status == "done" }
+        var items: [String] = []
+
+        // Short clips under ABR or capped VBR.
+        let short = done.filter { ["abr", "vbr"].contains($0.mode) && (span($0).map { $0 < shortClipSeconds } ?? false) }
+        for (clip, list) in Dictionary(grouping: short, by: \.clipName).sorted(by: { $0.key < $1.key }) {
+            let seconds = list.compactMap(span).min()!
+            let modes = Set(list.map { $0.mode.uppercased() }).sorted().joined(separator: " and ")
+            items.append("<li class=\"short-clip\"><b>Clip too short for \(modes)'s start-up:</b> \(e(clip)) lasts \(HTML.number(seconds, digits: 3)) s, under \(Int(shortClipSeconds)) s (\(list.count) \(modes) run\(list.count == 1 ? "" : "s"), \(named(list.map(\.row.runID)))). x264's one-pass ABR (and capped VBR, the same estimator) starts from a guessed QP and plans its first P frames too coarse after the IDR frame; the deficit, 0.5-1.1 s of the target on 4-5 s clips, is paid back slowly: the rate lands 12-22 % under the target at 4-5 s and within 1 % from 30 s on (docs/rate-accuracy.md). On such a clip ABR/VBR's rate and PSNR describe the start-up, not the mode: compare modes on a clip of 30 s or more (scripts/loop-clips.sh).</li>")
+        }
+
+        // Too few points for BD-rate.
+        var thin: [String] = []
+        for (clip, list) in Report.curves(runs).sorted(by: { $0.key < $1.key }) where list.count > 1 {
+            let few = list.filter { $0.points.count < bdPoints }
+            guard !few.isEmpty else { continue }
+            thin.append("\(e(Paths.fileName(clip))): " + few.map { "\(e($0.configuration)) has \($0.points.count) point\($0.points.count == 1 ? "" : "s")" }.joined(separator: ", "))
+        }
+        if !thin.isEmpty {
+            items.append("<li class=\"few-points\"><b>Fewer than \(bdPoints) points for BD-rate:</b> \(thin.joined(separator: "; ")). Bjontegaard's BD-rate fits a curve through at least \(bdPoints) rates per configuration; with fewer, the tables below show the differences in bitrate and PSNR rate by rate instead. Add rates to the grid for a BD-rate.</li>")
+        }
+
+        // CBR overflows with filler.
+        let overflowing = done.filter { isCBR($0) && (($0.metrics["vbv_overflows"] ?? nil) ?? 0) > 0 }
+        if !overflowing.isEmpty {
+            let total = overflowing.reduce(0.0) { $0 + (($1.metrics["vbv_overflows"] ?? nil) ?? 0) }
+            let padded = overflowing.filter { (filler[$0.row.runID]?.bytes ?? 0) > 0 }
+            let fillerBytes = padded.reduce(Int64(0)) { $0 + (filler[$1.row.runID]?.bytes ?? 0) }
+            let fillerFrames = padded.reduce(Int64(0)) { $0 + (filler[$1.row.runID]?.frames ?? 0) }
+            var text = "<li class=\"cbr-filler\"><b>CBR overflows are filler, not lost bits:</b> \(overflowing.count) CBR run\(overflowing.count == 1 ? "" : "s") (\(named(overflowing.map(\.row.runID)))) count \(HTML.number(total, digits: 0)) VBV overflow\(total == 1 ? "" : "s") (column VBV under / over)"
+            if !padded.isEmpty {
+                text += ", and \(padded.count == overflowing.count ? "every one" : "\(padded.count) of them") carr\(padded.count == 1 ? "ies" : "y") filler data (frames.filler_bytes: \(fillerBytes) bytes in \(fillerFrames) frames)"
+            }
+            text += ". Under CBR (--nal-hrd cbr) the bits arrive at vbv-maxrate without a pause, and x264 keeps the buffer from overflowing by padding each frame with filler NAL units for whatever would overflow it (update_vbv in encoder/ratecontrol.c), so its buffer sits at the brim: the lab's replay (VBVReplay, at vbv-maxrate, every frame's bytes filler included) counts an overflow at each frame where the arrival passes the brim by even a fraction of a bit (x264 holds the buffer in floating point and its HRD rate is rounded to 64 bit/s, docs/rate-accuracy.md). They say the buffer was full, not that the stream broke its HRD; underflows are the events to read.</li>"
+            items.append(text)
+        }
+
+        // Unverified runs.
+        let unverified = done.filter(\.unverified)
+        if !unverified.isEmpty {
+            items.append("<li class=\"unverified-runs\"><b>Unverified:</b> \(unverified.count) run\(unverified.count == 1 ? " was" : "s were") encoded with --verify none (\(named(unverified.map(\.row.runID))); column \"PSNR from\" <span class=\"unverified\">unverified: x264 PSNR</span>): \(unverified.count == 1 ? "its" : "their") PSNR is x264's own report, not the lab's decode of the stream checked against the source.</li>")
+        }
+
+        // Repeated or non-increasing PTS.
+        let stamped = done.filter { $0.nonIncreasingInputPTS > 0 }
+        if !stamped.isEmpty {
+            let worst = stamped.max { $0.nonIncreasingInputPTS < $1.nonIncreasingInputPTS }!
+            items.append("<li class=\"non-increasing-pts\"><b>Repeated or non-increasing PTS:</b> \(stamped.count) run\(stamped.count == 1 ? " has" : "s have") input PTS that repeat or go back (\(named(stamped.map(\.row.runID))); run \(worst.row.runID): \(worst.nonIncreasingInputPTS) of \(worst.row.frames.map(String.init) ?? "?") frames, timestamp_analysis.non_increasing_input_pts). x264 moves such timestamps to keep them increasing, so the frames are not shown at the times the source gives: their rate and PSNR are not comparable with those of runs whose PTS increase.</li>")
+        }
+        return items
+    }
+
+    /// The warnings as a section of the page, or "" when there are none.
+    static func section(_ runs: [ReportData.Run], filler: [Int64: LabStore.ReportFiller]) -> String {
+        let list = items(runs, filler: filler)
+        guard !list.isEmpty else { return "" }
+        return "<div class=\"warnings\" id=\"warnings\"><h2>What these numbers cannot say</h2>\n<ul>\n\(list.joined(separator: "\n"))\n</ul></div>\n"
+    }
+}

@@ -1,0 +1,132 @@
+import Foundation
+
+/// The VideoToolbox rules of runs in the report: a pass/fail badge per rule and a table of violations (which limit,
+/// from and to which frame, by how much), for runs recorded by `enclab check --db` and for encodes with VideoToolbox
+/// rules (`keyframe_analysis`, `keyframe_violations`, `data_rate_windows`, ``LabStore/ReportRules``).
+///
+/// Rules as stored: MaxKeyFrameInterval and MaxKeyFrameIntervalDuration from `keyframe_analysis` (frame limit,
+/// duration limit; a stall counts against the duration), DataRateLimits one badge per pair from `data_rate_windows`
+/// (every window over the pair's bytes is a violation, the worst is stored). AllowFrameReordering and H264EntropyMode
+/// of a check run are not stored per violation: their badge says so.
+enum RuleSection {
+    /// One rule's result.
+    struct Badge {
+        var rule: String
+        /// Violations; nil: not stored (checked by `enclab check`, not recorded per violation).
+        var violations: Int64?
+        var html: String {
+            let e = HTML.escape
+            guard let n = violations else {
+                return "<span class=\"untested\" title=\"not stored per violation: enclab check --db FILE --run ID checks it again\">\(e(rule)): not stored</span>"
+            }
+            return n == 0 ? "<span class=\"pass\">\(e(rule)): pass</span>" : "<span class=\"fail\">\(e(rule)): \(n) violation\(n == 1 ? "" : "s")</span>"
+        }
+    }
+
+    /// The limit, in its own words, of a keyframe violation's kind.
+    static func limit(_ kind: String, _ k: LabStore.ReportRules.Keyframes?) -> String {
+        switch kind {
+        case "frame-limit": return "MaxKeyFrameInterval=\(k?.frameLimit.map(String.init) ?? "?")"
+        default: return "MaxKeyFrameIntervalDuration=\(k?.durationLimit ?? "?")"
+        }
+    }
+
+    /// The badges of a run's rules, in the order of ``StreamExpectations/checkable``.
+    static func badges(_ rules: LabStore.ReportRules) -> [Badge] {
+        var out: [Badge] = []
+        let k = rules.keyframes
+        let frameRule = k.flatMap { $0.maxFrames > 0 ? "MaxKeyFrameInterval=\($0.maxFrames)" : nil }
+            ?? rules.expected["MaxKeyFrameInterval"].map { "MaxKeyFrameInterval=\($0)" }
+        let durationRule = k.flatMap { $0.maxDuration != "0" ? "MaxKeyFrameIntervalDuration=\($0.maxDuration)" : nil }
+            ?? rules.expected["MaxKeyFrameIntervalDuration"].map { "MaxKeyFrameIntervalDuration=\($0)" }
+        if let frameRule {
+            out.append(Badge(rule: frameRule, violations: Int64(rules.keyframeViolations.filter { $0.kind == "frame-limit" }.count)))
+        }
+        if let durationRule {
+            out.append(Badge(rule: durationRule, violations: Int64(rules.keyframeViolations.filter { $0.kind != "frame-limit" }.count)))
+        }
+        for w in rules.windows {
+            out.append(Badge(rule: "DataRateLimits pair \(w.pair + 1) (\(w.bytes) bytes in \(w.seconds) s)\(w.honoured ? "" : ", not honoured under vt-compat"))",
+                             violations: w.windowsOver))
+        }
+        for name in ["AllowFrameReordering", "H264EntropyMode"] {
+            if let value = rules.expected[name] { out.append(Badge(rule: "\(name)=\(value)", violations: nil)) }
+        }
+        return out
+    }
+
+    /// The violations table of a run: one row per stored keyframe violation (display order) and per DataRateLimits
+    /// pair with windows over its limit (its worst window, decode order). Empty text when there are none.
+    static func violationsTable(_ rules: LabStore.ReportRules, runLink: String? = nil) -> (rows: [[String]], count: Int) {
+        let e = HTML.escape
+        var rows: [[String]] = []
+        let k = rules.keyframes
+        for v in rules.keyframeViolations {
+            let rule = limit(v.kind, k)
+            let by: String
+            switch v.kind {
+            case "frame-limit":
+                let limit = k?.frameLimit ?? 0
+                by = "\(v.frames) frames, \(v.frames - limit) over \(limit)"
+            default:
+                let limit = k?.durationLimit.flatMap(Self.seconds) ?? 0
+                by = "\(HTML.number(v.durationSeconds, digits: 3)) s, \(HTML.number(v.durationSeconds - limit, digits: 3)) s over \(e(k?.durationLimit ?? "?")) s\(v.kind == "stall" ? " (a stall: two adjacent frames further apart than the limit)" : "")"
+            }
+            rows.append((runLink.map { [$0] } ?? []) + [e(rule), e(v.kind), "\(v.startFrame)", "\(v.endFrame)", "display", by])
+        }
+        for w in rules.windows where w.windowsOver > 0 {
+            let by = "\(w.windowsOver) of \(w.windows) windows over; worst \(w.worstBytes.map(String.init) ?? "?") bytes, \(HTML.number(w.worstRatio, digits: 3))× the limit"
+            rows.append((runLink.map { [$0] } ?? []) + ["DataRateLimits pair \(w.pair + 1): \(w.bytes) bytes in \(e(w.seconds)) s", "data-rate (worst window)",
+                                                          w.worstStartFrame.map(String.init) ?? "", w.worstEndFrame.map(String.init) ?? "", "decode", by])
+        }
+        return (rows, rows.count)
+    }
+
+    static let violationHeaders = ["limit", "kind", "from frame", "to frame", "frame order", "by how much"]
+
+    /// A decimal or fraction text ("2", "1.5", "1001/500") as seconds.
+    static func seconds(_ text: String) -> Double? {
+        let parts = text.split(separator: "/")
+        if parts.count == 2, let n = Double(parts[0]), let d = Double(parts[1]), d != 0 { return n / d }
+        return Double(text)
+    }
+
+    /// The run page's section: badges and violations table, or "" for a run without rules.
+    static func runPage(_ run: ReportData.Run) -> String {
+        guard let rules = run.rules else { return "" }
+        let list = badges(rules)
+        guard !list.isEmpty else { return "" }
+        var html = "<h2 id=\"rules\">VideoToolbox rules</h2>\n<p class=\"badges\">\(list.map(\.html).joined(separator: " "))</p>\n"
+        if let k = rules.keyframes {
+            html += "<p class=\"note\">Largest GOP \(k.largestGOPFrames) frames, longest \(HTML.number(k.largestGOPSeconds, digits: 3)) s (keyframe_analysis)\(k.vtCompat ? "; vt-compat limits applied" : "").</p>\n"
+        }
+        let (rows, count) = violationsTable(rules)
+        if count == 0 {
+            html += "<p>No violations stored.</p>\n"
+        } else {
+            html += HTML.table(headers: violationHeaders, rows: rows, textColumns: [0, 1, 4, 5], id: "violations")
+        }
+        return html
+    }
+
+    /// The experiment page's section: every run with rules, its badges, and one violations table for them all; ""
+    /// when no run has rules.
+    static func experiment(_ runs: [ReportData.Run]) -> String {
+        let ruled = runs.filter { $0.row.status == "done" && $0.rules.map { !badges($0).isEmpty } ?? false }
+        guard !ruled.isEmpty else { return "" }
+        var html = "<h2 id=\"rules\">VideoToolbox rules</h2>\n<p class=\"note\">Runs with VideoToolbox rules: those of <code>enclab check --db</code> and encodes given MaxKeyFrameInterval, MaxKeyFrameIntervalDuration or DataRateLimits. Keyframe violations count frames in display order (to the frame count: to the end of the stream), data-rate windows in decode order.</p>\n"
+        var badgeRows: [[String]] = [], violationRows: [[String]] = []
+        for run in ruled {
+            let id = run.row.runID
+            badgeRows.append(["\(id)", HTML.escape(run.clipName), badges(run.rules!).map(\.html).joined(separator: " ")])
+            violationRows += violationsTable(run.rules!, runLink: "\(id)").rows
+        }
+        html += HTML.table(headers: ["run", "stream or clip", "rules"], rows: badgeRows, textColumns: [1, 2], id: "rule-badges")
+        if violationRows.isEmpty {
+            html += "<p>No violations.</p>\n"
+        } else {
+            html += "<h3>Violations</h3>\n" + HTML.table(headers: ["run"] + violationHeaders, rows: violationRows, sortable: true, textColumns: [1, 2, 5, 6], id: "rule-violations")
+        }
+        return html
+    }
+}
