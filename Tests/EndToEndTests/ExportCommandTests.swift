@@ -98,13 +98,18 @@ struct ExportCommandTests {
             .split(separator: "\n").map(String.init)
     }
 
-    /// frames with run_key after run_id, as export writes them.
+    /// frames with run_key after run_id, pts_time after pts and dts_time after dts, as export writes them.
     func frameColumns(_ db: String) throws -> [String] {
         var c = try columns(db, "frames")
         c.insert("run_key", at: c.firstIndex(of: "run_id")! + 1)
+        c.insert("pts_time", at: c.firstIndex(of: "pts")! + 1)
+        c.insert("dts_time", at: c.firstIndex(of: "dts")! + 1)
         return c
     }
-    let framesSource = "SELECT f.*, r.run_key AS run_key FROM frames AS f JOIN runs AS r ON r.run_id = f.run_id"
+    /// The times as sqlite3 works them out: ticks x timebase_num / timebase_den in doubles, rounded to 6 decimals (the
+    /// checker compares the number export writes with it as a double).
+    let framesSource = "SELECT f.*, r.run_key AS run_key, round(f.pts * 1.0 * r.timebase_num / r.timebase_den, 6) AS pts_time, "
+        + "round(f.dts * 1.0 * r.timebase_num / r.timebase_den, 6) AS dts_time FROM frames AS f JOIN runs AS r ON r.run_id = f.run_id"
 
     @Test("frames and runs, CSV and JSONL, to stdout and to --out: every field as sqlite3 reads it", arguments: ["csv", "jsonl"])
     func tables(format: String) throws {
