@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import H264
 @testable import EncoderLab
+import EnclabTestSupport
 
 /// The pipeline's stages and seams (issue 7): forced frame types from the timestamps stage, provenance of resolved
 /// values, the run key, and the store's writer (skip, --force, folders settled on start).
@@ -243,7 +244,7 @@ struct RunKeyTests {
     func sameKeyAtOnce() throws {
         let scratch = Scratch()
         try PipelineTests.clip.write(to: scratch.file("c.y4m"))
-        let binary = repositoryRoot + "/.build/debug/enclab"
+        let binary = TestSupport.binary
         let processes = try (0..<2).map { _ -> Process in
             let p = Process()
             p.executableURL = URL(fileURLWithPath: binary)
