@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import EncoderLab
+import EnclabTestSupport
 
 /// `enclab export` through the built binary: CSV read back by Python's csv module and JSON Lines by its json module,
 /// every field compared with what the sqlite3 CLI prints for the same rows (text as hex, numbers by `quote()`,
@@ -25,11 +26,8 @@ struct ExportCommandTests {
     /// 1/3, 1e-300, 123456789.123456789) and a NULL.
     func lab() throws -> String {
         let dir = cli.scratch()
-        try SyntheticClip(width: 64, height: 48, frames: 4, seed: 3).write(to: "\(dir)/c.y4m")
-        for crf in ["23", "30"] {
-            let r = try cli.enclab(["encode", "c.y4m", "--preset", "ultrafast", "--threads", "1", "--crf", crf, "--db", "lab.sqlite"], in: dir)
-            try #require(r.status == 0, "\(r.stderr)")
-        }
+        try TestSupport.makeClip(in: dir, SyntheticClip(width: 64, height: 48, frames: 4, seed: 3))
+        try TestSupport.makeDatabase(in: dir, runs: [["--crf", "23"], ["--crf", "30"]])
         try sqlite("\(dir)/lab.sqlite", """
             UPDATE runs SET clip = \(Self.hostileSQL), error = 'say "hi", then' || char(10) || 'go' WHERE run_id = 1;
             UPDATE runs SET crop = '' WHERE run_id = 2;
