@@ -55,6 +55,32 @@ struct ConsoleAnswerTests {
         #expect(lines[1] == expected)
     }
 
+    @Test("run prints each run's answers under its line: the largest GOP as ffprobe finds it; no target for CRF, the ratio for ABR")
+    func runAnswers() throws {
+        let scratch = Scratch()
+        try Self.clip.write(to: scratch.file("c.y4m"))
+        try #"{"name": "t", "clips": ["c.y4m"], "base": {"preset": "ultrafast", "threads": 1, "bframes": 0, "scenecut": 0, "keyint": 30}, "grid": {"mode": [{"rc": "crf", "crf": 30}, {"rc": "abr", "bitrate": 150}]}}"#
+            .write(toFile: scratch.file("t.json"), atomically: true, encoding: .utf8)
+        let r = try Witness.enclab(["run", "t.json", "--no-plots", "--jobs", "1"], in: scratch.path)
+        try #require(r.status == 0, "\(r.stderr)")
+        let lines = r.stdout.split(separator: "\n").map(String.init)
+        // Two lines per run, then the summary.
+        try #require(lines.count == 5 && lines[0].hasPrefix("run 1  ") && lines[2].hasPrefix("run 2  "), "\(lines)")
+        for (k, target) in [(0, nil), (2, 150.0)] {
+            let stream = try #require(lines[k].split(separator: " ").last.map(String.init))
+            let p = try packets(scratch.file(stream), "flags")
+            let keys = p.enumerated().filter { $0.element[0].hasPrefix("K") }.map(\.offset)
+            // keyint 30 on 75 frames: keyframes 0, 30, 60, so GOPs of 30, 30 and 15 frames; the largest 30 frames, 1.2 s at 25 fps.
+            #expect(keys == [0, 30, 60])
+            #expect(lines[k + 1].hasPrefix("  run \(k / 2 + 1): largest GOP 30 frames, 1.200 s; peak 1 s "), "\(lines[k + 1])")
+            if let target {
+                #expect(lines[k + 1].contains(" x the target \(Int(target)) kbit/s"), "\(lines[k + 1])")
+            } else {
+                #expect(lines[k + 1].hasSuffix(" kbit/s (no target bitrate)"), "\(lines[k + 1])")
+            }
+        }
+    }
+
     /// The bytes DataRateLimits counts in an Annex B stream: its NAL units without start codes (CheckCommandTests
     /// finds them the same way): the file's bytes less 4 per NAL unit of a 4-byte code and 3 per one of a 3-byte code.
     func payloadBytes(_ path: String) throws -> Int {
