@@ -25,8 +25,10 @@ let package = Package(
         .executableTarget(name: "enclab", dependencies: ["EncoderLab"], path: "Sources/enclab"),
         // Vectors/ holds byte streams the tests read by path (and the script that made them).
         .testTarget(name: "H264Tests", dependencies: ["H264"], path: "Tests/H264Tests", exclude: ["Vectors"]),
-        .testTarget(name: "EncoderLabTests", dependencies: ["EncoderLab", "H264"], path: "Tests/EncoderLabTests", exclude: ["Fixtures"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["EncoderLab"], path: "Tests/EndToEndTests"),
+        // What the test targets share: one way to run the built binary, make a clip and make a database.
+        .target(name: "EnclabTestSupport", dependencies: ["EncoderLab"], path: "Tests/EnclabTestSupport"),
+        .testTarget(name: "EncoderLabTests", dependencies: ["EncoderLab", "H264", "EnclabTestSupport"], path: "Tests/EncoderLabTests", exclude: ["Fixtures"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["EncoderLab", "EnclabTestSupport"], path: "Tests/EndToEndTests"),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -59,6 +59,19 @@ struct ParsedArguments {
     /// Whether the switch `name` was given.
     func has(_ name: String) -> Bool { switches.contains(name) }
 
+    /// The value of the flag `name`, which the command needs.
+    /// - Throws: `.usage` "COMMAND needs NAME PLACEHOLDER" (`plot needs --db FILE`) when it is absent.
+    func required(_ name: String, _ command: String, _ placeholder: String) throws -> String {
+        guard let v = value(name) else { throw LabError(.usage, "\(command) needs \(name) \(placeholder)") }
+        return v
+    }
+
+    /// Refuses operands for a command that takes none.
+    /// - Throws: `.usage` "COMMAND takes no operands, got WORDS".
+    func noOperands(_ command: String, _ what: String = "operands") throws {
+        guard rest.isEmpty else { throw LabError(.usage, "\(command) takes no \(what), got \(rest.joined(separator: " "))") }
+    }
+
     /// The value of a folder or file flag (`--out`), nil when absent.
     /// - Throws: `.usage` "--out needs a folder path" when it is given empty (`--out=`).
     func path(_ name: String, what: String) throws -> String? {

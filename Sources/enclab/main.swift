@@ -75,7 +75,8 @@ extension String {
 
 /// Runs the command named by the first argument with the arguments after it; with none, prints the list of
 /// commands to stderr and exits 64.
-func main() throws {
+/// - Returns: the command's exit status (0, or 1 for a check that found violations).
+func main() throws -> Int32 {
     Interruption.install()
     // A signal that came before any work: nothing started, 130 at once.
     try Interruption.check()
@@ -83,15 +84,15 @@ func main() throws {
     let args = Array(CommandLine.arguments.dropFirst())
     guard let name = args.first else {
         FileHandle.standardError.write(Data((Commands.overview + "\n").utf8))
-        exit(64)
+        return 64
     }
     // Before any command reads or writes a relative path or starts a tool; help needs no folder.
     if !["help", "--help", "-h"].contains(name) { try requireUTF8WorkingFolder() }
-    try Commands.named(name).run(arguments: Array(args.dropFirst()))
+    return try Commands.named(name).execute(arguments: Array(args.dropFirst()))
 }
 
 do {
-    try main()
+    let status = try main()
     // Work that ended without checking after a signal came still reports it: every SIGINT or SIGTERM that did not end
     // the process before main is 130.
     if let signal = Interruption.received {
@@ -99,6 +100,7 @@ do {
         FileHandle.standardError.write(Data("enclab: interrupted by \(signal)\n".utf8))
         exit(LabError.Kind.interrupted.exitCode)
     }
+    exit(status)
 } catch let error as LabError {
     // What went to stdout before the failure (an interrupted analyze's "analysed run N" lines) is kept: flushed
     // before exit, as exit(3) would, and before the message, so a terminal shows them in order.

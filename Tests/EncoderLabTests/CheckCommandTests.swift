@@ -149,7 +149,10 @@ struct CheckCommandTests {
         // One window of 1000 s holds every frame: exactly the total passes, one byte less is one window over.
         for name in ["s.264", "s.mp4"] {
             let kept = try check([name, "--expect", "DataRateLimits=\(rawPayload),1000"], in: scratch)
-            #expect(kept.status == 0 && kept.lines.count == 1, "\(name): \(kept.lines) \(kept.stderr)")
+            // After the summary, the pair kept with its worst window: the whole stream, exactly the limit.
+            #expect(kept.status == 0 && kept.lines.count == 2, "\(name): \(kept.lines) \(kept.stderr)")
+            #expect(kept.lines.last == "DataRateLimits=\(rawPayload),1000: pair 1, \(rawPayload) bytes in 1000 s: kept in all 60 windows; "
+                    + "the worst, frames 0-59 (decode order), holds \(rawPayload) bytes (1.000 x the limit)", "\(kept.lines)")
             let limit = rawPayload - 1
             let broken = try check([name, "--expect", "DataRateLimits=\(limit),1000"], in: scratch)
             #expect(broken.status == 1, "\(name): \(broken.stderr)")

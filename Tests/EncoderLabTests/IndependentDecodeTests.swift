@@ -4,6 +4,20 @@ import Testing
 
 @Suite("independent decode with FFmpeg's decoder", .serialized)
 struct IndependentDecodeTests {
+    /// The squared error of each plane of two I420 pictures, summed here sample by sample (the expectation, written
+    /// apart from ``IndependentDecode/squaredErrors(_:_:width:height:)``, which it checks): Y is the first
+    /// width x height bytes, U and V a quarter of that each.
+    static func planeErrors(_ a: [UInt8], _ b: [UInt8], width: Int, height: Int) -> PlaneErrors {
+        let y = width * height, c = y / 4
+        var sums: [Int64] = [0, 0, 0]
+        for i in 0..<(y + 2 * c) {
+            let plane = i < y ? 0 : (i < y + c ? 1 : 2)
+            let d = Int64(a[i]) - Int64(b[i])
+            sums[plane] += d * d
+        }
+        return PlaneErrors(sseY: sums[0], sseU: sums[1], sseV: sums[2])
+    }
+
     static let clip = SyntheticClip(width: 96, height: 64, frames: 24, seed: 9)
 
     func x264Errors(_ row: [SQLValue]) -> PlaneErrors {
@@ -70,7 +84,7 @@ struct IndependentDecodeTests {
         var differing = 0
         for k in 0..<Self.clip.frames {
             let source = Self.clip.picture(k)
-            let expected = IndependentDecode.squaredErrors(Array(recon[(k * picture)..<((k + 1) * picture)]), source, width: 96, height: 64)
+            let expected = Self.planeErrors(Array(recon[(k * picture)..<((k + 1) * picture)]), source, width: 96, height: 64)
             #expect(decoded[k] == expected, "display frame \(k)")
             // The frames table holds the reconstruction's error; a frame differs exactly when x264's PSNR stands for
             // another error.

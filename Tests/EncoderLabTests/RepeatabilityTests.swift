@@ -29,9 +29,9 @@ import Testing
         let reference = scratch.file("cli.264")
         let cli = try Witness.x264(["--quiet"] + flags + ["-o", reference, source])
         try #require(cli.status == 0, "\(cli.stderr)")
-        // The lab as a user runs it, through env(1) so that only this child gets the variable.
-        let lab = try Witness.run("env", ["MALLOC_PERTURB_=1", repositoryRoot + "/.build/debug/enclab", "encode", source,
-                                          "--rc", "abr", "--db", scratch.file("lab.sqlite"), "--out", scratch.file("out")] + flags)
+        // The lab as a user runs it, the variable in this child's environment only.
+        let lab = try Witness.enclab(["encode", source, "--rc", "abr", "--db", scratch.file("lab.sqlite"), "--out", scratch.file("out")] + flags,
+                                     in: scratch.path, environment: ["MALLOC_PERTURB_": "1"])
         try #require(lab.status == 0, "\(lab.stderr)")
         let store = try Lab(databasePath: scratch.file("lab.sqlite"), outDirectory: scratch.file("out"))
         let row = try #require(try store.store.runs().last)

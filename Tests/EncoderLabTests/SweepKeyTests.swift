@@ -27,7 +27,15 @@ import Testing
         // The key's material holds x264's options string, whose threads= is the effective count.
         #expect(keys[0].keyMaterial.contains(" threads=\(expected) "), "\(keys[0].keyMaterial)")
         #expect(keys[1].keyMaterial.contains(" threads=1 "))
-        #expect(keys[0].key != keys[1].key || expected == 1)
+        // Another thread count is another key, on any number of cores (threads 1 against the automatic count passed
+        // trivially on one core, where the automatic count is 1).
+        // 2 threads under the row cap of 4, 1 whatever the cores.
+        let otherThreads = expected == 1 ? 2 : 1
+        let other = Experiment.Run(clip: scratch.file("c.y4m"),
+                                   settings: try EncodeSettings.parse(arguments: ["--crf", "30", "--threads", String(otherThreads)]).0, label: "")
+        let otherKey = Pipeline.spec(try Lab.check([other], experiment: "t")[0], clip: identity)
+        #expect(otherKey.keyMaterial.contains(" threads=\(otherThreads) "), "\(otherKey.keyMaterial)")
+        #expect(keys[0].key != otherKey.key)
         // Sweep.cores is what x264 counts: sched_getaffinity's CPUs, as nproc prints them.
         let nproc = try Witness.run("nproc", []).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(String(Sweep.cores) == nproc)

@@ -1,5 +1,6 @@
 import Foundation
 @testable import EncoderLab
+import EnclabTestSupport
 
 /// Independent witnesses for the lab's numbers: ffprobe, ffmpeg (trace_headers, ssim and psnr filters) and
 /// the x264 CLI, run as separate processes on the written stream.
@@ -44,11 +45,10 @@ enum Witness {
         }
     }()
 
-    /// Runs the built `enclab` (`.build/debug/enclab`) in `dir`, as a user runs it.
-    static func enclab(_ arguments: [String], in dir: String) throws -> Output {
-        let r = try Tools.run(repositoryRoot + "/.build/debug/enclab", arguments, workingDirectory: dir)
-        return Output(status: r.status, stdout: String(decoding: r.stdout, as: UTF8.self),
-                      stderr: String(decoding: r.stderr, as: UTF8.self))
+    /// Runs the built `enclab` in `dir`, as a user runs it (``TestSupport/enclab(_:in:environment:limit:)``).
+    static func enclab(_ arguments: [String], in dir: String, environment: [String: String] = [:]) throws -> Output {
+        let r = try TestSupport.enclab(arguments, in: dir, environment: environment)
+        return Output(status: r.status, stdout: r.stdout, stderr: r.stderr)
     }
 
     /// A path as ffmpeg and ffprobe must be given it: `file:` and the absolute path, so that no part of a name

@@ -1,73 +1,32 @@
 import Foundation
 import Testing
 import EncoderLab
+import EnclabTestSupport
 
 /// The built `enclab` run as a user runs it: stdout, stderr and exit status checked.
 @Suite("enclab command line, end to end", .serialized)
 struct CommandLineTests {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().path
+    static let root = TestSupport.repositoryRoot
 
-    /// The `enclab` binary next to this test bundle (`swift build` puts both in the same folder).
-    static var binary: String {
-        let candidates = [Bundle.main.bundlePath, Bundle(for: Marker.self).bundlePath]
-            .map { ($0 as NSString).deletingLastPathComponent + "/enclab" } + ["\(root)/.build/debug/enclab"]
-        return candidates.first { FileManager.default.isExecutableFile(atPath: $0) } ?? candidates.last!
-    }
-    final class Marker {}
+    /// The `enclab` binary next to this test bundle (``TestSupport/binary``).
+    static var binary: String { TestSupport.binary }
 
-    /// A finished process: its exit status, both outputs, and whether the watchdog killed it.
-    struct Result { var status: Int32; var stdout: String; var stderr: String; var killed = false }
+    /// A finished process (``TestSupport/Result``).
+    typealias Result = TestSupport.Result
 
     func enclab(_ arguments: [String], in dir: String) throws -> Result {
-        try Self.process(Self.binary, arguments, in: dir)
+        try TestSupport.enclab(arguments, in: dir)
     }
 
-    /// The one process runner of the end-to-end tests: runs a program in `dir` with no standard input and
-    /// `environment` added to this one's, reading stdout and stderr at once (neither pipe can fill and block it).
-    /// A program still running after `limit` seconds is killed with SIGKILL and `killed` set, so a hang fails its
-    /// test instead of stalling the suite (SIGKILL: enclab takes SIGTERM as an interruption it handles, which a
-    /// process blocked in open(2) never reaches).
+    /// ``TestSupport/process(_:_:in:environment:limit:)``, the one process runner of the tests.
     static func process(_ executable: String, _ arguments: [String], in dir: String, environment: [String: String] = [:],
                         limit: Int = 600) throws -> Result {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: executable)
-        p.arguments = arguments
-        p.currentDirectoryURL = URL(fileURLWithPath: dir)
-        if !environment.isEmpty { p.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
-        p.standardInput = FileHandle.nullDevice
-        let out = Pipe(), err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        try p.run()
-        let killed = KilledFlag()
-        let pid = p.processIdentifier
-        let watchdog = DispatchWorkItem { if p.isRunning { killed.set(); kill(pid, SIGKILL) } }
-        DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(limit), execute: watchdog)
-        nonisolated(unsafe) var errBytes = Data()
-        let group = DispatchGroup()
-        group.enter()
-        DispatchQueue.global().async { errBytes = err.fileHandleForReading.readDataToEndOfFile(); group.leave() }
-        let outBytes = out.fileHandleForReading.readDataToEndOfFile()
-        group.wait()
-        p.waitUntilExit()
-        watchdog.cancel()
-        return Result(status: p.terminationStatus, stdout: String(decoding: outBytes, as: UTF8.self),
-                      stderr: String(decoding: errBytes, as: UTF8.self), killed: killed.get())
+        try TestSupport.process(executable, arguments, in: dir, environment: environment, limit: limit)
     }
 
-    final class KilledFlag: @unchecked Sendable {
-        private let lock = NSLock()
-        private var value = false
-        func set() { lock.lock(); value = true; lock.unlock() }
-        func get() -> Bool { lock.lock(); defer { lock.unlock() }; return value }
-    }
+    typealias KilledFlag = TestSupport.KilledFlag
 
-    func scratch() -> String {
-        let dir = NSTemporaryDirectory() + "enclab-e2e-\(UUID().uuidString)"
-        try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        return dir
-    }
+    func scratch() -> String { TestSupport.scratchFolder("enclab-e2e") }
 
     /// The folder of run `runID` in database `db` (relative to the command's folder, as stored): the parent of its
     /// `stream_path`, read with sqlite3.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import EncoderLab
+import EnclabTestSupport
 
 /// `enclab export` through the built binary: CSV read back by Python's csv module and JSON Lines by its json module,
 /// every field compared with what the sqlite3 CLI prints for the same rows (text as hex, numbers by `quote()`,
@@ -25,11 +26,8 @@ struct ExportCommandTests {
     /// 1/3, 1e-300, 123456789.123456789) and a NULL.
     func lab() throws -> String {
         let dir = cli.scratch()
-        try SyntheticClip(width: 64, height: 48, frames: 4, seed: 3).write(to: "\(dir)/c.y4m")
-        for crf in ["23", "30"] {
-            let r = try cli.enclab(["encode", "c.y4m", "--preset", "ultrafast", "--threads", "1", "--crf", crf, "--db", "lab.sqlite"], in: dir)
-            try #require(r.status == 0, "\(r.stderr)")
-        }
+        try TestSupport.makeClip(in: dir, SyntheticClip(width: 64, height: 48, frames: 4, seed: 3))
+        try TestSupport.makeDatabase(in: dir, runs: [["--crf", "23"], ["--crf", "30"]])
         try sqlite("\(dir)/lab.sqlite", """
             UPDATE runs SET clip = \(Self.hostileSQL), error = 'say "hi", then' || char(10) || 'go' WHERE run_id = 1;
             UPDATE runs SET crop = '' WHERE run_id = 2;
@@ -98,13 +96,18 @@ struct ExportCommandTests {
             .split(separator: "\n").map(String.init)
     }
 
-    /// frames with run_key after run_id, as export writes them.
+    /// frames with run_key after run_id, pts_time after pts and dts_time after dts, as export writes them.
     func frameColumns(_ db: String) throws -> [String] {
         var c = try columns(db, "frames")
         c.insert("run_key", at: c.firstIndex(of: "run_id")! + 1)
+        c.insert("pts_time", at: c.firstIndex(of: "pts")! + 1)
+        c.insert("dts_time", at: c.firstIndex(of: "dts")! + 1)
         return c
     }
-    let framesSource = "SELECT f.*, r.run_key AS run_key FROM frames AS f JOIN runs AS r ON r.run_id = f.run_id"
+    /// The times as sqlite3 works them out: ticks x timebase_num / timebase_den in doubles, rounded to 6 decimals (the
+    /// checker compares the number export writes with it as a double).
+    let framesSource = "SELECT f.*, r.run_key AS run_key, round(f.pts * 1.0 * r.timebase_num / r.timebase_den, 6) AS pts_time, "
+        + "round(f.dts * 1.0 * r.timebase_num / r.timebase_den, 6) AS dts_time FROM frames AS f JOIN runs AS r ON r.run_id = f.run_id"
 
     @Test("frames and runs, CSV and JSONL, to stdout and to --out: every field as sqlite3 reads it", arguments: ["csv", "jsonl"])
     func tables(format: String) throws {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import EncoderLab
+import EnclabTestSupport
 
 /// The built `enclab` given names and values that were gnuplot code when pasted into its plot scripts: each run
 /// must work (exit 0, `done`, plots drawn) and run nothing.
@@ -8,9 +9,7 @@ import EncoderLab
 struct HostileInputTests {
     typealias Result = CommandLineTests.Result
 
-    func enclab(_ arguments: [String], in dir: String) throws -> Result {
-        try CommandLineTests.process(CommandLineTests.binary, arguments, in: dir)
-    }
+    func enclab(_ arguments: [String], in dir: String) throws -> Result { try TestSupport.enclab(arguments, in: dir) }
 
     func scratch() -> String { CommandLineTests().scratch() }
 

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import EncoderLab
+import EnclabTestSupport
 
 /// `enclab inspect` and `enclab convert` given streams that hold nothing, streams sized to exhaust memory, and
 /// packets whose fields break PACKETS.md (issue 17, item 6: silent nonsense, memory on hostile sizes).
@@ -21,7 +22,7 @@ struct HostileStreamTests {
     /// `enclab ARGS` with its address space limited to `megabytes` (`ulimit -v` in the shell that execs it): an
     /// allocation beyond the limit fails, and Swift ends the process with SIGTRAP or SIGABRT instead of exit 65.
     func enclabLimited(_ megabytes: Int, _ arguments: [String], in dir: String) throws -> CommandLineTests.Result {
-        try CommandLineTests.process("/bin/sh", ["-c", "ulimit -v \(megabytes * 1024) && exec \"$0\" \"$@\"", CommandLineTests.binary] + arguments, in: dir)
+        try TestSupport.process("/bin/sh", ["-c", "ulimit -v \(megabytes * 1024) && exec \"$0\" \"$@\"", TestSupport.binary] + arguments, in: dir)
     }
 
     /// A 6-frame x264 CLI stream without B-frames: IDR then five P pictures, with VUI timing (25 fps).

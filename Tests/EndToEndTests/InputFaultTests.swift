@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import EncoderLab
+import EnclabTestSupport
 
 /// Inputs that used to trap, hang or be misread, run through the built `enclab`: each gives its sysexits status
 /// and a message naming the tag, flag or file.
@@ -13,15 +14,9 @@ struct InputFaultTests {
         try CommandLineTests.process(executable, arguments, in: dir, limit: limit)
     }
 
-    func enclab(_ arguments: [String], in dir: String) throws -> Result {
-        try Self.process(CommandLineTests.binary, arguments, in: dir)
-    }
+    func enclab(_ arguments: [String], in dir: String) throws -> Result { try TestSupport.enclab(arguments, in: dir, limit: 120) }
 
-    func scratch() -> String {
-        let dir = NSTemporaryDirectory() + "enclab-fault-\(UUID().uuidString)"
-        try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        return dir
-    }
+    func scratch() -> String { TestSupport.scratchFolder("enclab-fault") }
 
     /// A y4m of 3 64x48 frames under `header` (its W and H must stay 64 and 48 for the frame bytes to match).
     func y4m(_ path: String, header: String) throws {

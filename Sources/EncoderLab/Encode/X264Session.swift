@@ -166,11 +166,6 @@ public final class X264Session {
     private let width: Int
     private let height: Int
 
-    /// Builds the parameters without opening an encoder: checks preset, tune, every option and the profile.
-    ///
-    /// - Throws: `.usage` naming the setting: "unknown setting 'foo'" (x264_param_parse's
-    ///   `X264_PARAM_BAD_NAME`), "bad value for setting 'keyint': 'abc'" (`X264_PARAM_BAD_VALUE`), an unknown
-    ///   preset or tune, a profile x264 cannot apply.
     /// The parameters at the four steps that provenance compares: after the preset and the user's tune, after the
     /// VideoToolbox properties (their tune and options), after the user's options, after the options the lab's `--rc`
     /// added.
@@ -181,11 +176,17 @@ public final class X264Session {
         var rc: x264_param_t
     }
 
+    /// Builds the parameters without opening an encoder: checks preset, tune, every option and the profile.
+    ///
+    /// - Throws: `.usage` naming the setting: "unknown setting 'foo'" (x264_param_parse's
+    ///   `X264_PARAM_BAD_NAME`), "bad value for setting 'keyint': 'abc'" (`X264_PARAM_BAD_VALUE`), an unknown
+    ///   preset or tune, a profile x264 cannot apply.
     static func makeParam(_ settings: EncodeSettings, input: EncoderInput, warnings: inout [String]) throws -> x264_param_t {
         var snapshots: Snapshots?
         return try makeParam(settings, input: input, warnings: &warnings, snapshots: &snapshots)
     }
 
+    /// ``makeParam(_:input:warnings:)``, keeping the parameters at each step in `snapshots` when it is not nil.
     static func makeParam(_ settings: EncodeSettings, input: EncoderInput, warnings: inout [String],
                           snapshots: inout Snapshots?) throws -> x264_param_t {
         var p = x264_param_t()

@@ -46,8 +46,8 @@ public struct Experiment: Sendable {
         }
     }
 
-    /// Runs an experiment may expand to unless the caller raises the limit (`enclab run --max-runs N`): a grid
-    /// of a million points took 711 MiB and 5 s to expand and would spend 40 minutes on checks before its first run.
+    /// Runs an experiment may expand to unless the caller raises the limit (`enclab run --max-runs N`): a grid of a
+    /// million points costs memory and minutes of checks before its first run (results/experiment-expansion.md).
     public static let defaultMaxRuns = 100_000
 
     /// Grid axes (keys) an experiment may have: each run carries a setting per axis, so a grid of 200,000 keys

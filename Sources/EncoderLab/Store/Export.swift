@@ -13,6 +13,10 @@ import Foundation
 ///   field, empty text `""` (a quoted empty field), so the two stay apart for a reader that looks.
 /// - JSONL: one JSON object per line (LF), keys in column order; NULL is `null`, text a JSON string (control
 ///   characters, U+2028 and U+2029 escaped, other characters as UTF-8).
+/// - `frames` also has `pts_time` and `dts_time` beside `pts` and `dts`: the ticks in seconds, exact from the run's
+///   rational timebase (`runs.timebase_num`/`timebase_den`) and rounded to 6 decimals (a tie to even), written
+///   as ffprobe writes `pkt_pts_time` (`0.033367`, `2.000000`; a number in CSV and JSONL); empty/null when the run
+///   has no timebase.
 /// - Numbers as SQLite stores them: an INTEGER in decimal; a REAL in the shortest decimal that reads back to the same
 ///   double (Swift's description: `36.41`, `36.0`, `1e-05`), so `float()` in Python gives the stored value exactly.
 ///   An infinite REAL is `inf`/`-inf` in CSV (as Python and pandas read it) and `null` in JSONL (JSON has no
@@ -202,6 +206,26 @@ public enum Export {
     struct Query {
         let columns: [String]
         let statement: Statement
+        /// For `frames`: where `pts` and `dts` are in the selected row; the timebase is its last two values
+        /// (selected, not written), and `pts_time`/`dts_time` follow `pts` and `dts`.
+        var times: (pts: Int, dts: Int)? = nil
+    }
+
+    /// `ticks` × `num` / `den` seconds as a decimal of 6 places, exact then rounded (a tie to even, as printf(3)
+    /// rounds the `%.6f` with which ffprobe writes `pkt_pts_time`): `-0.033367`, `2.000000`; nil when a value is NULL, not an integer, or `den` not above 0 or
+    /// `num` below 1.
+    static func seconds(_ ticks: SQLValue, num: SQLValue, den: SQLValue) -> String? {
+        guard let t = ticks.int, let n = num.int, let d = den.int, n > 0, d > 0 else { return nil }
+        // t × n fits Int128 (each below 2^63); × 10^6 may not, for ticks far outside the lab's range (2^60): NULL then.
+        let (scaled, overflow) = (Int128(t) * Int128(n)).multipliedReportingOverflow(by: 1_000_000)
+        guard !overflow else { return nil }
+        let d128 = Int128(d)
+        let magnitude = scaled.magnitude, dm = UInt128(d128)
+        var micro = magnitude / dm
+        let twice = (magnitude % dm) * 2
+        if twice > dm || (twice == dm && micro % 2 == 1) { micro += 1 }
+        let whole = micro / 1_000_000, fraction = String(micro % 1_000_000)
+        return (scaled < 0 && micro > 0 ? "-" : "") + String(whole) + "." + String(repeating: "0", count: 6 - fraction.count) + fraction
     }
 
     /// `"name"` with any double quote doubled: an SQL identifier read from the database's own schema.
@@ -236,16 +260,28 @@ public enum Export {
         var selected = columns.map { "t." + identifier($0) }
         var names = columns
         var from = "\(identifier(table.sqlName)) AS t"
+        var joined = false
         if table == .frames, hasKeys, let at = columns.firstIndex(of: "run_id"), !columns.contains("run_key") {
             selected.insert("r.run_key", at: at + 1)
             names.insert("run_key", at: at + 1)
             from += " LEFT JOIN runs AS r ON r.run_id = t.run_id"
+            joined = true
+        }
+        var times: (pts: Int, dts: Int)?
+        if table == .frames, columns.contains("run_id"), runColumns.contains("timebase_num"), runColumns.contains("timebase_den"),
+           !columns.contains("pts_time"), !columns.contains("dts_time"),
+           let pts = selected.firstIndex(of: "t." + identifier("pts")), let dts = selected.firstIndex(of: "t." + identifier("dts")) {
+            if !joined { from += " LEFT JOIN runs AS r ON r.run_id = t.run_id" }
+            selected += ["r.timebase_num", "r.timebase_den"]
+            times = (pts, dts)
+            names.insert("pts_time", at: names.firstIndex(of: "pts")! + 1)
+            names.insert("dts_time", at: names.firstIndex(of: "dts")! + 1)
         }
         let order = primaryKey.isEmpty ? (columns.contains("run_id") ? ["run_id"] : []) : primaryKey
         let orderBy = order.isEmpty ? "" : " ORDER BY " + order.map { "t." + identifier($0) }.joined(separator: ", ")
         let statement = try database.prepare("SELECT \(selected.joined(separator: ", ")) FROM \(from)\(filter)\(orderBy)")
         try statement.bind(ids.map { .integer($0) })
-        return Query(columns: names, statement: statement)
+        return Query(columns: names, statement: statement, times: times)
     }
 
     /// The run ids `selectors` name (``PlotFromStore/select(_:rows:keys:databasePath:)``'s rules), in run_id order.
@@ -310,12 +346,25 @@ public enum Export {
         let keys = query.columns.map { jsonString($0) + ":" }
         var count = 0
         while try query.statement.step() {
-            let values = query.statement.row()
+            let row = query.statement.row()
+            var fields: [String]
+            switch format {
+            case .csv: fields = row.map(csvField)
+            case .jsonl: fields = row.map(jsonValue)
+            }
+            if let t = query.times {
+                // The timebase (the last two values) is not written; each time follows its ticks (dts after pts).
+                let num = row[row.count - 2], den = row[row.count - 1]
+                let none = format == .csv ? "" : "null"
+                fields.removeLast(2)
+                fields.insert(seconds(row[t.dts], num: num, den: den) ?? none, at: t.dts + 1)
+                fields.insert(seconds(row[t.pts], num: num, den: den) ?? none, at: t.pts + 1 + (t.dts < t.pts ? 1 : 0))
+            }
             switch format {
             case .csv:
-                try sink.append(values.map(csvField).joined(separator: ",") + "\r\n")
+                try sink.append(fields.joined(separator: ",") + "\r\n")
             case .jsonl:
-                try sink.append("{" + zip(keys, values).map { $0 + jsonValue($1) }.joined(separator: ",") + "}\n")
+                try sink.append("{" + zip(keys, fields).map { $0 + $1 }.joined(separator: ",") + "}\n")
             }
             count += 1
             if count % 4096 == 0 { try Interruption.check() }

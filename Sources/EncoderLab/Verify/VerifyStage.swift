@@ -29,11 +29,9 @@ public enum VerifyMode: String, Sendable, CaseIterable {
 /// before its finish (a run that failed) is freed on the thread that lets it go: the handovers still waiting are
 /// dropped, the one under way is waited for, and no verify work runs after that.
 ///
-/// Why nice 5 (bench/harness.sh's clip, x264 at 2 threads on 2 cores, wall time against x264's CLI, medians of 7
-/// interleaved runs): on the pipeline's thread 1.16, on a thread at the same priority 1.13, nice 5 1.09, nice 10
-/// 1.09 (another 5 rounds: nice 5 1.14-1.15 whatever the queue's length, 8 to 64; the machine is shared and noisy).
-/// With both cores also kept busy by two other processes (one run each): nice 5 1.09, the pipeline's thread 1.12,
-/// nice 10 1.33, nice 19 5.1 and SCHED_IDLE 11.4: a thread far below the others starves on a loaded machine.
+/// Why nice 5: it cost the least wall time against x264's CLI both on an idle machine and on one kept busy by other
+/// runs, where a thread far below the others (nice 19, SCHED_IDLE) starves; the measurements are in
+/// results/verify-thread-priority.md.
 final class VerifyStage {
     let streamPath: String
     /// The state the work changes. The verify thread's jobs hold it, not the stage, so that the stage's last

@@ -33,14 +33,25 @@ struct AnalyzeCommand: Command {
     ]
     let example = "enclab analyze --db results/quickstart.sqlite\nenclab analyze --db results/quickstart.sqlite --run 3 --run 7"
 
-    func run(arguments: [String]) throws {
-        guard let parsed = try parse(arguments) else { return }
-        guard parsed.rest.isEmpty else { throw LabError(.usage, "analyze takes no operands, got \(parsed.rest.joined(separator: " "))") }
+    /// `analyze`'s options.
+    struct Options {
+        var db: String
+        /// Run keys or ids; empty: every run.
+        var runs: [String]
+    }
+
+    func options(_ parsed: ParsedArguments) throws -> Options {
+        try parsed.noOperands(name)
         guard let db = try parsed.path("--db", what: "a database file path") else { throw LabError(.usage, "analyze needs --db FILE") }
+        return Options(db: db, runs: parsed.all("--run"))
+    }
+
+    func run(_ o: Options) throws -> Int32 {
         // One line per run as it commits, flushed, so an interrupted or failed analysis keeps the lines of the runs done.
-        try RunMetrics.analyze(databasePath: db, runs: parsed.all("--run")) { id in
+        try RunMetrics.analyze(databasePath: o.db, runs: o.runs) { id in
             print("analysed run \(id)")
             fflush(nil)
         }
+        return 0
     }
 }

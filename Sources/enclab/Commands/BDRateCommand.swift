@@ -62,16 +62,26 @@ struct BDRateCommand: Command {
         return [String(format: "BD-rate (%@): %.6f %%", method.rawValue, rate), String(format: "BD-PSNR (%@): %.6f dB", method.rawValue, psnr)]
     }
 
-    func run(arguments: [String]) throws {
-        guard let parsed = try parse(arguments) else { return }
-        guard parsed.rest.isEmpty else { throw LabError(.usage, "bd-rate takes no operands, got \(parsed.rest.joined(separator: " "))") }
+    /// `bd-rate`'s options: the two curves and the interpolation.
+    struct Options {
+        var anchor: [Bjontegaard.Point]
+        var test: [Bjontegaard.Point]
+        var method: Bjontegaard.Method
+    }
+
+    func options(_ parsed: ParsedArguments) throws -> Options {
+        try parsed.noOperands(name)
         guard let anchorText = parsed.value("--anchor") else { throw LabError(.usage, "bd-rate needs --anchor RATE:PSNR,...") }
         guard let testText = parsed.value("--test") else { throw LabError(.usage, "bd-rate needs --test RATE:PSNR,...") }
         let methodText = parsed.value("--method") ?? "pchip"
         guard let method = Bjontegaard.Method(rawValue: methodText) else {
             throw LabError(.usage, "--method must be pchip or cubic, got '\(methodText)'")
         }
-        let anchor = try Self.points(anchorText, flag: "--anchor"), test = try Self.points(testText, flag: "--test")
-        for line in try Self.lines(anchor: anchor, test: test, method: method) { print(line) }
+        return Options(anchor: try Self.points(anchorText, flag: "--anchor"), test: try Self.points(testText, flag: "--test"), method: method)
+    }
+
+    func run(_ o: Options) throws -> Int32 {
+        for line in try Self.lines(anchor: o.anchor, test: o.test, method: o.method) { print(line) }
+        return 0
     }
 }

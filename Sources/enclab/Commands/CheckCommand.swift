@@ -35,7 +35,8 @@ struct CheckCommand: Command {
         frame's bytes being its NAL units without start codes or length prefixes; AllowFrameReordering=false on
         every frame with a B slice or output before a frame decoded earlier; H264EntropyMode on each PPS's
         entropy_coding_mode_flag (CAVLC 0, CABAC 1). stdout gets one line per violation, "RULE=VALUE: what", then a
-        summary line; with --db, a line naming the run stored (frames with type, size, PTS and DTS; QP and PSNR
+        summary line, then for each DataRateLimits pair kept its worst window as a ratio of the limit (a broken pair's
+        line gives its worst); with --db, a line naming the run stored (frames with type, size, PTS and DTS; QP and PSNR
         NULL; parameter sets; the keyframe and data-rate analysis), so plot works on it. --db FILE --run KEY|ID
         checks a stored run the same way, from its frames (keyframes: type IDR), and stores nothing.
         """
@@ -59,13 +60,23 @@ struct CheckCommand: Command {
         enclab check --db results/check.sqlite --run 1 --expect H264EntropyMode=CABAC
         """
 
-    func run(arguments: [String]) throws {
-        guard let parsed = try parse(arguments) else { return }
+    /// `check`'s options, validated: the rules, and what is checked.
+    struct Options {
+        /// A stream from elsewhere (with its timecode file), or a run stored in a database.
+        enum Source {
+            case stream(path: String, timecodePath: String?)
+            case stored(databasePath: String, run: String)
+        }
+        var expect: StreamExpectations
+        var source: Source
+        /// `--db` for a stream: the database it is stored in; nil: nothing stored.
+        var storeIn: String?
+    }
+
+    func options(_ parsed: ParsedArguments) throws -> Options {
         let expect = try StreamExpectations(parsing: parsed.all("--expect"))
         let db = try parsed.path("--db", what: "a database file path")
         let timecode = try parsed.path("--tcfile-in", what: "a timecode file")
-        let report: RuleCheckReport
-        var stored: Int64?
         if parsed.all("--run").count > 1 {
             throw LabError(.usage, "check takes one --run, got \(parsed.all("--run").count)")
         }
@@ -75,24 +86,44 @@ struct CheckCommand: Command {
             }
             guard let db else { throw LabError(.usage, "check --run needs --db FILE, the database that holds the run") }
             guard timecode == nil else { throw LabError(.usage, "--tcfile-in goes with a STREAM, not with --run (a stored run has its times)") }
-            report = try RuleCheck.check(try RuleCheck.storedRun(databasePath: db, run: run), expect)
-        } else {
-            guard parsed.rest.count == 1 else {
-                throw LabError(.usage, parsed.rest.isEmpty ? "check needs a STREAM (or --db FILE --run KEY|ID)"
-                               : "check takes one STREAM, got \(parsed.rest.joined(separator: " "))")
-            }
-            if let db { try LabStore.checkPath(db) }
-            let stream = try ForeignStream.read(path: parsed.rest[0], timecodePath: timecode)
+            return Options(expect: expect, source: .stored(databasePath: db, run: run), storeIn: nil)
+        }
+        guard parsed.rest.count == 1 else {
+            throw LabError(.usage, parsed.rest.isEmpty ? "check needs a STREAM (or --db FILE --run KEY|ID)"
+                           : "check takes one STREAM, got \(parsed.rest.joined(separator: " "))")
+        }
+        return Options(expect: expect, source: .stream(path: parsed.rest[0], timecodePath: timecode), storeIn: db)
+    }
+
+    /// - Returns: 0 when no rule is broken, 1 when one is (each violation printed).
+    func run(_ o: Options) throws -> Int32 {
+        let report: RuleCheckReport
+        var stored: Int64?
+        switch o.source {
+        case .stored(let db, let run):
+            report = try RuleCheck.check(try RuleCheck.storedRun(databasePath: db, run: run), o.expect)
+        case .stream(let path, let timecode):
+            if let db = o.storeIn { try LabStore.checkPath(db) }
+            let stream = try ForeignStream.read(path: path, timecodePath: timecode)
             for w in stream.warnings { FileHandle.standardError.write(Data("warning: \(oneLine(w))\n".utf8)) }
-            if db != nil, let why = stream.timeSource.untimed {
+            if o.storeIn != nil, let why = stream.timeSource.untimed {
                 throw LabError(.data, "\(stream.path): no times: \(why); --db stores frames with their times (give --tcfile-in FILE)")
             }
-            report = try RuleCheck.check(RuleCheckInput(stream), expect)
-            if let db { stored = try RuleCheck.record(stream, expect: expect, report: report, databasePath: db) }
+            report = try RuleCheck.check(RuleCheckInput(stream), o.expect)
+            if let db = o.storeIn { stored = try RuleCheck.record(stream, expect: o.expect, report: report, databasePath: db) }
         }
         for v in report.violations { print(oneLine(v.line)) }
         print(oneLine(report.summary))
-        if let stored, let db { print("stored as run \(stored) (experiment \(RuleCheck.experiment)) in \(oneLine(db))") }
-        if !report.violations.isEmpty { exit(1) }
+        // Each DataRateLimits pair kept: its worst window against the limit (a broken pair's line above says its worst).
+        if let rule = o.expect.rule(.dataRateLimits) {
+            for (n, c) in (report.dataRateWindows ?? []).enumerated() where c.windowsOverLimit == 0 {
+                guard let w = c.worst else { continue }
+                // The pair's description is BYTES,SECONDS, the seconds as the rule writes them.
+                let seconds = c.pair.description.split(separator: ",").last.map(String.init) ?? "?"
+                print(oneLine("\(rule): pair \(n + 1), \(c.pair.bytes) bytes in \(seconds) s: kept in all \(c.windowCount) windows; the worst, frames \(w.startIndex)-\(w.endIndex) (decode order), holds \(w.bytes) bytes (\(String(format: "%.3f", w.ratio.approximateValue)) x the limit)"))
+            }
+        }
+        if let stored, let db = o.storeIn { print("stored as run \(stored) (experiment \(RuleCheck.experiment)) in \(oneLine(db))") }
+        return report.violations.isEmpty ? 0 : 1
     }
 }

@@ -3,7 +3,14 @@ import Foundation
 
 /// One `enclab` command: its name, its flags, its help and its work. `enclab NAME --help`, `enclab NAME -h` and
 /// `enclab help NAME` all print ``help``, which is built from the same flag table the parser reads.
+///
+/// A command line goes through three steps, as swift-argument-parser's commands do (`validate()` then `run()`):
+/// ``FlagParser`` takes the words of the flag table out (``ParsedArguments``); ``options(_:)``, the one validation
+/// step, turns them into the command's typed ``Options`` (every value checked, every usage error thrown there);
+/// ``run(_:)`` does the work with those options alone and returns the exit status.
 protocol Command: Sendable {
+    /// The command's options once validated: each flag and operand as a typed value.
+    associatedtype Options
     /// The word after `enclab` that names it.
     var name: String { get }
     /// One line for `enclab help`.
@@ -21,13 +28,28 @@ protocol Command: Sendable {
     var exitStatuses: [(status: Int32, meaning: String)] { get }
     /// An example command line (or a few, one a line), without a leading `$`.
     var example: String { get }
-    /// Does the work: `arguments` are the words after its name.
+    /// Whether a flag not in ``flags`` is left among the operands (`encode`: x264's flags, for x264's parser)
+    /// rather than refused.
+    var handsOn: Bool { get }
+    /// The one validation step: the parsed words as typed options.
+    /// - Throws: `LabError` (`.usage` for a bad value, a missing or extra operand).
+    func options(_ parsed: ParsedArguments) throws -> Options
+    /// Does the work with validated options.
+    /// - Returns: the exit status: 0, or 1 for a check that found violations (`check`).
     /// - Throws: `LabError`, which `main` maps to the exit status.
-    func run(arguments: [String]) throws
+    func run(_ options: Options) throws -> Int32
 }
 
 extension Command {
     var sections: [(title: String, text: String)] { [] }
+    var handsOn: Bool { false }
+
+    /// Parses, validates and runs: `arguments` are the words after the command's name.
+    /// - Returns: the exit status (0 after printing the help).
+    func execute(arguments: [String]) throws -> Int32 {
+        guard let parsed = try parse(arguments) else { return 0 }
+        return try run(options(parsed))
+    }
 
     /// The usage after `enclab NAME`, word by word: its required flags, operands, then the optional flags (a flag
     /// and its value one word).
@@ -64,10 +86,9 @@ extension Command {
         return text
     }
 
-    /// Parses `arguments` with this command's flags.
+    /// Parses `arguments` with this command's flags (flags not in ``flags`` left in `rest` when ``handsOn``).
     /// - Returns: the parsed arguments, or nil when help was asked for (it has been printed to stdout).
-    /// - Parameter handsOn: whether flags not in ``flags`` are left in `rest` for another parser instead of refused.
-    func parse(_ arguments: [String], handsOn: Bool = false) throws -> ParsedArguments? {
+    func parse(_ arguments: [String]) throws -> ParsedArguments? {
         switch try FlagParser(command: name, flags: flags, handsOn: handsOn).parse(arguments) {
         case .help:
             print(help)
@@ -144,6 +165,55 @@ func describe(_ o: RunOutcome) -> String {
     return String(format: "run %lld  %@  %@  frames=%d  bytes=%d  %.1f kbit/s  psnr_avg=%@  %@%@",
                   o.runID, oneLine((o.clip as NSString).lastPathComponent), oneLine(o.settingsText), o.frames, o.bytes, o.kbps, psnr,
                   oneLine(o.streamPath), o.alreadyDone ? "  (already done\(alreadyDoneNote(o)))" : "")
+}
+
+/// A run's answers, the line printed under its run line (``describe(_:)``): the largest GOP in frames and display
+/// seconds, the 1-s peak against the target as a ratio, and each VideoToolbox rule's violations (keyframe limits by
+/// limit, DataRateLimits by pair: windows over its bytes, and the worst window as a ratio of them), as stored.
+/// `  run 3: largest GOP 30 frames, 1.001 s; peak 1 s 412.3 kbit/s, 1.37 x the target 300 kbit/s; MaxKeyFrameInterval=30: 0 violations`
+func describe(_ a: RunAnswers, runID: Int64) -> String {
+    var parts: [String] = []
+    if let frames = a.gopMaxFrames {
+        parts.append("largest GOP \(frames) frames" + (a.gopMaxSeconds.map { String(format: ", %.3f s", $0) } ?? ""))
+    } else {
+        parts.append("largest GOP n/a (no run metrics: 'enclab analyze' computes them)")
+    }
+    switch (a.peak1sKbps, a.targetKbps) {
+    case let (peak?, target?) where target > 0:
+        parts.append(String(format: "peak 1 s %.1f kbit/s, %.2f x the target %@ kbit/s", peak, peak / target, number(target)))
+    case let (peak?, _):
+        parts.append(String(format: "peak 1 s %.1f kbit/s (no target bitrate)", peak))
+    case (nil, _):
+        parts.append("peak 1 s n/a (no full 1-s window)")
+    }
+    func violations(_ n: Int64) -> String { "\(n) violation\(n == 1 ? "" : "s")" }
+    if let k = a.keyframeLimits {
+        if k.maxFrames > 0 { parts.append("MaxKeyFrameInterval=\(k.maxFrames): \(violations(Int64(k.frameLimitViolations)))") }
+        if k.maxDuration != "0" {
+            // Stored exact (`1/2`, `1001/500`): shown as a decimal of at most 6 places, as the property is written.
+            let parts2 = k.maxDuration.split(separator: "/").compactMap { Double($0) }
+            let shown = parts2.count == 2 && parts2[1] > 0 ? decimal(parts2[0] / parts2[1], places: 6) : k.maxDuration
+            parts.append("MaxKeyFrameIntervalDuration=\(shown): \(violations(Int64(k.durationLimitViolations)))")
+        }
+    }
+    for p in a.dataRateLimits {
+        var text = "DataRateLimits pair \(p.pair) (\(p.bytes) bytes in \(p.seconds) s\(p.honoured ? "" : ", not honoured: vt-compat")): "
+            + "\(p.windowsOver) of \(p.windows) windows over"
+        if let r = p.worstRatio { text += String(format: ", the worst %.3f x the limit", r) }
+        parts.append(text)
+    }
+    return "  run \(runID): " + parts.joined(separator: "; ")
+}
+
+/// A number as short as it is exact to 3 decimals: `300`, `612.5`.
+func number(_ value: Double) -> String { decimal(value, places: 3) }
+
+/// `value` rounded to `places` decimals, trailing zeros (and a trailing point) left out: `0.5`, `2`.
+func decimal(_ value: Double, places: Int) -> String {
+    var text = String(format: "%.\(places)f", value)
+    while text.hasSuffix("0") { text.removeLast() }
+    if text.hasSuffix(".") { text.removeLast() }
+    return text
 }
 
 /// What an already-done run's line adds when its encode is not repeatable (``Repeatability``): the stored bytes

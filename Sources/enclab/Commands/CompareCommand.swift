@@ -29,12 +29,23 @@ struct CompareCommand: Command {
     ]
     let example = "enclab compare --db results/quickstart.sqlite 3 7"
 
-    func run(arguments: [String]) throws {
-        guard let parsed = try parse(arguments) else { return }
+    /// `compare`'s options.
+    struct Options {
+        var db: String
+        var runA: String
+        var runB: String
+    }
+
+    func options(_ parsed: ParsedArguments) throws -> Options {
         guard let db = try parsed.path("--db", what: "a database file path") else { throw LabError(.usage, "compare needs --db FILE") }
         guard parsed.rest.count == 2 else {
             throw LabError(.usage, "compare needs two runs, RUN_A RUN_B; got \(parsed.rest.count)")
         }
-        print(try RunMetrics.compare(databasePath: db, runA: parsed.rest[0], runB: parsed.rest[1]))
+        return Options(db: db, runA: parsed.rest[0], runB: parsed.rest[1])
+    }
+
+    func run(_ o: Options) throws -> Int32 {
+        print(try RunMetrics.compare(databasePath: o.db, runA: o.runA, runB: o.runB))
+        return 0
     }
 }

@@ -50,8 +50,14 @@ struct ConvertCommand: Command {
         enclab convert --to annexb --in-avcc-config stream.avcC stream.avcc stream.264
         """
 
-    func run(arguments: [String]) throws {
-        guard let parsed = try parse(arguments) else { return }
+    /// `convert`'s options.
+    struct Options {
+        var input: String
+        var output: String
+        var convert: Convert.Options
+    }
+
+    func options(_ parsed: ParsedArguments) throws -> Options {
         let rest = parsed.rest
         guard rest.count == 2 else { throw LabError(.usage, "convert takes IN and OUT") }
         guard let to = try streamFormat(parsed.value("--to")) else { throw LabError(.usage, "convert needs --to avcc|annexb|packets") }
@@ -70,8 +76,13 @@ struct ConvertCommand: Command {
             }
             options.fps = (num, den)
         }
-        let summary = try Convert.run(input: rest[0], output: rest[1], options: options)
+        return Options(input: rest[0], output: rest[1], convert: options)
+    }
+
+    func run(_ o: Options) throws -> Int32 {
+        let summary = try Convert.run(input: o.input, output: o.output, options: o.convert)
         for w in summary.warnings { FileHandle.standardError.write(Data("warning: \(oneLine(w))\n".utf8)) }
-        print("\(rest[0]) (\(summary.from.rawValue), \(summary.nalUnits) NAL units, \(summary.accessUnits) access units) -> \(rest[1]) (\(to.rawValue), \(summary.bytes) bytes)")
+        print("\(o.input) (\(summary.from.rawValue), \(summary.nalUnits) NAL units, \(summary.accessUnits) access units) -> \(o.output) (\(o.convert.to.rawValue), \(summary.bytes) bytes)")
+        return 0
     }
 }

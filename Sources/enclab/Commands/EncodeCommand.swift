@@ -30,7 +30,9 @@ struct EncodeCommand: Command {
         Encodes INPUT once with libx264, verifies the stream (parsed back, and decoded by libavcodec), draws its plots and
         records the run frame by frame in the database. A .y4m is read natively; any other file is decoded by ffmpeg.
         Settings, clip and tools are checked before anything is written: bad input leaves no database or folder.
-        stdout gets one line: run id, clip, settings, frames, bytes, kbit/s, mean PSNR and the stream's path.
+        stdout gets two lines: run id, clip, settings, frames, bytes, kbit/s, mean PSNR and the stream's path; then the
+        run's answers: the largest GOP (frames, seconds), the 1-s peak against the target bitrate (a ratio) and each
+        VideoToolbox rule's violations (keyframe limits; DataRateLimits windows over each pair, the worst as a ratio).
         """
     var sections: [(title: String, text: String)] {
         [("x264 flags (every other flag goes to x264's flag parser)", """
@@ -80,32 +82,70 @@ struct EncodeCommand: Command {
     ]
     let example = "enclab encode fixtures/carphone_pristine.mp4 --preset fast --rc cbr --bitrate 600 --keyint 60 --threads 1"
 
-    func run(arguments: [String]) throws {
-        guard let parsed = try parse(arguments, handsOn: true) else { return }
-        let db = parsed.value("--db")
-        let out = try parsed.path("--out", what: "a folder path")
-        let force = parsed.has("--force")
-        var x264Words = parsed.rest
-        if let rc = parsed.value("--rc") { x264Words.append("--rc=\(rc)") }
-        for property in parsed.all("--vt") { x264Words.append("--vt=\(property)") }
-        if parsed.has("--vt-compat") { x264Words.append("--vt-compat") }
-        if let verify = parsed.value("--verify") { x264Words.append("--verify=\(verify)") }
-        let (settings, positional) = try EncodeSettings.parse(arguments: x264Words)
+    /// `encode`'s options, validated: the clip, the settings (x264's words read by x264's flag parser, the lab's
+    /// flags set on them as typed values), and where the run goes.
+    struct Options {
+        var input: String
+        var settings: EncodeSettings
+        var db = "results/encode.sqlite"
+        var out = "results/encode"
+        var force = false
+        var mkv = false
+        var noPlots = false
+    }
+
+    /// Flags neither the lab's nor x264's are refused by x264's flag parser, which alone knows which words take a
+    /// value: the flag parser leaves every word not in ``flags`` to it.
+    var handsOn: Bool { true }
+
+    /// The words not in ``flags`` (INPUT and x264's flags, in order) go to x264's flag parser
+    /// (`EncodeSettings.parse`), which tells INPUT from flags and values; the lab's own flags are then set on the
+    /// settings by name (`--rc`, `--vt`, `--vt-compat`, `--verify`: ``EncodeSettings/set(_:_:)``), none of them
+    /// written back into words.
+    func options(_ parsed: ParsedArguments) throws -> Options {
+        var (settings, positional) = try EncodeSettings.parse(arguments: parsed.rest)
+        if let rc = parsed.value("--rc") { try settings.set("rc", rc) }
+        var vtGiven: Set<String> = []
+        for property in parsed.all("--vt") {
+            // A VideoToolbox property given twice (in any spelling) is refused, not silently the last.
+            if let eq = property.firstIndex(of: "="), eq != property.startIndex {
+                let name = try VideoToolboxSettings.property(named: String(property[..<eq])).rawValue
+                if !vtGiven.insert(name).inserted {
+                    throw LabError(.usage, "--vt \(name) is given twice; give each VideoToolbox property once")
+                }
+            }
+            try settings.set("vt", property)
+        }
+        if parsed.has("--vt-compat") { try settings.set("vt-compat", nil) }
+        if let verify = parsed.value("--verify") { try settings.set("verify", verify) }
         guard positional.count == 1 else {
             throw LabError(.usage, positional.isEmpty ? "encode needs an INPUT clip" : "encode takes one INPUT, got \(positional.joined(separator: " "))")
         }
+        var o = Options(input: positional[0], settings: settings)
+        o.db = parsed.value("--db") ?? o.db
+        o.out = try parsed.path("--out", what: "a folder path") ?? o.out
+        o.force = parsed.has("--force")
+        o.mkv = parsed.has("--mkv")
+        o.noPlots = parsed.has("--no-plots")
+        return o
+    }
+
+    func run(_ o: Options) throws -> Int32 {
         // Settings, clip and tools are checked before any database or folder is made.
         try Lab.requireTools()
-        let checked = try Lab.check([Experiment.Run(clip: positional[0], settings: settings, label: "")], experiment: "encode")
-        if parsed.has("--mkv") { try Lab.requireMatroska() }
-        let lab = try Lab(databasePath: db ?? "results/encode.sqlite", outDirectory: out ?? "results/encode", force: force)
-        lab.matroska = parsed.has("--mkv")
-        lab.plotMode = parsed.has("--no-plots") ? .none : .eachRun
+        let checked = try Lab.check([Experiment.Run(clip: o.input, settings: o.settings, label: "")], experiment: "encode")
+        if o.mkv { try Lab.requireMatroska() }
+        let lab = try Lab(databasePath: o.db, outDirectory: o.out, force: o.force)
+        lab.matroska = o.mkv
+        lab.plotMode = o.noPlots ? .none : .eachRun
         do {
-            print(describe(try lab.run(checked[0])))
+            let outcome = try lab.run(checked[0])
+            print(describe(outcome))
+            print(describe(try lab.store.answers(runID: outcome.runID), runID: outcome.runID))
         } catch {
             lab.discardIfUnused()
             throw error
         }
+        return 0
     }
 }

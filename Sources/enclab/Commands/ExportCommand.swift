@@ -47,9 +47,19 @@ struct ExportCommand: Command {
         enclab export --db results/quickstart.sqlite --table runs --format jsonl --run 3 --run 7
         """
 
-    func run(arguments: [String]) throws {
-        guard let parsed = try parse(arguments) else { return }
-        guard parsed.rest.isEmpty else { throw LabError(.usage, "export takes no operands, got \(parsed.rest.joined(separator: " "))") }
+    /// `export`'s options.
+    struct Options {
+        var db: String
+        var table: Export.Table
+        var format: Export.Format
+        /// Run keys or ids; empty: every run.
+        var runs: [String]
+        /// nil: stdout.
+        var out: String?
+    }
+
+    func options(_ parsed: ParsedArguments) throws -> Options {
+        try parsed.noOperands(name)
         guard let db = try parsed.path("--db", what: "a database file path") else { throw LabError(.usage, "export needs --db FILE") }
         guard let tableText = parsed.value("--table") else { throw LabError(.usage, "export needs --table frames|runs|metrics") }
         guard let table = Export.Table(rawValue: tableText) else {
@@ -59,8 +69,12 @@ struct ExportCommand: Command {
         guard let format = Export.Format(rawValue: formatText) else {
             throw LabError(.usage, "--format must be csv or jsonl, got '\(formatText)'")
         }
-        let out = try parsed.path("--out", what: "a file path")
-        let count = try Export.export(databasePath: db, table: table, format: format, runs: parsed.all("--run"), outPath: out)
-        if let out { print("export: \(count) \(table.rawValue) row\(count == 1 ? "" : "s") to \(oneLine(out))") }
+        return Options(db: db, table: table, format: format, runs: parsed.all("--run"), out: try parsed.path("--out", what: "a file path"))
+    }
+
+    func run(_ o: Options) throws -> Int32 {
+        let count = try Export.export(databasePath: o.db, table: o.table, format: o.format, runs: o.runs, outPath: o.out)
+        if let out = o.out { print("export: \(count) \(o.table.rawValue) row\(count == 1 ? "" : "s") to \(oneLine(out))") }
+        return 0
     }
 }

@@ -13,12 +13,17 @@ struct HelpCommand: Command {
     ]
     let example = "enclab help encode"
 
-    func run(arguments: [String]) throws {
-        guard let parsed = try parse(arguments) else { return }
+    /// `help`'s option: the command whose help is printed, nil for the list.
+    func options(_ parsed: ParsedArguments) throws -> (any Command)? {
         switch parsed.rest.count {
-        case 0: print(Commands.overview)
-        case 1: print(try Commands.named(parsed.rest[0]).help)
+        case 0: return nil
+        case 1: return try Commands.named(parsed.rest[0])
         default: throw LabError(.usage, "help takes one COMMAND, got \(parsed.rest.joined(separator: " "))")
         }
+    }
+
+    func run(_ command: (any Command)?) throws -> Int32 {
+        print(command?.help ?? Commands.overview)
+        return 0
     }
 }

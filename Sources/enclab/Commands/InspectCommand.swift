@@ -47,22 +47,31 @@ struct InspectCommand: Command {
         enclab inspect slices.264 --parameter-sets Z2QACqzZRHsBEAAAAwAQAAADAyjxIllg,aOvg5LIs
         """
 
-    func run(arguments: [String]) throws {
-        guard let parsed = try parse(arguments) else { return }
+    /// `inspect`'s options: the stream as the library opens it, and how it is listed.
+    struct Options {
+        var input: StreamInput
+        var json: Bool
+    }
+
+    func options(_ parsed: ParsedArguments) throws -> Options {
         let rest = parsed.rest
         guard rest.count == 1 else { throw LabError(.usage, "inspect takes one STREAM") }
-        let json = parsed.has("--json")
         var input = StreamInput(path: rest[0])
         input.format = try streamFormat(parsed.value("--from"))
         input.lengthSize = try parsed.value("--length-size").map { try lengthSize($0) }
         input.inAVCConfigPath = parsed.value("--in-avcc-config")
         input.parameterSets = parsed.value("--parameter-sets")
         input.strict = parsed.has("--strict")
-        let stream = try Bitstream.open(input)
+        return Options(input: input, json: parsed.has("--json"))
+    }
+
+    func run(_ o: Options) throws -> Int32 {
+        let stream = try Bitstream.open(o.input)
         // Each thing accepted (with --strict it was an error, 65): a warning on stderr, and in the listing.
         for w in stream.warnings { FileHandle.standardError.write(Data("warning: \(oneLine(w.message))\n".utf8)) }
-        let listing = json ? try Bitstream.inspectJSON(stream) : Bitstream.inspectText(stream)
+        let listing = o.json ? try Bitstream.inspectJSON(stream) : Bitstream.inspectText(stream)
         try Interruption.check()   // interrupted while listing: 130, and no listing
-        print(listing, terminator: json ? "\n" : "")
+        print(listing, terminator: o.json ? "\n" : "")
+        return 0
     }
 }

@@ -37,24 +37,34 @@ struct MergeCommand: Command {
     ]
     let example = "enclab merge results/sweep.sqlite /tmp/shard1.sqlite /tmp/shard2.sqlite"
 
-    func run(arguments: [String]) throws {
-        guard let parsed = try parse(arguments) else { return }
+    /// `merge`'s options: the database written and those read.
+    struct Options {
+        var output: String
+        var inputs: [String]
+    }
+
+    func options(_ parsed: ParsedArguments) throws -> Options {
         let operands = parsed.rest
         guard operands.count >= 2 else {
             throw LabError(.usage, operands.isEmpty ? "merge needs OUT.sqlite and at least one IN.sqlite"
                                                     : "merge needs at least one IN.sqlite after \(operands[0])")
         }
-        let report = try Merge.merge(inputs: Array(operands.dropFirst()), into: operands[0])
+        return Options(output: operands[0], inputs: Array(operands.dropFirst()))
+    }
+
+    func run(_ o: Options) throws -> Int32 {
+        let out = o.output
+        let report = try Merge.merge(inputs: o.inputs, into: out)
         for c in report.conflicts {
-            let text = "run key \(c.runKey): run \(c.otherRunID) of \(c.otherInput) has other per-frame rows than run \(c.keptRunID) of \(c.keptInput); the latter stays done, the former is run \(c.storedRunID) of \(operands[0]), status failed (merge conflict)"
+            let text = "run key \(c.runKey): run \(c.otherRunID) of \(c.otherInput) has other per-frame rows than run \(c.keptRunID) of \(c.keptInput); the latter stays done, the former is run \(c.storedRunID) of \(out), status failed (merge conflict)"
             FileHandle.standardError.write(Data("warning: \(oneLine(text))\n".utf8))
         }
         for r in report.repeats {
-            let text = "run key \(r.runKey): run \(r.runID) of \(r.input) is a repeat of run \(r.firstRunID) of \(r.firstInput) with other per-frame rows (the run is not repeatable); both stay done, the repeat as run \(r.storedRunID) of \(operands[0])"
+            let text = "run key \(r.runKey): run \(r.runID) of \(r.input) is a repeat of run \(r.firstRunID) of \(r.firstInput) with other per-frame rows (the run is not repeatable); both stay done, the repeat as run \(r.storedRunID) of \(out)"
             FileHandle.standardError.write(Data("note: \(oneLine(text))\n".utf8))
         }
         for d in report.damaged {
-            let text = "\(d.input): run \(d.runID) is done there, but \(d.reason): stored as failed (run \(d.storedRunID) of \(operands[0])), without its rows"
+            let text = "\(d.input): run \(d.runID) is done there, but \(d.reason): stored as failed (run \(d.storedRunID) of \(out)), without its rows"
             FileHandle.standardError.write(Data("warning: \(oneLine(text))\n".utf8))
         }
         for path in report.staleRemoved {
@@ -65,6 +75,7 @@ struct MergeCommand: Command {
         }
         let conflicts = report.conflicts.count
         let repeats = report.repeats.count, damaged = report.damaged.count
-        print("\(oneLine(operands[0])): \(report.runs) runs from \(report.inputs.count) databases (\(report.duplicates) already there left out, \(conflicts) conflict\(conflicts == 1 ? "" : "s")\(repeats > 0 ? ", \(repeats) repeat\(repeats == 1 ? "" : "s") of runs that are not repeatable" : "")\(damaged > 0 ? ", \(damaged) damaged stored as failed" : ""))")
+        print("\(oneLine(out)): \(report.runs) runs from \(report.inputs.count) databases (\(report.duplicates) already there left out, \(conflicts) conflict\(conflicts == 1 ? "" : "s")\(repeats > 0 ? ", \(repeats) repeat\(repeats == 1 ? "" : "s") of runs that are not repeatable" : "")\(damaged > 0 ? ", \(damaged) damaged stored as failed" : ""))")
+        return 0
     }
 }

@@ -30,12 +30,23 @@ struct PlotCommand: Command {
     ]
     let example = "enclab plot --db results/quickstart.sqlite --out results/replot --run 3 --run 7"
 
-    func run(arguments: [String]) throws {
-        guard let parsed = try parse(arguments) else { return }
-        guard parsed.rest.isEmpty else { throw LabError(.usage, "plot takes no operands, got \(parsed.rest.joined(separator: " "))") }
+    /// `plot`'s options.
+    struct Options {
+        var db: String
+        /// nil: the database path without its extension.
+        var out: String?
+        /// Run keys or ids; empty: every run.
+        var runs: [String]
+    }
+
+    func options(_ parsed: ParsedArguments) throws -> Options {
+        try parsed.noOperands(name)
         guard let db = try parsed.path("--db", what: "a database file path") else { throw LabError(.usage, "plot needs --db FILE") }
-        let out = try parsed.path("--out", what: "a folder path")
-        let runs = parsed.all("--run")
-        for line in try PlotFromStore.redraw(databasePath: db, outDirectory: out, runs: runs) { print(line) }
+        return Options(db: db, out: try parsed.path("--out", what: "a folder path"), runs: parsed.all("--run"))
+    }
+
+    func run(_ o: Options) throws -> Int32 {
+        for line in try PlotFromStore.redraw(databasePath: o.db, outDirectory: o.out, runs: o.runs) { print(line) }
+        return 0
     }
 }

@@ -45,9 +45,8 @@ struct ReportCommand: Command {
     ]
     let example = "enclab report --db results/quickstart.sqlite --anchor crf --worst 3 --best 3"
 
-    func run(arguments: [String]) throws {
-        guard let parsed = try parse(arguments) else { return }
-        guard parsed.rest.isEmpty else { throw LabError(.usage, "report takes no operands, got \(parsed.rest.joined(separator: " "))") }
+    func options(_ parsed: ParsedArguments) throws -> Report.Options {
+        try parsed.noOperands(name)
         guard let db = try parsed.path("--db", what: "a database file path") else { throw LabError(.usage, "report needs --db FILE") }
         func count(_ flag: String) throws -> Int? {
             guard let value = parsed.value(flag) else { return nil }
@@ -62,9 +61,12 @@ struct ReportCommand: Command {
                 return n
             }
         }
-        let options = Report.Options(databasePath: db, outDirectory: try parsed.path("--out", what: "a folder path"),
-                                     experiment: parsed.value("--experiment"), anchor: parsed.value("--anchor"),
-                                     runs: runs, worst: try count("--worst"), best: try count("--best"))
+        return Report.Options(databasePath: db, outDirectory: try parsed.path("--out", what: "a folder path"),
+                              experiment: parsed.value("--experiment"), anchor: parsed.value("--anchor"),
+                              runs: runs, worst: try count("--worst"), best: try count("--best"))
+    }
+
+    func run(_ options: Report.Options) throws -> Int32 {
         let summary = try Report.build(options) { Progress(label: "report", total: $0, unit: "pages") }
         print(summary.index)
         if !summary.missingStreams.isEmpty || !summary.missingSources.isEmpty {
@@ -73,5 +75,6 @@ struct ReportCommand: Command {
                          c.isEmpty ? nil : "source missing for run\(c.count == 1 ? "" : "s") \(c.map(String.init).joined(separator: ", "))"]
             FileHandle.standardError.write(Data("enclab: note: \(parts.compactMap { $0 }.joined(separator: "; ")) (marked in the report)\n".utf8))
         }
+        return 0
     }
 }

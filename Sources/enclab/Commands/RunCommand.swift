@@ -25,7 +25,7 @@ struct RunCommand: Command {
         Expands the experiment into its runs (every clip times every combination of the grid's values), checks every
         run's settings and clips (x264 opens an encoder for each) before the first starts, then encodes, verifies
         and records each as 'enclab encode' does, draws every run's plots once the runs are done (all in one gnuplot
-        process; none with --no-plots), and draws rd.png/rd.svg (bitrate against mean PSNR) in the output folder. stdout gets one line per run, then a summary; stderr gets a progress line per run (a bar
+        process; none with --no-plots), and draws rd.png/rd.svg (bitrate against mean PSNR) in the output folder. stdout gets two lines per run (its line and its answers, as 'enclab encode' prints them), then a summary; stderr gets a progress line per run (a bar
         redrawn in place on a terminal): runs done of the total, runs per second, time left.
 
         Up to --jobs runs are encoded and verified at once, while one writer records each as it ends (one
@@ -61,11 +61,26 @@ struct RunCommand: Command {
         enclab run experiments/quickstart.json --jobs 2 --shard 1/4 --db /tmp/shard1.sqlite --out /tmp/shard1
         """
 
-    func run(arguments: [String]) throws {
-        guard let parsed = try parse(arguments) else { return }
-        let db = parsed.value("--db")
+    /// `run`'s options, validated.
+    struct Options {
+        var experimentPath: String
+        /// nil: results/NAME.sqlite, NAME from the experiment.
+        var db: String?
+        /// nil: results/NAME.
+        var out: String?
+        var maxRuns = Experiment.defaultMaxRuns
+        /// Over every run's verify setting; nil: the experiment's.
+        var verify: VerifyMode?
+        var force = false
+        var mkv = false
+        var noPlots = false
+        /// nil: the cores divided by the largest x264 thread count.
+        var jobs: Int?
+        var shard: Sweep.Shard?
+    }
+
+    func options(_ parsed: ParsedArguments) throws -> Options {
         let out = try parsed.path("--out", what: "a folder path")
-        let force = parsed.has("--force")
         var maxRuns = Experiment.defaultMaxRuns
         if let value = parsed.value("--max-runs") {
             guard let n = Int(value), n > 0 else { throw LabError(.usage, "--max-runs needs a whole number above 0, got '\(value)'") }
@@ -75,33 +90,57 @@ struct RunCommand: Command {
         guard rest.count == 1 else {
             throw LabError(.usage, rest.isEmpty ? "run needs an EXPERIMENT.json" : "run takes one experiment file, got \(rest.joined(separator: " "))")
         }
-        var jobs: Int?
+        var o = Options(experimentPath: rest[0])
+        o.db = parsed.value("--db")
+        o.out = out
+        o.maxRuns = maxRuns
         if let value = parsed.value("--jobs") {
             guard value.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let n = Int(value), n >= 1, n <= 1024 else {
                 throw LabError(.usage, "--jobs needs a whole number from 1 to 1024, got '\(value)'")
             }
-            jobs = n
+            o.jobs = n
         }
-        let shard = try parsed.value("--shard").map(Sweep.Shard.init(parsing:))
-        var experiment = try Experiment(path: rest[0], maxRuns: maxRuns)
+        o.shard = try parsed.value("--shard").map(Sweep.Shard.init(parsing:))
         if let verify = parsed.value("--verify") {
-            for k in experiment.runs.indices { try experiment.runs[k].settings.set("verify", verify) }
+            // The message of the setting itself (as an experiment's "verify" gets).
+            var probe = EncodeSettings()
+            try probe.set("verify", verify)
+            o.verify = probe.verify
+        }
+        o.force = parsed.has("--force")
+        o.mkv = parsed.has("--mkv")
+        o.noPlots = parsed.has("--no-plots")
+        return o
+    }
+
+    func run(_ o: Options) throws -> Int32 {
+        var experiment = try Experiment(path: o.experimentPath, maxRuns: o.maxRuns)
+        if let verify = o.verify {
+            for k in experiment.runs.indices { experiment.runs[k].settings.verify = verify }
         }
         try Lab.requireTools()
+        let shard = o.shard
         let runs = shard.map { $0.share(of: experiment.runs) } ?? experiment.runs
         let checked = try Lab.check(runs, experiment: experiment.name)
-        if parsed.has("--mkv") { try Lab.requireMatroska() }
-        let lab = try Lab(databasePath: db ?? "results/\(experiment.name).sqlite", outDirectory: out ?? "results/\(experiment.name)",
-                          force: force)
-        lab.matroska = parsed.has("--mkv")
-        lab.plotMode = parsed.has("--no-plots") ? .none : .batched
+        if o.mkv { try Lab.requireMatroska() }
+        let lab = try Lab(databasePath: o.db ?? "results/\(experiment.name).sqlite", outDirectory: o.out ?? "results/\(experiment.name)",
+                          force: o.force)
+        lab.matroska = o.mkv
+        lab.plotMode = o.noPlots ? .none : .batched
         let progress = Progress(label: "run", total: checked.count, unit: "runs", everyStep: true)
         defer { progress.finish() }
         let outcomes: [RunOutcome]
+        var answerError: (any Error)?
         do {
             outcomes = try lab.run(experiment, checked: checked,
-                                   jobs: jobs ?? Sweep.defaultJobs(threadsPerRun: checked.map(\.resolved.threads))) {
+                                   jobs: o.jobs ?? Sweep.defaultJobs(threadsPerRun: checked.map(\.resolved.threads))) {
                 print(describe($0))
+                // The store answers on the calling thread, where the writer calls this after recording the run.
+                do {
+                    print(describe(try lab.store.answers(runID: $0.runID), runID: $0.runID))
+                } catch {
+                    if answerError == nil { answerError = error }
+                }
                 fflush(nil)
                 progress.advance(detail: oneLine($0.settingsText))
             }
@@ -109,10 +148,12 @@ struct RunCommand: Command {
             lab.discardIfUnused()
             throw error
         }
+        if let answerError { throw answerError }
         let skipped = outcomes.filter(\.alreadyDone).count
         // A resumed sweep whose stored runs are not repeatable compares them with this process's encodes: said.
         let mixed = outcomes.filter { $0.alreadyDone && $0.repeatable == false }.count
         let mixedNote = mixed == 0 ? "" : ", \(mixed) of them not repeatable (x264 with several threads under VBV, or --non-deterministic): their stored bytes are one sample each, from an earlier process; \(Repeatability.advice)"
         print("\(outcomes.count) runs done\(shard.map { " (shard \($0) of \(experiment.runs.count) runs)" } ?? "")\(skipped > 0 ? " (\(skipped) already done before\(mixedNote))" : ""): database \(lab.store.database.path), plots in \(lab.outDirectory)")
+        return 0
     }
 }

@@ -13,9 +13,12 @@ struct VersionCommand: Command {
     ]
     let example = "enclab version"
 
-    func run(arguments: [String]) throws {
-        guard let parsed = try parse(arguments) else { return }
-        guard parsed.rest.isEmpty else { throw LabError(.usage, "version takes no arguments, got \(parsed.rest.joined(separator: " "))") }
+    func options(_ parsed: ParsedArguments) throws {
+        try parsed.noOperands(name, "arguments")
+    }
+
+    func run(_: Void) throws -> Int32 {
         print("enclab \(labVersion) (libx264 \(x264Version))")
+        return 0
     }
 }

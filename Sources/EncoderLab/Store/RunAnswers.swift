@@ -1,0 +1,84 @@
+import Foundation
+
+/// What `enclab encode` and `enclab run` say of a recorded run beyond its bytes, rate and PSNR, read from what the
+/// run's recording stored (`run_metrics`, `keyframe_analysis`, `keyframe_violations`, `data_rate_windows`), so the
+/// console answers the lab's questions without a second command: the largest GOP, the 1-s peak against the target,
+/// and each VideoToolbox rule's violations.
+public struct RunAnswers: Sendable, Equatable {
+    /// The run's VideoToolbox keyframe limits (`keyframe_analysis`) and their violations by kind.
+    public struct KeyframeLimits: Sendable, Equatable {
+        /// MaxKeyFrameInterval as given (frames; 0: no frame limit).
+        public var maxFrames: Int64
+        /// MaxKeyFrameIntervalDuration as given (seconds, exact text; "0": no limit).
+        public var maxDuration: String
+        /// Gaps longer than the frame limit (`kind` 'frame-limit').
+        public var frameLimitViolations: Int
+        /// Gaps longer than the duration limit, and stalls (`kind` 'duration-limit' and 'stall').
+        public var durationLimitViolations: Int
+    }
+
+    /// One DataRateLimits pair (`data_rate_windows`).
+    public struct DataRatePair: Sendable, Equatable {
+        /// From 1, in the order given.
+        public var pair: Int
+        public var bytes: Int64
+        /// Seconds, exact text.
+        public var seconds: String
+        /// Whether the encode was asked to honour it (vt-compat honours the first pair only).
+        public var honoured: Bool
+        public var windows: Int64
+        public var windowsOver: Int64
+        /// The worst window's bytes over the pair's bytes; nil without a window.
+        public var worstRatio: Double?
+    }
+
+    /// `run_metrics.gop_max_frames`, nil when the run has no metrics.
+    public var gopMaxFrames: Int64?
+    /// `run_metrics.gop_max_seconds`: the longest GOP in display time.
+    public var gopMaxSeconds: Double?
+    /// `run_metrics.peak_1s_kbps`: the most bits in a full 1-s window of decode time, per second.
+    public var peak1sKbps: Double?
+    /// `run_metrics.target_kbps`: the bitrate asked for (ABR, CBR, VBR), nil for CRF and CQP.
+    public var targetKbps: Double?
+    /// nil for a run without VideoToolbox keyframe limits.
+    public var keyframeLimits: KeyframeLimits?
+    /// Empty without DataRateLimits.
+    public var dataRateLimits: [DataRatePair]
+}
+
+extension LabStore {
+    /// Run `runID`'s ``RunAnswers``: each part NULL/empty when the run has none (a run of an older database not
+    /// analysed yet has no metrics).
+    /// - Throws: `.data` naming the database and column for a stored value of the wrong kind; the database's errors.
+    public func answers(runID: Int64) throws -> RunAnswers {
+        let id = SQLValue.integer(runID)
+        let metrics = try database.rows("""
+            SELECT gop_max_frames, gop_max_seconds, peak_1s_kbps, target_kbps FROM run_metrics WHERE run_id = ?
+            """, [id]).first.map { $0.at("run \(runID)") }
+        var keyframes: RunAnswers.KeyframeLimits?
+        if let k = try database.rows("SELECT max_frames, max_duration FROM keyframe_analysis WHERE run_id = ?", [id]).first {
+            let row = k.at("run \(runID)")
+            var counts: [String: Int] = [:]
+            for c in try database.rows("SELECT kind, COUNT(*) AS n FROM keyframe_violations WHERE run_id = ? GROUP BY kind", [id]) {
+                counts[try c.text("kind")] = Int(try c.integer("n"))
+            }
+            keyframes = .init(maxFrames: try row.integer("max_frames"), maxDuration: try row.text("max_duration"),
+                              frameLimitViolations: counts["frame-limit", default: 0],
+                              durationLimitViolations: counts["duration-limit", default: 0] + counts["stall", default: 0])
+        }
+        let pairs = try database.rows("""
+            SELECT pair, bytes, seconds, honoured, windows, windows_over, worst_ratio FROM data_rate_windows
+            WHERE run_id = ? ORDER BY pair
+            """, [id]).map { r in
+            let row = r.at("run \(runID)")
+            return RunAnswers.DataRatePair(pair: Int(try row.integer("pair")) + 1, bytes: try row.integer("bytes"), seconds: try row.text("seconds"),
+                                           honoured: try row.integer("honoured") == 1, windows: try row.integer("windows"),
+                                           windowsOver: try row.integer("windows_over"), worstRatio: try row.optionalNumber("worst_ratio"))
+        }
+        return RunAnswers(gopMaxFrames: try metrics.flatMap { try $0.optionalNumber("gop_max_frames") }.map { Int64($0) },
+                          gopMaxSeconds: try metrics.flatMap { try $0.optionalNumber("gop_max_seconds") },
+                          peak1sKbps: try metrics.flatMap { try $0.optionalNumber("peak_1s_kbps") },
+                          targetKbps: try metrics.flatMap { try $0.optionalNumber("target_kbps") },
+                          keyframeLimits: keyframes, dataRateLimits: pairs)
+    }
+}
