@@ -54,8 +54,9 @@ enum RunPage {
     /// written on several threads at once.
     /// - Throws: `.cantCreate`, `.ioError` when a file cannot be written; `.software` when ffmpeg fails; `.data` for
     ///   a damaged stored row.
-    static func write(_ run: ReportData.Run, frames: [ReportData.Frame], columns: [String], hasMetricsTable: Bool, databasePath: String,
-                      dir: String, queue: PlotQueue, sources: SourcePictures) throws -> (outcome: Outcome, html: String) {
+    /// - Parameter charts: the run's frames and limits for the interactive charts (``ChartRunPage``).
+    static func write(_ run: ReportData.Run, frames: [ReportData.Frame], charts: ChartRunInput, columns: [String], hasMetricsTable: Bool,
+                      databasePath: String, dir: String, queue: PlotQueue, sources: SourcePictures) throws -> (outcome: Outcome, html: String) {
         try OutputFiles.makeDirectory(dir)
         let row = run.row
         let settings = try? StoredRunSettings(json: row.settingsJSON, runID: row.runID)
@@ -99,6 +100,15 @@ enum RunPage {
         let tb = timebase.approximateValue
         func seconds(_ ticks: Int64) -> Double { Double(ticks) * tb }
 
+        // The interactive charts (one group, one x axis), beside the gnuplot pictures.
+        var arrival: [Int64] = []
+        for f in frames { arrival.append(max(arrival.last ?? f.dts, f.dts)) }
+        let target = settings?.rcMethod == "abr" ? settings?.resolvedNumber("bitrate_kbps") : nil
+        let vbv = vbvReplay(sizes: frames.map(\.sizeBytes), arrival: arrival, timebase: timebase, row: row, settings: settings)
+        var chart = ChartRunPage(run: run, input: charts, timebase: timebase, frameTicks: frameTicks, vbv: vbv?.result,
+                                 targetKbps: target, maxrateKbps: settings?.resolvedNumber("vbv_maxrate_kbps"), meanKbps: run.kbps)
+        body += ChartPage.help(group: "run")
+
         // Frame sizes by type.
         body += "<h2>Frame sizes by type</h2>\n"
         var sizes = "# coded_index display_index type_index size_kbit\n"
@@ -116,7 +126,7 @@ enum RunPage {
             set grid
             plot \(sizeSeries.joined(separator: ", \\\n     "))
             """, arguments: [], size: (1100, 350), queue: queue)
-        body += HTML.plot(dir: dir, name: "sizes", data: ["sizes.dat"], alt: "frame sizes by type", deferred: true)
+        body += chart.html("chart-sizes", title: "Frame size per frame (kbit), by type: IDR, I, P, Bref, B", gnuplot: (name: "sizes", data: ["sizes.dat"]))
         var typeRows: [[String]] = []
         for t in types {
             let s = frames.filter { $0.type == t }.map(\.sizeBytes)
@@ -126,10 +136,7 @@ enum RunPage {
         body += HTML.table(headers: ["type", "frames", "mean kbit", "max kbit"], rows: typeRows, textColumns: [0])
 
         // Windowed bitrate (1 s of decode time), arrival at the largest DTS so far (as the run's own plot).
-        var arrival: [Int64] = []
-        for f in frames { arrival.append(max(arrival.last ?? f.dts, f.dts)) }
         let windows = WindowedBitrate.compute(sizes: frames.map(\.sizeBytes), dts: arrival, timebase: timebase, frameTicks: frameTicks)
-        let target = settings?.rcMethod == "abr" ? settings?.resolvedNumber("bitrate_kbps") : nil
         let mean = run.kbps
         var rate = "# coded_index dts_s window_kbps (NaN until the stream has lasted 1 s)\n"
         for (f, w) in zip(frames, windows) { rate += "\(f.codedIndex) \(seconds(f.dts)) \(w.full ? String(w.kbps) : "NaN")\n" }
@@ -141,7 +148,8 @@ enum RunPage {
         body += "<h2>Bitrate over 1-second windows of decode time</h2>\n"
         if rateSeries.count == 1 && !windows.contains(where: \.full) {
             // gnuplot refuses a plot whose every point is undefined.
-            body += "<p class=\"note\">No plot: the stream lasts less than 1 s of decode time (no full window), and the run has no target or mean rate stored.</p>\n"
+            body += chart.html("chart-bitrate", title: "Bitrate over 1-second windows of decode time (kbit/s)", gnuplot: nil,
+                               note: "No gnuplot picture: the stream lasts less than 1 s of decode time (no full window), and the run has no target or mean rate stored.")
         } else {
             try Plots.both(dir: dir, name: "bitrate", body: """
                 set xlabel 'DTS (s)'
@@ -151,8 +159,13 @@ enum RunPage {
                 set grid
                 plot \(rateSeries.joined(separator: ", \\\n     "))
                 """, arguments: [], size: (1100, 350), queue: queue)
-            body += HTML.plot(dir: dir, name: "bitrate", data: ["bitrate.dat"], alt: "windowed bitrate", deferred: true)
+            body += chart.html("chart-bitrate", title: "Bitrate over 1-second windows of decode time (kbit/s), each window starting at a frame's DTS",
+                               gnuplot: (name: "bitrate", data: ["bitrate.dat"]))
         }
+
+        // PSNR and SSIM per frame.
+        body += "<h2>PSNR and SSIM per frame</h2>\n"
+        body += try chart.qualitySection(dir: dir, queue: queue)
 
         // Keyframe timeline.
         body += "<h2>Keyframe timeline</h2>\n"
@@ -179,7 +192,8 @@ enum RunPage {
 
         // VBV occupancy.
         body += "<h2>VBV occupancy</h2>\n"
-        body += try vbvSection(frames: frames, arrival: arrival, timebase: timebase, row: row, settings: settings, dir: dir, queue: queue)
+        body += try vbvSection(vbv, timebase: timebase, settings: settings, dir: dir, queue: queue, chart: &chart)
+        body += try chart.dataRateSection(dir: dir, queue: queue)
 
         // PTS and DTS steps.
         body += "<h2>PTS and DTS steps</h2>\n"
@@ -202,30 +216,51 @@ enum RunPage {
         // The worst-PSNR frame.
         body += "<h2>Worst-PSNR frame</h2>\n"
         body += try worstFrameSection(frames: frames, row: row, settings: settings, stream: stream, source: source, dir: dir, sources: sources)
+        body += chart.tail
 
         return (Outcome(streamMissing: stream == nil, sourceMissing: source == nil),
                 HTML.page(title: "run \(row.runID): \(run.clipName) \(run.label)", body: body))
     }
 
-    /// The VBV plot and its events, or a sentence saying why there is none.
-    static func vbvSection(frames: [ReportData.Frame], arrival: [Int64], timebase: Rational, row: LabStore.RunRow,
-                           settings: StoredRunSettings?, dir: String, queue: PlotQueue) throws -> String {
+    /// The run's VBV as the page replays it: the resolved `vbv_maxrate_kbps`, `vbv_bufsize_kbit`, `vbv_init` and
+    /// `nal_hrd`, and the replay (``VBVReplay``) or the reason it is not possible; nil for a run without a VBV.
+    struct VBV {
+        var maxrate: Double, bufsize: Double, initText: String, mode: VBVReplay.Mode, nalHRD: String
+        var result: VBVReplay.Result?
+        var refusal: String?
+    }
+
+    static func vbvReplay(sizes: [Int], arrival: [Int64], timebase: Rational, row: LabStore.RunRow,
+                          settings: StoredRunSettings?) -> VBV? {
         guard let settings, let maxrate = settings.resolvedNumber("vbv_maxrate_kbps"), let bufsize = settings.resolvedNumber("vbv_bufsize_kbit"),
-              maxrate > 0, bufsize > 0 else {
-            return "<p class=\"note\">No VBV: the run's resolved vbv_maxrate_kbps/vbv_bufsize_kbit are 0 or absent.</p>\n"
-        }
+              maxrate > 0, bufsize > 0 else { return nil }
         // x264 holds vbv-init as a float: six significant digits give back the value as written (0.9, not 0.89999998).
         let initText = settings.resolvedNumber("vbv_init").map { String(format: "%.6g", $0) } ?? "0.9"
         let vbvInit = VBVReplay.parseInit(initText) ?? VBVReplay.Parameters.defaultInit
         let mode: VBVReplay.Mode = (settings.resolved?["nal_hrd"] as? String) == "cbr" ? .cbr : .vbr
         let fps = row.fpsNum.flatMap { n in row.fpsDen.flatMap { try? Rational(Int64(n), Int64($0)) } }
         let parameters = VBVReplay.Parameters(maxrateKbps: Int64(maxrate), bufsizeKbit: Int64(bufsize), vbvInit: vbvInit, mode: mode, frameRate: fps)
-        let result: VBVReplay.Result
+        var vbv = VBV(maxrate: maxrate, bufsize: bufsize, initText: initText, mode: mode, nalHRD: settings.resolved?["nal_hrd"] as? String ?? "none")
         do {
-            result = try VBVReplay.replay(bits: frames.map { Int64($0.sizeBytes) * 8 }, dts: arrival, timebase: timebase, parameters: parameters)
+            vbv.result = try VBVReplay.replay(bits: sizes.map { Int64($0) * 8 }, dts: arrival, timebase: timebase, parameters: parameters)
         } catch let error as LabError {
-            return "<p class=\"refused\">VBV replay not possible: \(HTML.escape(error.message))</p>\n"
+            vbv.refusal = error.message
+        } catch {
+            vbv.refusal = "\(error)"
         }
+        return vbv
+    }
+
+    /// The VBV plot and its events, or a sentence saying why there is none.
+    static func vbvSection(_ vbv: VBV?, timebase: Rational, settings: StoredRunSettings?, dir: String, queue: PlotQueue,
+                           chart: inout ChartRunPage) throws -> String {
+        guard let vbv else {
+            return "<p class=\"note\">No VBV: the run's resolved vbv_maxrate_kbps/vbv_bufsize_kbit are 0 or absent.</p>\n"
+        }
+        guard let result = vbv.result else {
+            return "<p class=\"refused\">VBV replay not possible: \(HTML.escape(vbv.refusal ?? ""))</p>\n"
+        }
+        let (maxrate, bufsize, initText, mode) = (vbv.maxrate, vbv.bufsize, vbv.initText, vbv.mode)
         let tb = timebase.approximateValue
         var data = "# coded_index dts_s fullness_before_kbit fullness_after_kbit\n"
         for f in result.frames {
@@ -244,10 +279,10 @@ enum RunPage {
                  \(size) with lines dt 2 lw 2 lc rgb '#7f7f7f' title 'buffer size \(String(format: "%.0f", size)) kbit'
             """, arguments: [], size: (1100, 350), queue: queue)
         var html = "<p>vbv-maxrate \(Int64(maxrate)) kbit/s, vbv-bufsize \(Int64(bufsize)) kbit, vbv-init \(HTML.escape(initText)), "
-        html += "mode \(mode.rawValue) (nal-hrd \(HTML.escape(settings.resolved?["nal_hrd"] as? String ?? "none"))); "
+        html += "mode \(mode.rawValue) (nal-hrd \(HTML.escape(vbv.nalHRD))); "
         let underflows = result.events.filter { if case .underflow = $0 { return true } else { return false } }.count
         html += "\(underflows) underflow\(underflows == 1 ? "" : "s")\(mode == .cbr ? ", \(result.events.count - underflows) overflows" : "").</p>\n"
-        html += HTML.plot(dir: dir, name: "vbv", data: ["vbv.dat"], alt: "VBV occupancy", deferred: true)
+        html += chart.vbvChart()
         return html
     }
 
