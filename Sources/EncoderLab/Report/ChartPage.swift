@@ -60,6 +60,18 @@ enum ChartPage {
         return html + "</div>\n"
     }
 
+    /// A gnuplot plot of a run page shown as its PNG (`<img>`, drawn later by the page's queue) with links to its
+    /// files: the plots without an interactive chart (the keyframe timeline, the PTS/DTS steps). Not inlined as SVG:
+    /// a run of 10,000 frames makes SVGs of megabytes (2.4 MB for the steps), more than the whole page may weigh.
+    static func picture(name: String, data: [String], alt: String) -> String {
+        let e = HTML.escape
+        var html = "<div class=\"plot\">\n<img src=\"\(e(name)).png\" alt=\"\(e(alt))\" style=\"max-width: 100%\">\n"
+        let files = ["\(name).png", "\(name).svg", "\(name).gp"] + data
+        html += "<div class=\"files\">files: " + files.map { "<a href=\"\(e($0))\">\(e($0))</a>" }.joined(separator: " · ")
+        html += " (redraw with <code>gnuplot -c \(e(name)).gp</code> in this folder)</div>\n</div>\n"
+        return html
+    }
+
     /// The line that says how to use the charts, and a reset button for the group `group`.
     static func help(group: String) -> String {
         "<p class=\"chart-help\">Charts: drag across to zoom in on time (every chart of this \(group == "run" ? "page" : "group") follows), shift-drag to pan, double-click or <button type=\"button\" class=\"chart-reset\" data-group=\"\(HTML.escape(group))\">reset zoom</button>; hover a point for that frame's stored values.</p>\n"

@@ -36,7 +36,7 @@ struct ChartRunPage {
         frames = input.frames
         self.timebase = timebase
         derived = ChartColumns.derive(input.frames, timebase: timebase, frameTicks: frameTicks, vbv: vbv, limits: input.limits)
-        group.runs = [ChartGroup.Run(runID: run.row.runID, name: "run \(run.row.runID) \(run.label)", colour: Self.runColour,
+        group.runs = [ChartGroup.Run(runID: run.row.runID, name: "run \(run.row.runID) \(run.clipName) \(run.label)", colour: Self.runColour,
                                      fields: ChartColumns.fields(input.frames, derived: derived, timebase: timebase))]
         var limits: [ChartGroup.Limit] = []
         if let t = targetKbps { limits.append(.init(name: "target \(ChartGroup.trimmed(String(format: "%.1f", t))) kbit/s", value: t, colour: Self.limitColour)) }

@@ -41,6 +41,8 @@ enum ChartScript {
       // Rows of the shared x column: every run's frames sorted by x; a frame joins the current row when its x equals
       // the row's and the row has no frame of its run yet. rows[i] = { x, frames: [frame index per run or -1] }.
       function mergeRows(runs) {
+        // One run: its frames in decode order are the rows (their x, the arrival, never decreases).
+        if (runs.length === 1) return runs[0].f.x.map(function (x, k) { return { x: x, frames: [k] }; });
         var entries = [];
         runs.forEach(function (run, r) {
           var xs = run.f.x;

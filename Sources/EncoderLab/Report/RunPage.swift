@@ -185,7 +185,7 @@ enum RunPage {
                  'keyframes.dat' using 2:($4==1 && $3>1 ? 0.5 : 1/0) with impulses lw 3 lc rgb '#000000' title 'other keyframe', \\
                  'keyframes.dat' using 2:(0.05) with points pt 7 ps 0.3 lc rgb '#999999' title 'frame'
             """, arguments: [], size: (1100, 220), queue: queue)
-        body += HTML.plot(dir: dir, name: "keyframes", data: ["keyframes.dat"], alt: "keyframe timeline", deferred: true)
+        body += ChartPage.picture(name: "keyframes", data: ["keyframes.dat"], alt: "keyframe timeline")
         let keyframeIndexes = frames.filter { $0.type == "IDR" || $0.type == "I" }.map(\.displayIndex).sorted()
         let gops = zip(keyframeIndexes.dropFirst(), keyframeIndexes).map { $0 - $1 } + (keyframeIndexes.last.map { [frames.count - $0] } ?? [])
         body += "<p>\(keyframeIndexes.count) I/IDR frames; GOP lengths in frames: \(e(gops.map(String.init).joined(separator: ", ")))</p>\n"
@@ -211,7 +211,7 @@ enum RunPage {
             plot 'timestamps.dat' using 1:2 with linespoints pt 7 ps 0.4 lc rgb '#1f77b4' title 'PTS step, display order', \\
                  'timestamps.dat' using 1:3 with linespoints pt 6 ps 0.6 lc rgb '#d62728' title 'DTS step, decode order'
             """, arguments: [], size: (1100, 300), queue: queue)
-        body += HTML.plot(dir: dir, name: "timestamps", data: ["timestamps.dat"], alt: "PTS and DTS steps", deferred: true)
+        body += ChartPage.picture(name: "timestamps", data: ["timestamps.dat"], alt: "PTS and DTS steps")
 
         // The worst-PSNR frame.
         body += "<h2>Worst-PSNR frame</h2>\n"
