@@ -181,7 +181,7 @@ UPDATE runs SET frames = (SELECT count(*) FROM frames WHERE run_id = 1) WHERE ru
     "$ENCLAB" report --db "$db" --out "$dir/rep" --runs 1 > /dev/null 2> "$WORK/page.err" || { cat "$WORK/page.err" >&2; exit 70; }
     t1=$(now)
     local page=$dir/rep/page/run-1/index.html m; m=$(machine)
-    local timing; timing=$(/usr/bin/python3 scripts/report-browser.py --timing "$page" | tail -n 1)
+    local timing; timing=$(/usr/bin/python3 scripts/report-browser.py --timing "$page" | grep "^{" | tail -n 1)
     local draw all
     draw=$(python3 -c 'import json, sys; print(json.loads(sys.argv[1])["draw_ms"])' "$timing")
     all=$(python3 -c 'import json, sys; print(", ".join(str(x) for x in json.loads(sys.argv[1])["draw_ms_all"]))' "$timing")
