@@ -93,7 +93,7 @@ def run_page(driver, db, page):
         return
     charts = driver.execute_script("var g = window.enclabCharts.graphs, out = {}; "
                                    "Object.keys(g).forEach(function (k) { out[k] = g[k].numRows(); }); return out;")
-    for required in ["chart-bitrate", "chart-sizes"]:
+    for required in ["chart-sizes"]:
         if required not in charts:
             fail(f"{page}: no chart {required}")
     for chart, rows in charts.items():

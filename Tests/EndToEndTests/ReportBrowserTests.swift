@@ -100,6 +100,24 @@ struct ReportBrowserTests {
         }
     }
 
+    @Test("an experiment named assets gets a folder of its own (its name mapped with a hash); assets/ stays the charts' scripts")
+    func experimentNamedAssets() throws {
+        let dir = cli.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try ReportTests.small(in: dir, file: "small.json", db: "lab.sqlite")
+        _ = try cli.sqlite("\(dir)/lab.sqlite", "UPDATE runs SET experiment = 'assets'")
+        let r = try CLI.process(CLI.binary, ["report", "--db", "lab.sqlite", "--out", "rep", "--runs", "1"], in: dir)
+        try #require(r.status == 0, "\(r.stderr)")
+        // The folder: the name's safe form, '-', the first 8 hex digits of the SHA-256 of "assets" (sha256sum's).
+        let digest = try CLI.process("/bin/sh", ["-c", "printf %s assets | sha256sum | cut -c1-8"], in: dir).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let experiment = "\(dir)/rep/assets-\(digest)/index.html"
+        #expect(FileManager.default.fileExists(atPath: experiment), "no \(experiment)")
+        #expect(FileManager.default.fileExists(atPath: "\(dir)/rep/assets-\(digest)/run-1/index.html"))
+        #expect(try String(contentsOfFile: "\(dir)/rep/index.html", encoding: .utf8).contains("href=\"assets-\(digest)/index.html\""))
+        #expect(FileManager.default.fileExists(atPath: "\(dir)/rep/assets/dygraph.min.js"))
+        #expect(!FileManager.default.fileExists(atPath: "\(dir)/rep/assets/index.html"))
+    }
+
     @Test("the experiment page's summary table fits a 1280 px window without scrolling")
     func summaryTableFits() throws {
         try Self.requireBrowser()

@@ -148,8 +148,7 @@ enum RunPage {
         body += "<h2>Bitrate over 1-second windows of decode time</h2>\n"
         if rateSeries.count == 1 && !windows.contains(where: \.full) {
             // gnuplot refuses a plot whose every point is undefined.
-            body += chart.html("chart-bitrate", title: "Bitrate over 1-second windows of decode time (kbit/s)", gnuplot: nil,
-                               note: "No gnuplot picture: the stream lasts less than 1 s of decode time (no full window), and the run has no target or mean rate stored.")
+            body += "<p class=\"note\">No plot: the stream lasts less than 1 s of decode time (no full window), and the run has no target or mean rate stored.</p>\n"
         } else {
             try Plots.both(dir: dir, name: "bitrate", body: """
                 set xlabel 'DTS (s)'
