@@ -5,12 +5,18 @@ import H264
 ///
 /// Plots (each `NAME.png`, `NAME.svg`, `NAME.gp` and `NAME.dat`, drawn by gnuplot; no user text reaches a script):
 /// - `sizes`: frame size in kbit per frame in decode order, one colour per type (IDR, I, P, Bref, B);
-/// - `bitrate`: the bitrate over 1-second windows of decode time (``WindowedBitrate``: the window ending at each
-///   frame's DTS, drawn once the stream has lasted a second), with the target (ABR) or the mean rate;
+/// - `bitrate`: the bitrate over 1-second windows of decode time (``WindowedBitrate``: the window starting at each
+///   frame's DTS, drawn while the window ends within the stream), with the target (ABR) or the mean rate;
 /// - `keyframes`: the keyframe timeline, each IDR and I frame at its PTS in seconds;
 /// - `vbv`: the VBV buffer's fullness before and after each frame's removal (``VBVReplay``, from the run's
 ///   `resolved.vbv_maxrate_kbps`, `vbv_bufsize_kbit`, `vbv_init` and `nal_hrd`), only for a run with a VBV;
-/// - `timestamps`: the PTS step between frames in display order and the DTS step in decode order, in ms.
+/// - `timestamps`: the PTS step between frames in display order and the DTS step in decode order, in ms;
+/// - `quality`: per-frame PSNR (Y, U, V and the frame's) and SSIM against decode time;
+/// - `datarate-N`: per DataRateLimits pair (`data_rate_windows`), the bytes of each window of its length, the limit.
+///
+/// The sizes, bitrate, quality, VBV and DataRateLimits plots are also interactive charts (``ChartRunPage``: zoom,
+/// pan, hover for a frame's stored values, one shared x axis), the gnuplot files linked under each; the keyframe
+/// timeline and the steps are shown as their PNG.
 ///
 /// The worst-PSNR frame (the lowest `frames.psnr_avg`, the lab's PSNR of the three planes from its own decode; the
 /// lowest display index among equals) is shown as `worst-source.png` beside `worst-decoded.png`: the source picture
