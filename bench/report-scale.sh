@@ -3,7 +3,8 @@
 #
 #   bash bench/report-scale.sh report   # `enclab report` over a database of >= 1,000,000 frame rows
 #   bash bench/report-scale.sh sweep    # a 500-run sweep on fixtures/carphone_pristine.mp4, then its report
-#   bash bench/report-scale.sh all      # both (the default)
+#   bash bench/report-scale.sh page     # a run page of 10,000 frames: its weight and its draw time in chromium
+#   bash bench/report-scale.sh all      # report and sweep (the default)
 #
 # report: a small carphone experiment (8 runs, 120 frames each, threads 1, --jobs 2) is run, then sqlite3 copies its
 # runs and every row of every table holding a run_id under new run ids and new run keys (the first 56 hex digits of
@@ -12,6 +13,12 @@
 # stream and clip paths, so their run pages find their files.
 # sweep: 10 bitrates x 5 keyints x 10 bframes counts (abr, threads 1, preset medium) = 500 runs with `enclab run
 # --jobs 2`; wall time, database size and the report's time are recorded.
+#
+# page: one carphone run (120 frames, abr 300 kbit/s with a VBV) whose frames sqlite3 repeats, PTS and DTS shifted by
+# the run's span each time, into a run of PAGE_FRAMES frames (10,000 by default); `enclab report --runs 1` writes its
+# page, and scripts/report-browser.py --timing loads it 5 times in headless chromium and gives the median time at which
+# the last chart was drawn (performance.now(), from navigation start). The page's bytes (the HTML with its chart data;
+# the gnuplot pictures are files beside it) and the draw time go to results/scale.md.
 #
 # Environment: ENCLAB (default .build/release/enclab, built here with `swift build -c release` when missing), WORK (the
 # scratch folder, default /tmp/enclab-scale), ROWS (frame rows wanted), REPORT_ARGS (extra report flags), LABEL (a
@@ -152,9 +159,50 @@ EOF
     } >> "$RESULTS"
 }
 
+run_page() {
+    local dir=$WORK/page db=$WORK/page/page.sqlite n=${PAGE_FRAMES:-10000}
+    rm -rf "$dir"; mkdir -p "$dir"
+    cat > "$dir/page.json" <<EOF
+{"name": "page", "clips": ["$CLIP"], "base": {"threads": 1, "preset": "veryfast", "rc": "abr", "bitrate": 300, "vbv-maxrate": 400, "vbv-bufsize": 400}}
+EOF
+    "$ENCLAB" run "$dir/page.json" --db "$db" --out "$dir/out" > /dev/null
+    # Frames 120 ... n-1: copy c of frame k is frame k + 120c, its PTS and DTS shifted by c times the run's span.
+    local rest span
+    rest=$(sqlite3 "$db" "SELECT group_concat('f.' || name, ', ') FROM (SELECT name FROM pragma_table_info('frames') WHERE cid > 9 ORDER BY cid)")
+    span=$(sqlite3 "$db" "SELECT (max(pts) - min(pts)) * 120 / 119 FROM frames WHERE run_id = 1")
+    sqlite3 "$db" "BEGIN;
+WITH RECURSIVE c(k) AS (SELECT 1 UNION ALL SELECT k + 1 FROM c WHERE k < ($n + 119) / 120)
+INSERT INTO frames SELECT f.run_id, f.coded_index + 120 * c.k, f.display_index + 120 * c.k, f.type, f.keyframe, f.size_bytes,
+    f.header_bytes, f.filler_bytes, f.pts + c.k * $span, f.dts + c.k * $span, $rest
+    FROM frames f, c WHERE f.run_id = 1 AND f.coded_index + 120 * c.k < $n;
+UPDATE runs SET frames = (SELECT count(*) FROM frames WHERE run_id = 1) WHERE run_id = 1; COMMIT;" > /dev/null
+    local frames; frames=$(sqlite3 "$db" "SELECT count(*) FROM frames WHERE run_id = 1")
+    local t0 t1; t0=$(now)
+    "$ENCLAB" report --db "$db" --out "$dir/rep" --runs 1 > /dev/null 2> "$WORK/page.err" || { cat "$WORK/page.err" >&2; exit 70; }
+    t1=$(now)
+    local page=$dir/rep/page/run-1/index.html m; m=$(machine)
+    local timing; timing=$(/usr/bin/python3 scripts/report-browser.py --timing "$page" | grep "^{" | tail -n 1)
+    local draw all
+    draw=$(python3 -c 'import json, sys; print(json.loads(sys.argv[1])["draw_ms"])' "$timing")
+    all=$(python3 -c 'import json, sys; print(", ".join(str(x) for x in json.loads(sys.argv[1])["draw_ms_all"]))' "$timing")
+    echo "run page of $frames frames: $(bytes "$page") bytes, drawn in $draw ms (report $(seconds "$t0" "$t1") s)" >&2
+    header
+    {
+        echo "## A run page of $frames frames${LABEL:+ ($LABEL)}"
+        echo
+        echo "$(date -u +%Y-%m-%d), $m. \`bash bench/report-scale.sh page\`: one carphone run (abr 300, VBV 400/400) repeated"
+        echo "by sqlite3 to $frames frames; \`enclab report --runs 1\` took $(seconds "$t0" "$t1") s."
+        echo
+        echo "- page weight: **$(bytes "$page") bytes** (\`run-1/index.html\`, chart data included; assets/ $(du -sb "$dir/rep/assets" | cut -f1) bytes, shared by every page)"
+        echo "- draw time in headless chromium $(chromium --version 2>/dev/null | awk '{print $2}'): **$draw ms** to the last chart drawn (median of 5 loads: $all ms)"
+        echo
+    } >> "$RESULTS"
+}
+
 case $mode in
     report) run_report ;;
     sweep) run_sweep ;;
+    page) run_page ;;
     all) run_report; run_sweep ;;
-    *) echo "usage: bash bench/report-scale.sh [report|sweep|all]" >&2; exit 64 ;;
+    *) echo "usage: bash bench/report-scale.sh [report|sweep|page|all]" >&2; exit 64 ;;
 esac

@@ -257,7 +257,7 @@ struct ReportHostileTests {
             var isDir: ObjCBool = false
             return FileManager.default.fileExists(atPath: "\(dir)/rep/\(name)", isDirectory: &isDir) && isDir.boolValue
         }
-        #expect(folders.count == 4, "\(folders)")
+        #expect(folders.count == 5 && folders.contains("assets"), "\(folders): four experiments and the charts' assets")
         #expect(folders.contains("experiment-1") && folders.contains("experiment-2"))
         // Each linked page is its experiment's: the heading names it (escaped), the run table holds its one run.
         let index = try String(contentsOfFile: "\(dir)/rep/index.html", encoding: .utf8)

@@ -112,8 +112,12 @@ struct ReportTests {
                 #expect((size ?? 0) > 0, "\(page): \(link) is missing or empty")
                 if [".png", ".svg", ".gp", ".dat"].contains(where: link.hasSuffix) { plotFiles += 1 }
             }
-            // The only script is the report's own table sorter; the hostile name is text.
-            #expect(html.components(separatedBy: "<script").count == 2, "\(page)")
+            // The only scripts are the report's own: the table sorter, the charts' scripts in the report's assets/
+            // and their data (JSON, not run); the hostile name is text.
+            for script in html.components(separatedBy: "<script").dropFirst() {
+                #expect(script.hasPrefix(">\ndocument.querySelectorAll('table.sortable')") || script.hasPrefix(" type=\"application/json\" class=\"enclab-chart-data\"")
+                        || script.range(of: #"^ src="(\.\./)+assets/[a-z.-]+\.js"></script>"#, options: .regularExpression) != nil, "\(page): \(script.prefix(80))")
+            }
             // (gnuplot's inline SVG escapes `<` and `&` of the titles it draws, and leaves quotes and `>` as they are.)
             #expect(!html.contains("<script>alert") && !html.contains("<b>&amp;'"), "\(page)")
         }

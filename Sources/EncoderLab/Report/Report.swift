@@ -115,6 +115,7 @@ public enum Report {
         defer { if !placed { OutputFiles.removeTree(root) } }
         let cleanup = Interruption.register { final in if final { OutputFiles.removeTree(root) } }
         defer { Interruption.unregister(cleanup) }
+        try ChartPage.writeAssets(root: root)
 
         // Pages: by id, then the worst and best by psnr_global per experiment.
         let defaults = options.runs == nil && options.worst == nil && options.best == nil
@@ -158,12 +159,13 @@ public enum Report {
             // each worker writes the pages it takes, queueing their plots, then draws its queue in one gnuplot
             // process (run-ID are direct subfolders of dir). The store is read here, before.
             let chosen = runs.filter { paged.contains($0.row.runID) }
-            var loaded: [[ReportData.Frame]] = []
+            var loaded: [[ReportData.Frame]] = [], chartInputs: [ChartRunInput] = []
             for run in chosen {
                 try Interruption.check()
                 loaded.append(try ReportData.frames(run: run.row.runID, store: store))
+                chartInputs.append(try ChartRunInput.load(run: run.row.runID, store: store))
             }
-            let frames = loaded
+            let frames = loaded, charts = chartInputs
             let work = PageWork(count: chosen.count)
             let columns = data.metricColumns, hasMetricsTable = data.hasMetricsTable
             DispatchQueue.concurrentPerform(iterations: min(2, chosen.count)) { _ in
@@ -172,7 +174,7 @@ public enum Report {
                     do {
                         try Interruption.check()
                         let run = chosen[k]
-                        work.put(k, try RunPage.write(run, frames: frames[k], columns: columns, hasMetricsTable: hasMetricsTable,
+                        work.put(k, try RunPage.write(run, frames: frames[k], charts: charts[k], columns: columns, hasMetricsTable: hasMetricsTable,
                                                       databasePath: db, dir: "\(dir)/run-\(run.row.runID)", queue: queue, sources: sources))
                         reporter?.advance(detail: "run \(run.row.runID)")
                     } catch {
@@ -201,8 +203,9 @@ public enum Report {
             let filler = try store.reportFiller(runs: runs.filter { Warnings.isCBR($0) && (($0.metrics["vbv_overflows"] ?? nil) ?? 0) > 0 }.map(\.row.runID))
             let anchor = options.anchor.map { (name: $0, source: AnchorSource.commandLine(overriding: data.fileAnchors[name]?.anchor)) }
                 ?? data.fileAnchors[name].map { (name: $0.anchor, source: .experimentFile(runID: $0.runID)) }
+            let overlays = try ChartOverlay.section(runs: runs, paged: Set(outcomes.keys), store: store)
             experimentPages.append((try writeExperiment(name, runs: runs, data: data, anchor: anchor, pages: outcomes, files: files,
-                                                        filler: filler, dir: dir, queue: curveQueue), dir))
+                                                        filler: filler, dir: dir, queue: curveQueue, overlays: overlays), dir))
             let done = runs.filter { $0.row.status == "done" }.count
             indexRows.append(["<a href=\"\(HTML.escape(folder))/index.html\">\(HTML.escape(name))</a>", "\(runs.count)", "\(done)",
                               "\(runs.count - done)", "\(outcomes.count)",
@@ -303,9 +306,11 @@ public enum Report {
     /// (``HTML/fillPlots(_:dir:)``).
     /// - Parameter anchor: the anchor asked for and where it came from; nil: the first configuration.
     /// - Parameter files: per done run, whether its stream and its source file are found on this machine.
+    /// - Parameter overlays: the overlay views' HTML (``ChartOverlay``), placed after the curves.
     static func writeExperiment(_ name: String, runs: [ReportData.Run], data: ReportData, anchor asked: (name: String, source: AnchorSource)?,
                                 pages: [Int64: RunPage.Outcome], files: [Int64: (stream: Bool, source: Bool)],
-                                filler: [Int64: LabStore.ReportFiller] = [:], dir: String, queue: PlotQueue) throws -> String {
+                                filler: [Int64: LabStore.ReportFiller] = [:], dir: String, queue: PlotQueue,
+                                overlays: String = "") throws -> String {
         let wanted = asked?.name
         let e = HTML.escape
         var body = "<p><a href=\"../index.html\">← all experiments</a></p>\n<h1>Experiment \(e(name))</h1>\n"
@@ -355,6 +360,7 @@ public enum Report {
         if let w = wanted, anchor != w {
             body += "<p class=\"note\">No configuration '\(e(w))' here: the anchor is the first configuration.</p>\n"
         }
+        body += overlays  // the interactive overlay views (ChartOverlay)
         return HTML.page(title: "enclab report: \(name)", body: body)
     }
 

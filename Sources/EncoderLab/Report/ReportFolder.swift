@@ -68,11 +68,13 @@ extension Report {
     /// Each experiment's folder name, unique among them and safe: a name that is a safe folder name
     /// (``safeFolder(_:)``) as it is; any other its letters, digits, `.`, `_` and `-` (other characters as `_`, leading
     /// dots dropped, at most 40; `experiment` when none is left), `-`, and the first 8 hex digits of the SHA-256 of the
-    /// exact name (UTF-8). A name already taken (by an experiment named so) gets `-2`, `-3`, ... after it.
+    /// exact name (UTF-8). A name already taken (by an experiment named so) gets `-2`, `-3`, ... after it. `assets`
+    /// (the charts' scripts) and `index.html` are never an experiment's folder: they are mapped like unsafe names.
     static func folderNames(_ names: [String]) -> [String: String] {
         var result: [String: String] = [:]
-        var taken: Set<String> = ["index.html"]
-        for name in names { if let safe = safeFolder(name) { result[name] = safe; taken.insert(safe) } }
+        // The report's own names at its top: the front page and the charts' scripts (``ChartPage/assets``).
+        var taken: Set<String> = ["index.html", ChartPage.assets]
+        for name in names { if let safe = safeFolder(name), !taken.contains(safe) { result[name] = safe; taken.insert(safe) } }
         for name in names.sorted() where result[name] == nil {
             let mapped = String(String.UnicodeScalarView(name.unicodeScalars.map { s in
                 s.isASCII && (CharacterSet.alphanumerics.contains(s) || "._-".unicodeScalars.contains(s)) ? s : "_"

@@ -5,12 +5,18 @@ import H264
 ///
 /// Plots (each `NAME.png`, `NAME.svg`, `NAME.gp` and `NAME.dat`, drawn by gnuplot; no user text reaches a script):
 /// - `sizes`: frame size in kbit per frame in decode order, one colour per type (IDR, I, P, Bref, B);
-/// - `bitrate`: the bitrate over 1-second windows of decode time (``WindowedBitrate``: the window ending at each
-///   frame's DTS, drawn once the stream has lasted a second), with the target (ABR) or the mean rate;
+/// - `bitrate`: the bitrate over 1-second windows of decode time (``WindowedBitrate``: the window starting at each
+///   frame's DTS, drawn while the window ends within the stream), with the target (ABR) or the mean rate;
 /// - `keyframes`: the keyframe timeline, each IDR and I frame at its PTS in seconds;
 /// - `vbv`: the VBV buffer's fullness before and after each frame's removal (``VBVReplay``, from the run's
 ///   `resolved.vbv_maxrate_kbps`, `vbv_bufsize_kbit`, `vbv_init` and `nal_hrd`), only for a run with a VBV;
-/// - `timestamps`: the PTS step between frames in display order and the DTS step in decode order, in ms.
+/// - `timestamps`: the PTS step between frames in display order and the DTS step in decode order, in ms;
+/// - `quality`: per-frame PSNR (Y, U, V and the frame's) and SSIM against decode time;
+/// - `datarate-N`: per DataRateLimits pair (`data_rate_windows`), the bytes of each window of its length, the limit.
+///
+/// The sizes, bitrate, quality, VBV and DataRateLimits plots are also interactive charts (``ChartRunPage``: zoom,
+/// pan, hover for a frame's stored values, one shared x axis), the gnuplot files linked under each; the keyframe
+/// timeline and the steps are shown as their PNG.
 ///
 /// The worst-PSNR frame (the lowest `frames.psnr_avg`, the lab's PSNR of the three planes from its own decode; the
 /// lowest display index among equals) is shown as `worst-source.png` beside `worst-decoded.png`: the source picture
@@ -54,8 +60,9 @@ enum RunPage {
     /// written on several threads at once.
     /// - Throws: `.cantCreate`, `.ioError` when a file cannot be written; `.software` when ffmpeg fails; `.data` for
     ///   a damaged stored row.
-    static func write(_ run: ReportData.Run, frames: [ReportData.Frame], columns: [String], hasMetricsTable: Bool, databasePath: String,
-                      dir: String, queue: PlotQueue, sources: SourcePictures) throws -> (outcome: Outcome, html: String) {
+    /// - Parameter charts: the run's frames and limits for the interactive charts (``ChartRunPage``).
+    static func write(_ run: ReportData.Run, frames: [ReportData.Frame], charts: ChartRunInput, columns: [String], hasMetricsTable: Bool,
+                      databasePath: String, dir: String, queue: PlotQueue, sources: SourcePictures) throws -> (outcome: Outcome, html: String) {
         try OutputFiles.makeDirectory(dir)
         let row = run.row
         let settings = try? StoredRunSettings(json: row.settingsJSON, runID: row.runID)
@@ -101,6 +108,15 @@ enum RunPage {
         let time = ChartTime(pts: frames.map(\.pts), timebase: timebase)
         func seconds(_ ticks: Int64) -> Double { time.seconds(ticks) }
 
+        // The interactive charts (one group, one x axis), beside the gnuplot pictures.
+        var arrival: [Int64] = []
+        for f in frames { arrival.append(max(arrival.last ?? f.dts, f.dts)) }
+        let target = settings?.rcMethod == "abr" ? settings?.resolvedNumber("bitrate_kbps") : nil
+        let vbv = vbvReplay(sizes: frames.map(\.sizeBytes), arrival: arrival, timebase: timebase, row: row, settings: settings)
+        var chart = ChartRunPage(run: run, input: charts, timebase: timebase, frameTicks: frameTicks, vbv: vbv?.result,
+                                 targetKbps: target, maxrateKbps: settings?.resolvedNumber("vbv_maxrate_kbps"), meanKbps: run.kbps)
+        body += ChartPage.help(group: "run")
+
         // Frame sizes by type.
         body += "<h2>Frame sizes by type</h2>\n"
         var sizes = "# coded_index display_index type_index size_kbit\n"
@@ -118,7 +134,7 @@ enum RunPage {
             set grid
             plot \(sizeSeries.joined(separator: ", \\\n     "))
             """, arguments: [], size: (1100, 350), queue: queue)
-        body += HTML.plot(dir: dir, name: "sizes", data: ["sizes.dat"], alt: "frame sizes by type", deferred: true)
+        body += chart.html("chart-sizes", title: "Frame size per frame (kbit), by type: IDR, I, P, Bref, B", gnuplot: (name: "sizes", data: ["sizes.dat"]))
         var typeRows: [[String]] = []
         for t in types {
             let s = frames.filter { $0.type == t }.map(\.sizeBytes)
@@ -128,10 +144,7 @@ enum RunPage {
         body += HTML.table(headers: ["type", "frames", "mean kbit", "max kbit"], rows: typeRows, textColumns: [0])
 
         // Windowed bitrate (1 s of decode time), arrival at the largest DTS so far (as the run's own plot).
-        var arrival: [Int64] = []
-        for f in frames { arrival.append(max(arrival.last ?? f.dts, f.dts)) }
         let windows = WindowedBitrate.compute(sizes: frames.map(\.sizeBytes), dts: arrival, timebase: timebase, frameTicks: frameTicks)
-        let target = settings?.rcMethod == "abr" ? settings?.resolvedNumber("bitrate_kbps") : nil
         let mean = run.kbps
         var rate = "# coded_index dts_s(from the first PTS) window_kbps (NaN until the stream has lasted 1 s)\n"
         for (f, w) in zip(frames, windows) { rate += "\(f.codedIndex) \(seconds(f.dts)) \(w.full ? String(w.kbps) : "NaN")\n" }
@@ -155,8 +168,13 @@ enum RunPage {
                 set grid
                 plot \(rateSeries.joined(separator: ", \\\n     "))
                 """, arguments: [], size: (1100, 350), queue: queue)
-            body += HTML.plot(dir: dir, name: "bitrate", data: ["bitrate.dat"], alt: "windowed bitrate", deferred: true)
+            body += chart.html("chart-bitrate", title: "Bitrate over 1-second windows of decode time (kbit/s), each window starting at a frame's DTS",
+                               gnuplot: (name: "bitrate", data: ["bitrate.dat"]))
         }
+
+        // PSNR and SSIM per frame.
+        body += "<h2>PSNR and SSIM per frame</h2>\n"
+        body += try chart.qualitySection(dir: dir, queue: queue)
 
         // Keyframe timeline.
         body += "<h2>Keyframe timeline</h2>\n"
@@ -178,14 +196,15 @@ enum RunPage {
                  'keyframes.dat' using 2:($4==1 && $3>1 ? 0.5 : 1/0) with impulses lw 3 lc rgb '#000000' title 'other keyframe', \\
                  'keyframes.dat' using 2:(0.05) with points pt 7 ps 0.3 lc rgb '#999999' title 'frame'
             """, arguments: [], size: (1100, 220), queue: queue)
-        body += HTML.plot(dir: dir, name: "keyframes", data: ["keyframes.dat"], alt: "keyframe timeline", deferred: true)
+        body += ChartPage.picture(name: "keyframes", data: ["keyframes.dat"], alt: "keyframe timeline")
         let keyframeIndexes = frames.filter { $0.type == "IDR" || $0.type == "I" }.map(\.displayIndex).sorted()
         let gops = zip(keyframeIndexes.dropFirst(), keyframeIndexes).map { $0 - $1 } + (keyframeIndexes.last.map { [frames.count - $0] } ?? [])
         body += "<p>\(keyframeIndexes.count) I/IDR frames; GOP lengths in frames: \(e(gops.map(String.init).joined(separator: ", ")))</p>\n"
 
         // VBV occupancy.
         body += "<h2>VBV occupancy</h2>\n"
-        body += try vbvSection(frames: frames, arrival: arrival, timebase: timebase, time: time, row: row, settings: settings, dir: dir, queue: queue)
+        body += try vbvSection(vbv, time: time, settings: settings, dir: dir, queue: queue, chart: &chart)
+        body += try chart.dataRateSection(dir: dir, queue: queue)
 
         // PTS and DTS steps.
         body += "<h2>PTS and DTS steps</h2>\n"
@@ -201,35 +220,56 @@ enum RunPage {
             plot 'timestamps.dat' using 1:3 with linespoints lw 2 pt 6 ps 1.2 lc rgb '#d62728' title 'DTS step, decode order', \\
                  'timestamps.dat' using 1:2 with linespoints pt 7 ps 0.5 lc rgb '#1f77b4' title 'PTS step, display order (drawn over the DTS steps)'
             """, arguments: [], size: (1100, 300), queue: queue)
-        body += HTML.plot(dir: dir, name: "timestamps", data: ["timestamps.dat"], alt: "PTS and DTS steps", deferred: true)
+        body += ChartPage.picture(name: "timestamps", data: ["timestamps.dat"], alt: "PTS and DTS steps")
 
         // The worst-PSNR frame.
         body += "<h2>Worst-PSNR frame</h2>\n"
         body += try worstFrameSection(frames: frames, row: row, settings: settings, stream: stream, source: source, dir: dir, sources: sources)
+        body += chart.tail
 
         return (Outcome(streamMissing: stream == nil, sourceMissing: source == nil),
                 HTML.page(title: "run \(row.runID): \(run.clipName) \(run.label)", body: body))
     }
 
-    /// The VBV plot and its events, or a sentence saying why there is none.
-    static func vbvSection(frames: [ReportData.Frame], arrival: [Int64], timebase: Rational, time: ChartTime, row: LabStore.RunRow,
-                           settings: StoredRunSettings?, dir: String, queue: PlotQueue) throws -> String {
+    /// The run's VBV as the page replays it: the resolved `vbv_maxrate_kbps`, `vbv_bufsize_kbit`, `vbv_init` and
+    /// `nal_hrd`, and the replay (``VBVReplay``) or the reason it is not possible; nil for a run without a VBV.
+    struct VBV {
+        var maxrate: Double, bufsize: Double, initText: String, mode: VBVReplay.Mode, nalHRD: String
+        var result: VBVReplay.Result?
+        var refusal: String?
+    }
+
+    static func vbvReplay(sizes: [Int], arrival: [Int64], timebase: Rational, row: LabStore.RunRow,
+                          settings: StoredRunSettings?) -> VBV? {
         guard let settings, let maxrate = settings.resolvedNumber("vbv_maxrate_kbps"), let bufsize = settings.resolvedNumber("vbv_bufsize_kbit"),
-              maxrate > 0, bufsize > 0 else {
-            return "<p class=\"note\">No VBV: the run's resolved vbv_maxrate_kbps/vbv_bufsize_kbit are 0 or absent.</p>\n"
-        }
+              maxrate > 0, bufsize > 0 else { return nil }
         // x264 holds vbv-init as a float: six significant digits give back the value as written (0.9, not 0.89999998).
         let initText = settings.resolvedNumber("vbv_init").map { String(format: "%.6g", $0) } ?? "0.9"
         let vbvInit = VBVReplay.parseInit(initText) ?? VBVReplay.Parameters.defaultInit
         let mode: VBVReplay.Mode = (settings.resolved?["nal_hrd"] as? String) == "cbr" ? .cbr : .vbr
         let fps = row.fpsNum.flatMap { n in row.fpsDen.flatMap { try? Rational(Int64(n), Int64($0)) } }
         let parameters = VBVReplay.Parameters(maxrateKbps: Int64(maxrate), bufsizeKbit: Int64(bufsize), vbvInit: vbvInit, mode: mode, frameRate: fps)
-        let result: VBVReplay.Result
+        var vbv = VBV(maxrate: maxrate, bufsize: bufsize, initText: initText, mode: mode, nalHRD: settings.resolved?["nal_hrd"] as? String ?? "none")
         do {
-            result = try VBVReplay.replay(bits: frames.map { Int64($0.sizeBytes) * 8 }, dts: arrival, timebase: timebase, parameters: parameters)
+            vbv.result = try VBVReplay.replay(bits: sizes.map { Int64($0) * 8 }, dts: arrival, timebase: timebase, parameters: parameters)
         } catch let error as LabError {
-            return "<p class=\"refused\">VBV replay not possible: \(HTML.escape(error.message))</p>\n"
+            vbv.refusal = error.message
+        } catch {
+            vbv.refusal = "\(error)"
         }
+        return vbv
+    }
+
+    /// The VBV plot and its events, or a sentence saying why there is none.
+    static func vbvSection(_ vbv: VBV?, time: ChartTime, settings: StoredRunSettings?, dir: String, queue: PlotQueue,
+                           chart: inout ChartRunPage) throws -> String {
+        guard let vbv else {
+            return "<p class=\"note\">No VBV: the run's resolved vbv_maxrate_kbps/vbv_bufsize_kbit are 0 or absent.</p>\n"
+        }
+        guard let result = vbv.result else {
+            return "<p class=\"refused\">VBV replay not possible: \(HTML.escape(vbv.refusal ?? ""))</p>\n"
+        }
+        let (maxrate, bufsize, initText, mode) = (vbv.maxrate, vbv.bufsize, vbv.initText, vbv.mode)
         var data = "# coded_index dts_s(from the first PTS) fullness_before_kbit fullness_after_kbit\n"
         for f in result.frames {
             data += "\(f.codedIndex) \(time.seconds(f.dts)) \(f.fullnessBeforeBits.approximateValue / 1000) \(f.fullnessAfter / 1000)\n"
@@ -249,10 +289,10 @@ enum RunPage {
                  \(size) with lines dt 2 lw 2 lc rgb '#7f7f7f' title 'buffer size \(String(format: "%.0f", size)) kbit'
             """, arguments: [], size: (1100, 350), queue: queue)
         var html = "<p>vbv-maxrate \(Int64(maxrate)) kbit/s, vbv-bufsize \(Int64(bufsize)) kbit, vbv-init \(HTML.escape(initText)), "
-        html += "mode \(mode.rawValue) (nal-hrd \(HTML.escape(settings.resolved?["nal_hrd"] as? String ?? "none"))); "
+        html += "mode \(mode.rawValue) (nal-hrd \(HTML.escape(vbv.nalHRD))); "
         let underflows = result.events.filter { if case .underflow = $0 { return true } else { return false } }.count
         html += "\(underflows) underflow\(underflows == 1 ? "" : "s")\(mode == .cbr ? ", \(result.events.count - underflows) overflows" : "").</p>\n"
-        html += HTML.plot(dir: dir, name: "vbv", data: ["vbv.dat"], alt: "VBV occupancy", deferred: true)
+        html += chart.vbvChart()
         return html
     }
 

@@ -1,0 +1,161 @@
+import Foundation
+import H264
+
+/// What a run page's charts read from the store (loaded before the pages are written on several threads).
+struct ChartRunInput {
+    var frames: [LabStore.ChartFrame]
+    /// The DataRateLimits pairs the run was checked against (`data_rate_windows`).
+    var limits: [DataRateLimits.Pair]
+
+    static func load(run runID: Int64, store: LabStore) throws -> ChartRunInput {
+        ChartRunInput(frames: try store.chartFrames(run: runID), limits: try store.dataRateLimits(run: runID))
+    }
+}
+
+/// The interactive charts of one run page (``RunPage``), one group sharing the x axis (decode time from the first
+/// PTS, ``ChartGroup``):
+/// - `chart-bitrate`: the bitrate of the 1-second window of decode time starting at each frame (``WindowedBitrate``),
+///   with the target (ABR), vbv-maxrate and, without a target, the mean rate as lines;
+/// - `chart-sizes`: each frame's size in kbit, one series per type drawn as stems (Bitrate Viewer's view);
+/// - `chart-psnr`, `chart-ssim`: per-frame PSNR of each plane and of the frame (`frames.psnr_*`), and x264's SSIM;
+/// - `chart-vbv`: the VBV replay's fullness before and after each removal, the buffer size as a line, underflows
+///   and overflows marked;
+/// - `chart-datarate-N`: per DataRateLimits pair, the bytes of the window of its length starting at each frame, the
+///   pair's bytes as a line, the windows over it marked.
+struct ChartRunPage {
+    var group = ChartGroup()
+    let frames: [LabStore.ChartFrame]
+    let derived: ChartColumns.Derived
+    let timebase: Rational
+
+    static let runColour = "#1f77b4"
+    static let limitColour = "#7f7f7f", maxrateColour = "#d62728", violationColour = "#d62728"
+
+    init(run: ReportData.Run, input: ChartRunInput, timebase: Rational, frameTicks: Rational, vbv: VBVReplay.Result?,
+         targetKbps: Double?, maxrateKbps: Double?, meanKbps: Double?) {
+        frames = input.frames
+        self.timebase = timebase
+        derived = ChartColumns.derive(input.frames, timebase: timebase, frameTicks: frameTicks, vbv: vbv, limits: input.limits)
+        group.runs = [ChartGroup.Run(runID: run.row.runID, name: "run \(run.row.runID) \(run.clipName) \(run.label)", colour: Self.runColour,
+                                     fields: ChartColumns.fields(input.frames, derived: derived, timebase: timebase))]
+        var limits: [ChartGroup.Limit] = []
+        if let t = targetKbps { limits.append(.init(name: "target \(ChartGroup.trimmed(String(format: "%.1f", t))) kbit/s", value: t, colour: Self.limitColour)) }
+        if let m = maxrateKbps, m > 0 { limits.append(.init(name: "vbv-maxrate \(ChartGroup.trimmed(String(format: "%.1f", m))) kbit/s", value: m, colour: Self.maxrateColour)) }
+        if targetKbps == nil, let m = meanKbps { limits.append(.init(name: "mean rate \(String(format: "%.0f", m)) kbit/s", value: m, colour: Self.limitColour)) }
+        group.charts.append(.init(id: "chart-bitrate", yLabel: "bitrate (kbit/s), 1 s window",
+                                  series: [.init(name: "bitrate, 1 s window of decode time", colour: "#000000", run: 0, field: "w")], limits: limits))
+        group.charts.append(.init(id: "chart-sizes", yLabel: "frame size (kbit)",
+                                  series: RunPage.types.enumerated().map { i, t in
+                                      .init(name: t, colour: RunPage.colours[i], run: 0, field: "s", scale: 0.008, type: i, style: "impulses")
+                                  }))
+    }
+
+    /// The HTML of the chart `id` with its title and gnuplot files.
+    func html(_ id: String, title: String, gnuplot: (name: String, data: [String])?, note: String? = nil) -> String {
+        ChartPage.chart(id: id, title: title, gnuplot: gnuplot, note: note)
+    }
+
+    /// The PSNR and SSIM charts and their gnuplot pictures (`quality.*`: PSNR per plane and of the frame, and SSIM
+    /// on a second plot when measured), or a sentence saying why there are none.
+    mutating func qualitySection(dir: String, queue: PlotQueue) throws -> String {
+        let hasPSNR = frames.contains { $0.psnrY != nil || $0.psnrAvg != nil }
+        let hasSSIM = frames.contains { $0.ssim != nil }
+        guard hasPSNR || hasSSIM else {
+            return "<p class=\"note\">No per-frame PSNR or SSIM stored (a stream recorded by <code>enclab check</code>, or no decode).</p>\n"
+        }
+        var data = "# coded_index decode_time_s psnr_y psnr_u psnr_v psnr_frame ssim (NaN: not stored)\n"
+        func v(_ x: Double?) -> String { x.map { "\($0)" } ?? "NaN" }
+        for (k, f) in frames.enumerated() {
+            data += "\(f.codedIndex) \(derived.x[k]) \(v(f.psnrY)) \(v(f.psnrU)) \(v(f.psnrV)) \(v(f.psnrAvg)) \(v(f.ssim))\n"
+        }
+        try Plots.write(data, to: "\(dir)/quality.dat")
+        var plots: [String] = []
+        if hasPSNR {
+            plots.append("""
+                set ylabel 'PSNR (dB)'
+                plot 'quality.dat' using 2:3 with lines lw 1 lc rgb '#2ca02c' title 'Y', \\
+                     'quality.dat' using 2:4 with lines lw 1 lc rgb '#1f77b4' title 'U', \\
+                     'quality.dat' using 2:5 with lines lw 1 lc rgb '#d62728' title 'V', \\
+                     'quality.dat' using 2:6 with lines lw 2 lc rgb 'black' title 'frame (three planes pooled)'
+                """)
+        }
+        if hasSSIM {
+            plots.append("""
+                set ylabel 'SSIM (x264)'
+                plot 'quality.dat' using 2:7 with lines lw 1.5 lc rgb '#9467bd' title 'SSIM'
+                """)
+        }
+        try Plots.both(dir: dir, name: "quality", body: """
+            set xlabel 'decode time (s) from the first PTS'
+            set key below horizontal
+            set grid
+            set multiplot layout \(plots.count),1
+            \(plots.joined(separator: "\n"))
+            unset multiplot
+            """, arguments: [], size: (1100, 300 * plots.count), queue: queue)
+        var html = ""
+        let gnuplot = (name: "quality", data: ["quality.dat"])
+        if hasPSNR {
+            group.charts.append(.init(id: "chart-psnr", yLabel: "PSNR (dB)", series: [
+                .init(name: "PSNR Y", colour: "#2ca02c", run: 0, field: "y"), .init(name: "PSNR U", colour: "#1f77b4", run: 0, field: "u"),
+                .init(name: "PSNR V", colour: "#d62728", run: 0, field: "v"),
+                .init(name: "PSNR of the frame (three planes' squared error pooled)", colour: "#000000", run: 0, field: "a"),
+            ], fromZero: false))
+            html += self.html("chart-psnr", title: "PSNR per frame (the lab's decode: frames.psnr_y, psnr_u, psnr_v, psnr_avg), dB", gnuplot: hasSSIM ? nil : gnuplot)
+        }
+        if hasSSIM {
+            group.charts.append(.init(id: "chart-ssim", yLabel: "SSIM", series: [.init(name: "SSIM", colour: "#9467bd", run: 0, field: "ss")], fromZero: false, digits: 3))
+            html += self.html("chart-ssim", title: "SSIM per frame (x264's, frames.ssim)", gnuplot: gnuplot)
+        }
+        return html
+    }
+
+    /// The VBV chart (``RunPage/vbvSection``'s replay).
+    mutating func vbvChart() -> String {
+        guard let v = derived.vbv else { return "" }
+        var series: [ChartGroup.Series] = [
+            .init(name: "fullness before removal", colour: "#1f77b4", run: 0, field: "vb", style: "steps"),
+            .init(name: "fullness after removal", colour: "#ff7f0e", run: 0, field: "va", style: "points"),
+        ]
+        if v.events.contains(1) { series.append(.init(name: "underflow", colour: Self.violationColour, run: 0, field: "va", whereField: "ve", whereValue: 1, style: "points")) }
+        if v.events.contains(2) { series.append(.init(name: "overflow", colour: "#8c564b", run: 0, field: "va", whereField: "ve", whereValue: 2, style: "points")) }
+        group.charts.append(.init(id: "chart-vbv", yLabel: "buffer fullness (kbit)", series: series,
+                                  limits: [.init(name: "vbv-bufsize \(ChartGroup.trimmed(String(format: "%.1f", v.bufferKbit))) kbit", value: v.bufferKbit, colour: Self.limitColour)]))
+        return html("chart-vbv", title: "VBV occupancy (replay of the stream against the run's VBV)", gnuplot: (name: "vbv", data: ["vbv.dat"]))
+    }
+
+    /// The DataRateLimits charts, one per pair, with their gnuplot pictures (`datarate-N.*`); empty without limits.
+    mutating func dataRateSection(dir: String, queue: PlotQueue) throws -> String {
+        guard !derived.dataRate.isEmpty else { return "" }
+        var html = "<h2>DataRateLimits windows</h2>\n"
+        for (i, d) in derived.dataRate.enumerated() {
+            let name = "datarate-\(i + 1)", seconds = DataRateLimits.decimal(d.pair.seconds)
+            let over = d.bytes.enumerated().filter { $0.element > d.pair.bytes }.count
+            var data = "# coded_index decode_time_s window_bytes (the window of \(seconds) s of decode time starting at the frame)\n"
+            for (k, b) in d.bytes.enumerated() { data += "\(frames[k].codedIndex) \(derived.x[k]) \(b)\n" }
+            try Plots.write(data, to: "\(dir)/\(name).dat")
+            try Plots.both(dir: dir, name: name, body: """
+                set xlabel 'decode time (s) from the first PTS'
+                set ylabel 'bytes in the window'
+                set yrange [0:*]
+                set key below horizontal
+                set grid
+                plot '\(name).dat' using 2:3 with steps lw 1.5 lc rgb '#1f77b4' title 'bytes in \(seconds) s', \\
+                     '\(name).dat' using 2:($3 > \(d.pair.bytes) ? $3 : 1/0) with points pt 7 ps 0.6 lc rgb '#d62728' title 'over the limit', \\
+                     \(d.pair.bytes) with lines dt 2 lw 2 lc rgb '#7f7f7f' title 'limit \(d.pair.bytes) bytes'
+                """, arguments: [], size: (1100, 300), queue: queue)
+            let field = "r\(i)"
+            group.charts.append(.init(id: "chart-\(name)", yLabel: "bytes in \(seconds) s", series: [
+                .init(name: "bytes in the \(seconds) s window", colour: "#1f77b4", run: 0, field: field, style: "steps"),
+                .init(name: "over the limit", colour: Self.violationColour, run: 0, field: field, above: Double(d.pair.bytes), style: "points"),
+            ], limits: [.init(name: "limit \(d.pair.bytes) bytes in \(seconds) s", value: Double(d.pair.bytes), colour: Self.maxrateColour)]))
+            html += self.html("chart-\(name)", title: "DataRateLimits pair \(i + 1): at most \(d.pair.bytes) bytes in any \(seconds) s of decode time",
+                              gnuplot: (name: name, data: ["\(name).dat"]),
+                              note: "\(over) frame\(over == 1 ? "" : "s") start\(over == 1 ? "s" : "") a window over the limit (frames sharing a DTS share their window), marked in red.")
+        }
+        return html
+    }
+
+    /// The end of the page: the data block and the scripts (the page is two folders below the report's top).
+    var tail: String { ChartPage.dataBlock(group, name: "run") + ChartPage.scripts(depth: 2) }
+}

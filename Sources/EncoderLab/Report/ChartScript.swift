@@ -1,0 +1,241 @@
+/// The report's own script and style for the interactive charts, copied to `assets/enclab-charts.js` and
+/// `assets/enclab-charts.css` (``ChartPage/writeAssets(root:)``).
+///
+/// The script reads every `<script type="application/json" class="enclab-chart-data">` of the page
+/// (``ChartGroup/json()``) with `JSON.parse`, merges the group's runs into rows of one shared x column (a row holds at
+/// most one frame of each run), draws each chart with dygraphs, and links a group's charts with
+/// `Dygraph.synchronize` (zoom and hover, not the y range). The legend below a chart lists the hovered row's frames
+/// with their stored values; every text it shows is escaped before it is placed. `window.enclabCharts` keeps the
+/// graphs by chart id, the time the last chart was drawn (`drawnAt`, ms since navigation start) and any error, for
+/// the browser test and the bench.
+enum ChartScript {
+    static let style = """
+    .chart-box { margin: 0.6em 0 1.2em 0; }
+    .chart-title { font-weight: bold; font-size: 0.95em; margin-bottom: 2px; }
+    .chart { width: 100%; max-width: 1200px; }
+    .chart-legend { font-size: 0.8em; min-height: 2.6em; color: #333; max-width: 1200px; }
+    .chart-legend .frame { display: block; } .chart-legend .swatch { display: inline-block; width: 10px; height: 10px; margin-right: 4px; }
+    .chart-legend .item { margin-right: 12px; white-space: nowrap; }
+    .chart-help { font-size: 0.85em; color: #555; } .chart-reset { font-size: 0.9em; }
+    .run-picker label { margin-right: 14px; font-size: 0.85em; white-space: nowrap; display: inline-block; }
+    .run-picker .swatch { display: inline-block; width: 10px; height: 10px; margin-right: 4px; }
+    .dygraph-axis-label { font-size: 11px; } .dygraph-label { font-size: 12px; }
+
+    """
+
+    static let javaScript = #"""
+    // enclab report: interactive charts (dygraphs 2.2.1 from Debian's libjs-dygraphs, with its synchronizer).
+    (function () {
+      'use strict';
+      var state = { graphs: {}, groups: {}, drawnAt: null, errors: [] };
+      window.enclabCharts = state;
+
+      function esc(text) {
+        return String(text).replace(/[&<>"']/g, function (c) {
+          return { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }[c];
+        });
+      }
+      function fixed(v, digits) { return v === null || v === undefined ? 'n/a' : Number(v).toFixed(digits); }
+      function field(run, name) { return run.f[name] || null; }
+
+      // Rows of the shared x column: every run's frames sorted by x; a frame joins the current row when its x equals
+      // the row's and the row has no frame of its run yet. rows[i] = { x, frames: [frame index per run or -1] }.
+      function mergeRows(runs) {
+        // One run: its frames in decode order are the rows (their x, the arrival, never decreases).
+        if (runs.length === 1) return runs[0].f.x.map(function (x, k) { return { x: x, frames: [k] }; });
+        var entries = [];
+        runs.forEach(function (run, r) {
+          var xs = run.f.x;
+          for (var k = 0; k < xs.length; k++) entries.push([xs[k], r, k]);
+        });
+        entries.sort(function (a, b) { return a[0] - b[0] || a[1] - b[1] || a[2] - b[2]; });
+        var rows = [], current = null;
+        entries.forEach(function (e) {
+          if (current === null || current.x !== e[0] || current.frames[e[1]] !== -1) {
+            current = { x: e[0], frames: runs.map(function () { return -1; }) };
+            rows.push(current);
+          }
+          current.frames[e[1]] = e[2];
+        });
+        return rows;
+      }
+
+      function seriesValue(s, run, k) {
+        var values = field(run, s.field);
+        if (values === null || k < 0) return null;
+        var v = values[k];
+        if (v === null || v === undefined) return null;
+        if (s.type !== undefined && run.f.t[k] !== s.type) return null;
+        if (s.where !== undefined) { var w = field(run, s.where); if (w === null || w[k] !== s.is) return null; }
+        v = v * (s.scale || 1);
+        if (s.above !== undefined && !(v > s.above)) return null;
+        return v;
+      }
+
+      function impulsePlotter(e) {
+        var ctx = e.drawingContext, points = e.points, y0 = e.dygraph.toDomYCoord(0);
+        ctx.save();
+        ctx.strokeStyle = e.color;
+        ctx.lineWidth = 1.5;
+        ctx.beginPath();
+        for (var i = 0; i < points.length; i++) {
+          var p = points[i];
+          if (p.yval === null || isNaN(p.canvasy)) continue;
+          ctx.moveTo(p.canvasx, y0);
+          ctx.lineTo(p.canvasx, p.canvasy);
+        }
+        ctx.stroke();
+        ctx.restore();
+      }
+
+      function frameText(data, run, k) {
+        var f = run.f, parts = [];
+        parts.push('coded_index ' + f.c[k] + ', display_index ' + f.d[k]);
+        parts.push('type ' + data.types[f.t[k]]);
+        parts.push('size ' + f.s[k] + ' bytes');
+        parts.push('PTS ' + fixed(f.p[k], 6) + ' s');
+        parts.push('DTS ' + fixed(f.q[k], 6) + ' s');
+        parts.push('QP ' + fixed(f.qp ? f.qp[k] : null, 2));
+        parts.push('PSNR Y ' + fixed(f.y ? f.y[k] : null, 3) + ' U ' + fixed(f.u ? f.u[k] : null, 3) + ' V ' +
+                   fixed(f.v ? f.v[k] : null, 3) + ' frame ' + fixed(f.a ? f.a[k] : null, 3) + ' dB');
+        parts.push('SSIM ' + fixed(f.ss ? f.ss[k] : null, 6));
+        return parts.join(' · ');
+      }
+
+      function drawGroup(block) {
+        var data = JSON.parse(block.textContent);
+        var name = block.getAttribute('data-group');
+        var rows = mergeRows(data.runs);
+        var graphs = [];
+        data.charts.forEach(function (chart) {
+          var element = document.getElementById(chart.id);
+          var legend = document.getElementById(chart.id + '-legend');
+          if (!element) return;
+          var table = rows.map(function (row) {
+            var line = [row.x];
+            chart.series.forEach(function (s) { line.push(seriesValue(s, data.runs[s.run], row.frames[s.run])); });
+            return line;
+          });
+          var labels = ['x'];
+          chart.series.forEach(function (s, i) {
+            var label = s.name;
+            while (labels.indexOf(label) >= 0) label += ' #' + (i + 1);
+            labels.push(label);
+          });
+          var seriesOptions = {};
+          var top = 0;
+          table.forEach(function (line) { for (var i = 1; i < line.length; i++) if (line[i] !== null && line[i] > top) top = line[i]; });
+          chart.limits.forEach(function (l) { if (l.value > top) top = l.value; });
+          chart.series.forEach(function (s, i) {
+            var o = {};
+            if (s.style === 'points') { o.strokeWidth = 0; o.drawPoints = true; o.pointSize = 3; }
+            else if (s.style === 'steps') { o.stepPlot = true; o.strokeWidth = 1.2; }
+            else if (s.style === 'impulses') { o.plotter = impulsePlotter; }
+            else if (s.style === 'typed') {
+              o.drawPoints = true; o.pointSize = 2; o.strokeWidth = 0.8;
+              o.drawPointCallback = function (g, seriesName, ctx, cx, cy, colour, size, idx) {
+                var k = rows[idx] ? rows[idx].frames[s.run] : -1;
+                var t = k >= 0 ? data.runs[s.run].f.t[k] : 0;
+                ctx.beginPath(); ctx.fillStyle = data.typeColours[t] || colour;
+                ctx.arc(cx, cy, t <= 1 ? 3.5 : 2, 0, 2 * Math.PI, false); ctx.fill();
+              };
+            }
+            seriesOptions[labels[i + 1]] = o;
+          });
+          var options = {
+            labels: labels,
+            colors: chart.series.map(function (s) { return s.colour; }),
+            series: seriesOptions,
+            xlabel: esc(data.xLabel),
+            ylabel: esc(chart.yLabel),
+            height: chart.height,
+            labelsDiv: legend,
+            legend: 'always',
+            connectSeparatedPoints: data.runs.length > 1,
+            animatedZooms: false,
+            visibility: chart.series.map(function (s) { return data.runs[s.run].visible; }),
+            axes: { x: { valueFormatter: function (x) { return x.toFixed(6) + ' s'; } } },
+            legendFormatter: function (d) {
+              var g = d.dygraph, html = '';
+              if (d.x === null || d.x === undefined) {
+                d.series.forEach(function (s) {
+                  if (!s.isVisible) return;
+                  html += '<span class="item"><span class="swatch" style="background:' + esc(s.color) + '"></span>' + esc(s.labelHTML === undefined ? s.label : s.label) + '</span>';
+                });
+                chart.limits.forEach(function (l) {
+                  html += '<span class="item"><span class="swatch" style="background:' + esc(l.colour) + '"></span>' + esc(l.name) + '</span>';
+                });
+                return html;
+              }
+              var row = g.getSelection();
+              var values = [];
+              d.series.forEach(function (s) { if (s.isVisible && s.y !== null && s.y !== undefined && !isNaN(s.y)) values.push(esc(s.label) + ' ' + esc(Number(s.y).toFixed(3))); });
+              html += '<span class="frame">x ' + esc(Number(d.x).toFixed(6)) + ' s' + (values.length ? ': ' + values.join(', ') : '') + '</span>';
+              if (row >= 0 && rows[row]) {
+                data.runs.forEach(function (run, r) {
+                  var k = rows[row].frames[r];
+                  if (k < 0 || !run.visible) return;
+                  html += '<span class="frame"><span class="swatch" style="background:' + esc(run.colour) + '"></span>' +
+                          (data.runs.length > 1 ? esc(run.name) + ': ' : '') + esc(frameText(data, run, k)) + '</span>';
+                });
+              }
+              return html;
+            },
+            underlayCallback: function (ctx, area, g) {
+              chart.limits.forEach(function (l, i) {
+                var y = g.toDomYCoord(l.value);
+                if (y < area.y || y > area.y + area.h) return;
+                ctx.save();
+                ctx.strokeStyle = l.colour; ctx.lineWidth = 1.5; ctx.setLineDash([6, 4]);
+                ctx.beginPath(); ctx.moveTo(area.x, y); ctx.lineTo(area.x + area.w, y); ctx.stroke();
+                ctx.setLineDash([]); ctx.fillStyle = l.colour; ctx.font = '11px sans-serif'; ctx.textAlign = 'right';
+                // Labels of limits at equal heights side by side, not over one another.
+                ctx.fillText(l.name, area.x + area.w - 4 - 220 * i, y - 3);
+                ctx.restore();
+              });
+            }
+          };
+          if (chart.digits) options.axes.y = { axisLabelFormatter: function (v) { return Number(v).toFixed(chart.digits); } };
+          if (chart.fromZero) options.valueRange = [0, top > 0 ? top * 1.08 : 1];
+          var g = new Dygraph(element, table, options);
+          g.enclabRows = rows;
+          g.enclabGroup = name;
+          state.graphs[chart.id] = g;
+          graphs.push(g);
+        });
+        state.groups[name] = { graphs: graphs, runs: data.runs, rows: rows };
+        if (graphs.length > 1) Dygraph.synchronize(graphs, { selection: true, zoom: true, range: false });
+        // The run picker of an overlay: one checkbox per run, shows or hides the run's series in every chart.
+        document.querySelectorAll('input.run-pick[data-group="' + name + '"]').forEach(function (box) {
+          box.addEventListener('change', function () {
+            var r = Number(box.getAttribute('data-run'));
+            data.runs[r].visible = box.checked;
+            data.charts.forEach(function (chart) {
+              var g = state.graphs[chart.id];
+              if (!g) return;
+              chart.series.forEach(function (s, i) { if (s.run === r) g.setVisibility(i, box.checked); });
+            });
+          });
+        });
+      }
+
+      function start() {
+        try {
+          document.querySelectorAll('script.enclab-chart-data').forEach(drawGroup);
+          document.querySelectorAll('button.chart-reset').forEach(function (button) {
+            button.addEventListener('click', function () {
+              var group = state.groups[button.getAttribute('data-group')];
+              if (group) group.graphs.forEach(function (g) { g.resetZoom(); });
+            });
+          });
+        } catch (error) {
+          state.errors.push(String(error));
+          throw error;
+        }
+        state.drawnAt = performance.now();
+      }
+      if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start); else start();
+    })();
+
+    """#
+}

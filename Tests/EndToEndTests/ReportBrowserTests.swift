@@ -1,0 +1,132 @@
+import Foundation
+import Testing
+import EncoderLab
+
+/// The report's interactive charts in a real browser: Debian's chromium driven through WebDriver by
+/// `scripts/report-browser.py` (Debian's `/usr/bin/python3` with python3-selenium, `/usr/bin/chromedriver` from
+/// chromium-driver; `scripts/setup.sh --tests` installs them), on a report the built enclab writes. What the script
+/// checks is read from the database with Python's sqlite3 and formatted there (see the script's documentation).
+@Suite("enclab report in chromium", .serialized)
+struct ReportBrowserTests {
+    typealias CLI = CommandLineTests
+    let cli = CommandLineTests()
+
+    static let script = "\(CLI.root)/scripts/report-browser.py"
+
+    /// The browser check's tools, or a failure naming the packages to install.
+    static func requireBrowser() throws {
+        for tool in ["/usr/bin/python3", "/usr/bin/chromium", "/usr/bin/chromedriver"] where !FileManager.default.isExecutableFile(atPath: tool) {
+            Issue.record("\(tool) missing: install the Debian packages chromium-driver and python3-selenium (bash scripts/setup.sh --tests)")
+            throw CancellationError()
+        }
+    }
+
+    /// A small experiment (ReportTests.experiment: crf and cbr with a VBV, B-frames, one clip whose name is HTML and
+    /// script), a `check --db` run with two DataRateLimits pairs, and their report with pages for every run.
+    static func report(in dir: String) throws {
+        try ReportTests.experiment(in: dir)
+        let stream = try FileManager.default.contentsOfDirectory(atPath: "\(dir)/out").sorted()
+            .map { "\(dir)/out/\($0)/stream.264" }.first { FileManager.default.fileExists(atPath: $0) }
+        let mp4 = "\(dir)/checked.mp4"
+        let remux = try CLI.process("/usr/bin/ffmpeg", ["-nostdin", "-v", "error", "-y", "-i", try #require(stream), "-c", "copy", mp4], in: dir)
+        try #require(remux.status == 0, "\(remux.stderr)")
+        let check = try CLI.process(CLI.binary, ["check", "--expect", "DataRateLimits=2000,0.5,600,0.1", "--db", "lab.sqlite", mp4], in: dir)
+        try #require(check.status == 1, "the check finds violations: \(check.stdout)\(check.stderr)")
+        let ids = try CLI.process("/usr/bin/sqlite3", ["lab.sqlite", "SELECT group_concat(run_id) FROM runs WHERE status = 'done'"], in: dir)
+        let r = try CLI.process(CLI.binary, ["report", "--db", "lab.sqlite", "--out", "rep", "--runs", ids.stdout.trimmingCharacters(in: .whitespacesAndNewlines)], in: dir)
+        try #require(r.status == 0, "\(r.stderr)")
+    }
+
+    @Test("run and experiment pages in chromium: no console errors; one chart row per stored frame; hover shows the frame's stored values; drag zooms every chart of the page")
+    func charts() throws {
+        try Self.requireBrowser()
+        let dir = cli.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try Self.report(in: dir)
+        let r = try CLI.process("/usr/bin/python3", [Self.script, "--db", "lab.sqlite", "--report", "rep"], in: dir, limit: 900)
+        #expect(r.status == 0 && r.stdout.hasSuffix("ok\n"), "\(r.stdout)\(r.stderr)")
+        // The check run's page draws one chart per DataRateLimits pair.
+        let checkPage = try FileManager.default.contentsOfDirectory(atPath: "\(dir)/rep/check").first { $0.hasPrefix("run-") }
+        let html = try String(contentsOfFile: "\(dir)/rep/check/\(try #require(checkPage))/index.html", encoding: .utf8)
+        #expect(html.contains("id=\"chart-datarate-1\"") && html.contains("id=\"chart-datarate-2\""))
+    }
+
+    @Test("the report's assets: dygraphs copied without source maps, so the folder works offline; chart data cannot close its script element")
+    func assets() throws {
+        let dir = cli.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try ReportTests.small(in: dir, file: "small.json", db: "lab.sqlite")
+        let r = try CLI.process(CLI.binary, ["report", "--db", "lab.sqlite", "--out", "rep", "--runs", "1,5"], in: dir)
+        try #require(r.status == 0, "\(r.stderr)")
+        for name in ["dygraph.min.js", "synchronizer.js", "dygraph.min.css", "enclab-charts.js"] {
+            let text = try String(contentsOfFile: "\(dir)/rep/assets/\(name)", encoding: .utf8)
+            #expect(!text.contains("sourceMappingURL"), "\(name) keeps a source map")
+            #expect(text.count > 1000, "\(name) is not the library")
+        }
+        let original = try String(contentsOfFile: "/usr/share/javascript/dygraphs/dygraph.min.js", encoding: .utf8)
+        let copied = try String(contentsOfFile: "\(dir)/rep/assets/dygraph.min.js", encoding: .utf8)
+        #expect(original.hasPrefix(copied.trimmingCharacters(in: .newlines)), "dygraph.min.js is Debian's, its last line (the map) removed")
+        // Every page links its scripts inside the report, nothing from the network.
+        for page in ["rep/small/index.html", "rep/small/run-1/index.html"] {
+            let html = try String(contentsOfFile: "\(dir)/\(page)", encoding: .utf8)
+            #expect(html.contains("assets/dygraph.min.js\"></script>"))
+            #expect(!html.contains("src=\"http") && !html.contains("href=\"http"), "\(page) loads nothing from the network")
+        }
+    }
+
+    @Test("a label that is HTML and script reaches the chart data as JSON escapes: no '<' between a data block's tags")
+    func escapedData() throws {
+        let dir = cli.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try ReportTests.experiment(in: dir)
+        let id = try cli.sqlite("\(dir)/lab.sqlite", "SELECT min(run_id) FROM runs WHERE clip LIKE 'a<script>%'")[0]
+        let r = try CLI.process(CLI.binary, ["report", "--db", "lab.sqlite", "--out", "rep", "--runs", id], in: dir)
+        try #require(r.status == 0, "\(r.stderr)")
+        for page in ["rep/tiny/index.html", "rep/tiny/run-\(id)/index.html"] {
+            let html = try String(contentsOfFile: "\(dir)/\(page)", encoding: .utf8)
+            var blocks = 0
+            var rest = Substring(html)
+            while let open = rest.range(of: "class=\"enclab-chart-data\"") {
+                rest = rest[open.upperBound...]
+                let start = try #require(rest.firstIndex(of: ">"))
+                let end = try #require(rest.range(of: "</script>"))
+                let block = rest[rest.index(after: start)..<end.lowerBound]
+                #expect(!block.contains("<"), "\(page): a data block holds '<'")
+                if page.contains("run-") { #expect(block.contains("\\u003cscript\\u003e"), "\(page): the clip's name is in the data, escaped") }
+                blocks += 1
+                rest = rest[end.upperBound...]
+            }
+            #expect(blocks >= 1, "\(page) has chart data")
+        }
+    }
+
+    @Test("an experiment named assets gets a folder of its own (its name mapped with a hash); assets/ stays the charts' scripts")
+    func experimentNamedAssets() throws {
+        let dir = cli.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try ReportTests.small(in: dir, file: "small.json", db: "lab.sqlite")
+        _ = try cli.sqlite("\(dir)/lab.sqlite", "UPDATE runs SET experiment = 'assets'")
+        let r = try CLI.process(CLI.binary, ["report", "--db", "lab.sqlite", "--out", "rep", "--runs", "1"], in: dir)
+        try #require(r.status == 0, "\(r.stderr)")
+        // The folder: the name's safe form, '-', the first 8 hex digits of the SHA-256 of "assets" (sha256sum's).
+        let digest = try CLI.process("/bin/sh", ["-c", "printf %s assets | sha256sum | cut -c1-8"], in: dir).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let experiment = "\(dir)/rep/assets-\(digest)/index.html"
+        #expect(FileManager.default.fileExists(atPath: experiment), "no \(experiment)")
+        #expect(FileManager.default.fileExists(atPath: "\(dir)/rep/assets-\(digest)/run-1/index.html"))
+        #expect(try String(contentsOfFile: "\(dir)/rep/index.html", encoding: .utf8).contains("href=\"assets-\(digest)/index.html\""))
+        #expect(FileManager.default.fileExists(atPath: "\(dir)/rep/assets/dygraph.min.js"))
+        #expect(!FileManager.default.fileExists(atPath: "\(dir)/rep/assets/index.html"))
+    }
+
+    @Test("the experiment page's summary table fits a 1280 px window without scrolling")
+    func summaryTableFits() throws {
+        try Self.requireBrowser()
+        let dir = cli.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try ReportTests.small(in: dir, file: "small.json", db: "lab.sqlite")
+        let r = try CLI.process(CLI.binary, ["report", "--db", "lab.sqlite", "--out", "rep"], in: dir)
+        try #require(r.status == 0, "\(r.stderr)")
+        let check = try CLI.process("/usr/bin/python3", [Self.script, "--table-page", "rep/small/index.html"], in: dir)
+        #expect(check.status == 0, "\(check.stdout)\(check.stderr)")
+    }
+}

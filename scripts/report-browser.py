@@ -1,0 +1,250 @@
+#!/usr/bin/python3
+"""Checks an enclab report in a real browser: Debian's chromium driven through WebDriver (chromium-driver,
+python3-selenium; run with Debian's /usr/bin/python3).
+
+usage: /usr/bin/python3 scripts/report-browser.py --db LAB.sqlite --report REPORT_DIR [--run-page PAGE ...]
+                                                  [--table-page PAGE ...] [--timing PAGE]
+
+For every run page (REPORT_DIR/*/run-*/index.html, or the --run-page ones):
+  - no console message of level SEVERE (errors), and the charts' script recorded no error;
+  - every chart has one row per frame of its run in the database (sqlite3's count of `frames`), and the frame-size
+    chart one point per frame over its type series;
+  - hovering the middle frame's point on the frame-size chart shows that frame's stored values in the legend
+    (coded/display index, type, size, PTS and DTS in seconds from the stored ticks and timebase, QP, PSNR per plane
+    and of the frame, SSIM), compared with the row read with sqlite3 and formatted here;
+  - dragging across the chart zooms: its x range shrinks, and the other charts of the page follow.
+For every experiment page: no console errors; each overlay chart has as many points per run as the run has frames.
+--table-page PAGE: the page's first table fits a 1280 px window without scrolling.
+--timing PAGE: prints the page's weight (bytes of the HTML) and its draw time (performance.now() when the last
+chart was drawn, ms from navigation start; the median of 5 loads).
+Prints one line per failed check and exits 1 when any failed; 0 and "ok" otherwise.
+"""
+import argparse
+import fractions
+import glob
+import json
+import os
+import re
+import sqlite3
+import statistics
+import sys
+import tempfile
+
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.action_chains import ActionChains
+from selenium.webdriver.common.by import By
+
+failures = []
+
+
+def fail(message):
+    failures.append(message)
+    print("FAIL: " + message, flush=True)
+
+
+def browser(width=1280, height=900):
+    options = webdriver.ChromeOptions()
+    options.binary_location = "/usr/bin/chromium"
+    for a in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+              "--user-data-dir=" + tempfile.mkdtemp(prefix="enclab-chromium-"), f"--window-size={width},{height}"]:
+        options.add_argument(a)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+
+
+def load(driver, page):
+    driver.get("file://" + os.path.abspath(page))
+    driver.execute_script("return document.readyState")
+    errors = [m for m in driver.get_log("browser") if m.get("level") == "SEVERE"]
+    for m in errors:
+        fail(f"{page}: console error: {m.get('message')}")
+    state = driver.execute_script("return window.enclabCharts ? {errors: window.enclabCharts.errors, "
+                                  "drawn: window.enclabCharts.drawnAt} : null")
+    if state is None:
+        fail(f"{page}: the charts' script did not run (window.enclabCharts missing)")
+        return False
+    for e in state["errors"]:
+        fail(f"{page}: chart error: {e}")
+    if state["drawn"] is None:
+        fail(f"{page}: the charts were not drawn")
+    return True
+
+
+def seconds(ticks, num, den):
+    """ticks x num/den seconds, exactly rounded half to even to 6 decimals, as %.6f writes them."""
+    q = fractions.Fraction(ticks * num, den) * 1_000_000
+    n = round(q)  # Fraction rounds half to even
+    sign = "-" if n < 0 else ""
+    n = abs(n)
+    return f"{sign}{n // 1_000_000}.{n % 1_000_000:06d}"
+
+
+def fmt(value, digits):
+    return "n/a" if value is None else f"{value:.{digits}f}"
+
+
+def run_page(driver, db, page):
+    run_id = int(re.search(r"run-(\d+)", page).group(1))
+    con = sqlite3.connect(db)
+    n = con.execute("SELECT count(*) FROM frames WHERE run_id = ?", (run_id,)).fetchone()[0]
+    tn, td = con.execute("SELECT timebase_num, timebase_den FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+    if not load(driver, page):
+        return
+    charts = driver.execute_script("var g = window.enclabCharts.graphs, out = {}; "
+                                   "Object.keys(g).forEach(function (k) { out[k] = g[k].numRows(); }); return out;")
+    for required in ["chart-sizes"]:
+        if required not in charts:
+            fail(f"{page}: no chart {required}")
+    for chart, rows in charts.items():
+        if rows != n:
+            fail(f"{page}: {chart} has {rows} rows, the run has {n} frames in sqlite3")
+    points = driver.execute_script("""
+        var g = window.enclabCharts.graphs['chart-sizes'], count = 0;
+        for (var r = 0; r < g.numRows(); r++) for (var c = 1; c < g.numColumns(); c++) {
+          var v = g.getValue(r, c); if (v !== null && !isNaN(v)) count++; }
+        return count;""")
+    if points != n:
+        fail(f"{page}: chart-sizes has {points} points over its type series, the run has {n} frames")
+
+    # Hover the middle frame's point on the frame-size chart.
+    k = n // 2
+    element = driver.find_element(By.ID, "chart-sizes")
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center'});", element)
+    target = driver.execute_script("""
+        var g = window.enclabCharts.graphs['chart-sizes'], k = arguments[0], y = null;
+        for (var c = 1; c < g.numColumns(); c++) { var v = g.getValue(k, c); if (v !== null && !isNaN(v)) y = v; }
+        var p = g.toDomCoords(g.getValue(k, 0), y);
+        var r = g.graphDiv.getBoundingClientRect(), e = arguments[1].getBoundingClientRect();
+        return [p[0] + r.left - e.left - e.width / 2, p[1] + r.top - e.top - e.height / 2];""", k, element)
+    ActionChains(driver).move_to_element_with_offset(element, int(round(target[0])), int(round(target[1]))).perform()
+    legend = driver.find_element(By.ID, "chart-sizes-legend").text
+    m = re.search(r"coded_index (\d+)", legend)
+    if not m:
+        fail(f"{page}: hovering frame {k} shows no frame in the legend: {legend!r}")
+    else:
+        coded = int(m.group(1))
+        if coded != k:
+            fail(f"{page}: hovering the point of coded_index {k} shows coded_index {coded}")
+        row = con.execute("SELECT display_index, type, size_bytes, pts, dts, qp, psnr_y, psnr_u, psnr_v, psnr_avg, ssim "
+                          "FROM frames WHERE run_id = ? AND coded_index = ?", (run_id, coded)).fetchone()
+        d, t, size, pts, dts, qp, y, u, v, a, ssim = row
+        expected = (f"coded_index {coded}, display_index {d} · type {t} · size {size} bytes · "
+                    f"PTS {seconds(pts, tn, td)} s · DTS {seconds(dts, tn, td)} s · QP {fmt(qp, 2)} · "
+                    f"PSNR Y {fmt(y, 3)} U {fmt(u, 3)} V {fmt(v, 3)} frame {fmt(a, 3)} dB · SSIM {fmt(ssim, 6)}")
+        if expected not in legend:
+            fail(f"{page}: hover legend {legend!r} does not show the stored values {expected!r}")
+
+    # Drag across the middle of the chart: the x range shrinks, and the other charts follow.
+    before = driver.execute_script("return window.enclabCharts.graphs['chart-sizes'].xAxisRange();")
+    width = element.size["width"]
+    ActionChains(driver).move_to_element_with_offset(element, int(-width * 0.2), 0).click_and_hold() \
+        .move_by_offset(int(width * 0.3), 0).release().perform()
+    after = driver.execute_script("return window.enclabCharts.graphs['chart-sizes'].xAxisRange();")
+    if not (after[0] > before[0] and after[1] < before[1]):
+        fail(f"{page}: dragging across chart-sizes did not zoom: x range {before} -> {after}")
+    others = driver.execute_script("""
+        var g = window.enclabCharts.graphs, out = {};
+        Object.keys(g).forEach(function (k) { if (g[k].enclabGroup === 'run') out[k] = g[k].xAxisRange(); }); return out;""")
+    for chart, r in others.items():
+        if abs(r[0] - after[0]) > 1e-9 or abs(r[1] - after[1]) > 1e-9:
+            fail(f"{page}: {chart} did not follow the zoom: {r} against {after}")
+    con.close()
+
+
+def experiment_page(driver, db, page):
+    if not load(driver, page):
+        return
+    con = sqlite3.connect(db)
+    groups = driver.execute_script("""
+        var out = [], s = window.enclabCharts;
+        Object.keys(s.graphs).forEach(function (id) {
+          var g = s.graphs[id], group = s.groups[g.enclabGroup];
+          if (g.enclabGroup === 'run') return;
+          var counts = group.runs.map(function () { return 0; });
+          group.rows.forEach(function (row) { row.frames.forEach(function (k, r) { if (k >= 0) counts[r]++; }); });
+          out.push({ id: id, rows: g.numRows(), merged: group.rows.length,
+                     runs: group.runs.map(function (run, r) { return [run.id, counts[r]]; }) });
+        });
+        return out;""")
+    for chart in groups:
+        if chart["rows"] != chart["merged"]:
+            fail(f"{page}: {chart['id']} has {chart['rows']} rows, its group {chart['merged']}")
+        for run_id, count in chart["runs"]:
+            n = con.execute("SELECT count(*) FROM frames WHERE run_id = ?", (run_id,)).fetchone()[0]
+            if count != n:
+                fail(f"{page}: {chart['id']}: run {run_id} has {count} points, {n} frames in sqlite3")
+    con.close()
+
+
+def table_fits(page):
+    driver = browser(1280, 900)
+    try:
+        driver.get("file://" + os.path.abspath(page))
+        fit = driver.execute_script("""
+            var t = document.querySelector('table'); if (!t) return null;
+            var r = t.getBoundingClientRect();
+            return [r.right, document.documentElement.clientWidth, t.parentElement.scrollWidth, t.parentElement.clientWidth];""")
+        if fit is None:
+            fail(f"{page}: no table")
+        elif fit[0] > fit[1] or fit[2] > fit[3]:
+            fail(f"{page}: the first table does not fit 1280 px: its right edge at {fit[0]:.0f} px, "
+                 f"{fit[2]} px wide in a {fit[3]} px box, window {fit[1]} px")
+    finally:
+        driver.quit()
+
+
+def timing(page):
+    driver = browser(1280, 900)
+    try:
+        times = []
+        for _ in range(5):
+            driver.get("file://" + os.path.abspath(page))
+            t = driver.execute_script("return window.enclabCharts ? window.enclabCharts.drawnAt : null")
+            if t is None:
+                fail(f"{page}: the charts were not drawn")
+                return
+            times.append(t)
+        print(json.dumps({"page": page, "bytes": os.path.getsize(page), "draw_ms": round(statistics.median(times), 1),
+                          "draw_ms_all": [round(x, 1) for x in times]}))
+    finally:
+        driver.quit()
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--db")
+    parser.add_argument("--report")
+    parser.add_argument("--run-page", action="append", default=[])
+    parser.add_argument("--table-page", action="append", default=[])
+    parser.add_argument("--timing")
+    args = parser.parse_args()
+    for tool in ["/usr/bin/chromium", "/usr/bin/chromedriver"]:
+        if not os.path.exists(tool):
+            print(f"{tool} missing: install the Debian packages chromium-driver and python3-selenium "
+                  "(bash scripts/setup.sh --tests)", file=sys.stderr)
+            return 2
+    if args.report:
+        driver = browser()
+        try:
+            pages = args.run_page or sorted(glob.glob(os.path.join(args.report, "*", "run-*", "index.html")))
+            if not pages:
+                fail(f"{args.report}: no run pages")
+            for page in pages:
+                run_page(driver, args.db, page)
+            for page in sorted(glob.glob(os.path.join(args.report, "*", "index.html"))):
+                experiment_page(driver, args.db, page)
+        finally:
+            driver.quit()
+    for page in args.table_page:
+        table_fits(page)
+    if args.timing:
+        timing(args.timing)
+    if failures:
+        return 1
+    print("ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
