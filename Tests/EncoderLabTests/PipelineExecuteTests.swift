@@ -24,25 +24,25 @@ struct PipelineExecuteTests {
 
         let stream = "\(folder)/stream.264"
         let fileBytes = try Data(contentsOf: URL(fileURLWithPath: stream)).count
-        #expect(result.frames.count == 12)
+        #expect(result.measured.frames.count == 12)
         // Every byte of the file is in a returned frame (sizeBytes: start codes, headers and filler included), in decode order.
-        let sizes = result.frames.sorted { $0.codedIndex < $1.codedIndex }.map(\.sizeBytes)
+        let sizes = result.measured.frames.sorted { $0.codedIndex < $1.codedIndex }.map(\.sizeBytes)
         #expect(sizes.reduce(0, +) == fileBytes)
         // ffprobe's h264 parser splits the file into the same access units.
         #expect(try Witness.packetSizes(stream) == sizes)
         // Picture types in display order: IDR and I are ffprobe's I, Bref and B its B.
-        let types = result.frames.sorted { $0.displayIndex < $1.displayIndex }.map { f -> String in
+        let types = result.measured.frames.sorted { $0.displayIndex < $1.displayIndex }.map { f -> String in
             switch f.type { case .idr, .i: return "I"; case .p: return "P"; case .bref, .b: return "B" }
         }
         #expect(try Witness.pictureTypes(stream) == types)
         // keyint 6 with min-keyint 6 and no scene cuts: IDR pictures at display 0 and 6, no other I.
-        #expect(result.frames.filter { $0.type == .idr }.map(\.displayIndex).sorted() == [0, 6])
+        #expect(result.measured.frames.filter { $0.type == .idr }.map(\.displayIndex).sorted() == [0, 6])
         #expect(!types.dropFirst().enumerated().contains { $0.offset + 1 != 6 && $0.element == "I" })
         // Each decode the verify stage made (by source) measured every picture once, display 0 to 11.
-        let sources = Set(result.decoded.map(\.source))
+        let sources = Set(result.measured.decoded.map(\.source))
         #expect(!sources.isEmpty)
         for source in sources {
-            #expect(result.decoded.filter { $0.source == source }.map(\.displayIndex).sorted() == Array(0..<12), "\(source)")
+            #expect(result.measured.decoded.filter { $0.source == source }.map(\.displayIndex).sorted() == Array(0..<12), "\(source)")
         }
     }
 }
