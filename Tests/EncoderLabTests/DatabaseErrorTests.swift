@@ -8,7 +8,7 @@ import Testing
 /// SQLite's messages are those the sqlite3 CLI prints for the same statements.
 @Suite("SQLite errors: result code, extended code and statement")
 struct DatabaseErrorTests {
-    @Test("a CHECK constraint failure says result code 19, extended code 275 and the statement, and keeps them")
+    @Test("a CHECK constraint failure says its extended code 275 and the statement, and keeps result code 19 beside them")
     func checkConstraint() throws {
         let scratch = Scratch()
         let path = scratch.file("e.sqlite")
@@ -16,7 +16,7 @@ struct DatabaseErrorTests {
         try db.execute("CREATE TABLE t (x INTEGER PRIMARY KEY, y INTEGER CHECK (y > 0))")
         // sqlite3 CLI 3.40 on the same statement: "CHECK constraint failed: y > 0 (19)".
         let statement = "INSERT INTO t (x, y) VALUES (1, ?)"
-        #expect(throws: LabError(.software, "\(path): CHECK constraint failed: y > 0 (SQLite result code 19, extended code 275) in: \(statement)")) {
+        #expect(throws: LabError(.software, "\(path): CHECK constraint failed: y > 0 (SQLite code 275) in: \(statement)")) {
             try db.prepare("INSERT INTO t (x, y)\n    VALUES (1, ?)").run([.integer(-1)])
         }
         do {
@@ -41,7 +41,7 @@ struct DatabaseErrorTests {
         let scratch = Scratch()
         let path = scratch.file("e.sqlite")
         let db = try Database(path: path, busyTimeoutMilliseconds: 0)
-        #expect(throws: LabError(.software, "\(path): no such table: nowhere (SQLite result code 1, extended code 1) in: SELECT a FROM nowhere")) {
+        #expect(throws: LabError(.software, "\(path): no such table: nowhere (SQLite code 1) in: SELECT a FROM nowhere")) {
             try db.query("SELECT a FROM nowhere")
         }
     }

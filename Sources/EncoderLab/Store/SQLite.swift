@@ -42,7 +42,7 @@ public struct DatabaseError: Equatable, Sendable, CustomStringConvertible {
 /// Every failure is a `LabError` whose kind follows SQLite's primary result code (`extended code & 0xff`, see
 /// ``Database/kind(ofResultCode:)``), with SQLite's codes and the failing statement in its ``LabError/sqlite``
 /// (``DatabaseError``); the extended code also stays in ``lastResultCode``. Messages are one line and name the
-/// database file; one of the lab's own failures (`.software`) names the codes and the statement too.
+/// database file; one of the lab's own failures (`.software`) names the extended code and the statement too.
 ///
 /// Once any statement reports `SQLITE_CORRUPT` or `SQLITE_NOTADB`, the connection rolls back its open
 /// transaction (undoing only its own changes) and refuses every later statement that would write: the file is
@@ -190,7 +190,7 @@ public final class Database {
             return LabError.ioError("\(path): cannot write the database: \(reason)")
         default:
             let statement = sql.map { " in: " + Self.oneLine($0) } ?? ""
-            return LabError.software("\(path): \(reason) (SQLite result code \(code & 0xff), extended code \(code))\(statement)")
+            return LabError.software("\(path): \(reason) (SQLite code \(code))\(statement)")
         }
     }
 
