@@ -13,7 +13,7 @@ struct SchemaVersionTests {
     /// The fixtures, one per schema version 0 ... 6, each written by the last commit of main with that version
     /// (version 3: the commit that introduced it, merged as version 3 in 3c8b8fa).
     static let versions: [(file: String, version: Int32)] = [
-        ("aef06d9.sqlite", 0), ("v2-ad1e90e.sqlite", 2), ("v5-e8c29d0.sqlite", 5), ("v6-3eff049.sqlite", 6),
+        ("aef06d9.sqlite", 0), ("v2-ad1e90e.sqlite", 2), ("v4-18965e2.sqlite", 4), ("v5-e8c29d0.sqlite", 5), ("v6-3eff049.sqlite", 6),
     ]
 
     /// `sqlite_master` of `db` as `type|name|tbl_name|sql` lines by name, SQLite's own objects left out. A table
@@ -72,7 +72,20 @@ struct SchemaVersionTests {
 
             _ = try LabStore(path: path, busyTimeoutMilliseconds: 0)
             #expect(try Self.sqlite(path, "PRAGMA user_version") == ["7"], "\(file)")
-            #expect(try Self.schema(path) == newSchema, "\(file)")
+            if version == 4 {
+                // Known: e7c8bae (during version 5) made timestamp_analysis.span_ticks, span_s and achieved_kbps
+                // nullable with no migration, so a file version 4 wrote keeps them NOT NULL after every migration (a
+                // run whose span is not positive cannot be stored in it). Taking it out needs a migration of its own.
+                let migrated = try Self.schema(path)
+                #expect(migrated.filter { !$0.contains("CREATE TABLE timestamp_analysis") }
+                        == newSchema.filter { !$0.contains("CREATE TABLE timestamp_analysis") }, "\(file)")
+                withKnownIssue("a version 4 file keeps timestamp_analysis.span_ticks, span_s, achieved_kbps NOT NULL") {
+                    #expect(migrated.first { $0.contains("CREATE TABLE timestamp_analysis") }
+                            == newSchema.first { $0.contains("CREATE TABLE timestamp_analysis") }, "\(file)")
+                }
+            } else {
+                #expect(try Self.schema(path) == newSchema, "\(file)")
+            }
             #expect(try frames(path, renamed) == before, "\(file)")
             #expect(try Self.sqlite(path, "SELECT run_id, clip, settings, frames, bytes FROM runs ORDER BY run_id") == runsBefore, "\(file)")
             if version <= 3 {

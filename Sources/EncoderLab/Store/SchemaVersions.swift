@@ -254,12 +254,11 @@ extension LabStore {
     /// The schema of version 6 (commit 3c14866, last 3eff049): version 5 and ``version6Tables``.
     static let schemaVersion6 = schemaVersion5 + "\n" + version6Tables
 
-    /// The schema of version 5 (commits c8967a4 and e88cd78, last e8c29d0): version 4 and ``version5Tables``.
-    static let schemaVersion5 = schemaVersion4 + "\n" + version5Tables
-
-    /// The schema of version 4 (commit 3c8b8fa, last 18965e2): version 3 with `frames.input_pts` and the timestamps
-    /// tables. Every statement `IF NOT EXISTS`.
-    static let schemaVersion4 = """
+    /// The schema of version 5 (commits c8967a4 and e88cd78, last e8c29d0), as a new database got it from e7c8bae on:
+    /// version 4 with `timestamp_analysis.span_ticks`, `span_s` and `achieved_kbps` nullable (e7c8bae changed them without
+    /// a migration: a file made by version 4, or by version 5 before e7c8bae, keeps them NOT NULL) and ``version5Tables``.
+    /// Every statement `IF NOT EXISTS`.
+    static let schemaVersion5 = """
     CREATE TABLE IF NOT EXISTS runs (
         run_id          INTEGER PRIMARY KEY AUTOINCREMENT,
         run_key         TEXT CHECK (run_key IS NULL OR (length(run_key) = 64 AND run_key NOT GLOB '*[^0-9a-f]*')),
@@ -378,6 +377,181 @@ extension LabStore {
         span_ticks               INTEGER,
         span_s                   REAL,
         achieved_kbps            REAL,
+        target_kbps              REAL,
+        bitrate_error_pct        REAL,
+        x264_timestamp_warnings  INTEGER NOT NULL,
+        x264_warnings            TEXT
+    );
+    CREATE TABLE IF NOT EXISTS frame_durations (
+        run_id         INTEGER NOT NULL REFERENCES runs(run_id),
+        duration_ticks INTEGER NOT NULL,
+        frames         INTEGER NOT NULL,
+        PRIMARY KEY (run_id, duration_ticks)
+    );
+    CREATE TABLE IF NOT EXISTS keyframe_analysis (
+        run_id              INTEGER PRIMARY KEY REFERENCES runs(run_id),
+        max_frames          INTEGER NOT NULL,
+        max_duration        TEXT NOT NULL,
+        vt_compat           INTEGER NOT NULL CHECK (vt_compat IN (0, 1)),
+        frame_limit         INTEGER,
+        duration_limit      TEXT,
+        expected            TEXT NOT NULL,
+        actual              TEXT NOT NULL,
+        forced              TEXT NOT NULL,
+        largest_gop_frames  INTEGER NOT NULL,
+        largest_gop_s       REAL NOT NULL,
+        largest_gop_exact   TEXT NOT NULL,
+        violations          INTEGER NOT NULL
+    );
+    CREATE TABLE IF NOT EXISTS keyframe_violations (
+        run_id       INTEGER NOT NULL REFERENCES runs(run_id),
+        ordinal      INTEGER NOT NULL,
+        kind         TEXT NOT NULL CHECK (kind IN ('frame-limit', 'duration-limit', 'stall')),
+        start_frame  INTEGER NOT NULL,
+        end_frame    INTEGER NOT NULL,
+        frames       INTEGER NOT NULL,
+        duration_s   REAL NOT NULL,
+        duration     TEXT NOT NULL,
+        PRIMARY KEY (run_id, ordinal)
+    );
+    CREATE TABLE IF NOT EXISTS data_rate_windows (
+        run_id            INTEGER NOT NULL REFERENCES runs(run_id),
+        pair              INTEGER NOT NULL,
+        bytes             INTEGER NOT NULL,
+        seconds           TEXT NOT NULL,
+        honoured          INTEGER NOT NULL CHECK (honoured IN (0, 1)),
+        windows           INTEGER NOT NULL,
+        windows_over      INTEGER NOT NULL,
+        worst_start_frame INTEGER,
+        worst_end_frame   INTEGER,
+        worst_bytes       INTEGER,
+        worst_ratio       REAL,
+        PRIMARY KEY (run_id, pair)
+    );
+    """
+
+    /// The schema of version 4 (commit 3c8b8fa, last 18965e2) as that version wrote it: version 3 with `frames.input_pts`
+    /// and the timestamps tables, `timestamp_analysis.span_ticks`, `span_s` and `achieved_kbps` NOT NULL (the migration from
+    /// version 3 makes them nullable, ``version4Tables``; see ``schemaVersion5``). Every statement `IF NOT EXISTS`.
+    static let schemaVersion4 = """
+    CREATE TABLE IF NOT EXISTS runs (
+        run_id          INTEGER PRIMARY KEY AUTOINCREMENT,
+        run_key         TEXT CHECK (run_key IS NULL OR (length(run_key) = 64 AND run_key NOT GLOB '*[^0-9a-f]*')),
+        experiment      TEXT NOT NULL,
+        clip            TEXT NOT NULL,
+        clip_sha256     TEXT CHECK (clip_sha256 IS NULL OR (length(clip_sha256) = 64 AND clip_sha256 NOT GLOB '*[^0-9a-f]*')),
+        settings        TEXT NOT NULL,
+        status          TEXT NOT NULL CHECK (status IN ('done', 'failed')),
+        frames          INTEGER,
+        bytes           INTEGER,
+        duration_s      REAL,
+        timebase_num    INTEGER,
+        timebase_den    INTEGER,
+        stream_path     TEXT,
+        crop            TEXT,
+        x264_version    TEXT,
+        lab_version     TEXT NOT NULL,
+        ffmpeg_version  TEXT,
+        machine         TEXT NOT NULL,
+        created_at      TEXT NOT NULL,
+        finished_at     TEXT,
+        width           INTEGER,
+        height          INTEGER,
+        fps_num         INTEGER,
+        fps_den         INTEGER,
+        input_frames    INTEGER,
+        truncated_bytes INTEGER,
+        warnings        TEXT,
+        error           TEXT
+    );
+    CREATE TABLE IF NOT EXISTS frames (
+        run_id            INTEGER NOT NULL REFERENCES runs(run_id),
+        coded_index       INTEGER NOT NULL,
+        display_index     INTEGER NOT NULL,
+        type              TEXT NOT NULL CHECK (type IN ('IDR', 'I', 'P', 'Bref', 'B')),
+        keyframe          INTEGER NOT NULL,
+        size_bytes        INTEGER NOT NULL,
+        header_bytes      INTEGER NOT NULL,
+        filler_bytes      INTEGER NOT NULL,
+        pts               INTEGER NOT NULL,
+        dts               INTEGER NOT NULL,
+        qp                REAL,
+        sse_y             INTEGER CHECK (sse_y >= 0),
+        sse_u             INTEGER CHECK (sse_u >= 0),
+        sse_v             INTEGER CHECK (sse_v >= 0),
+        psnr_y            REAL,
+        psnr_u            REAL,
+        psnr_v            REAL,
+        psnr_avg          REAL,
+        ssim              REAL,
+        x264_psnr_y       REAL,
+        x264_psnr_u       REAL,
+        x264_psnr_v       REAL,
+        x264_psnr_avg     REAL,
+        x264_psnr_differs INTEGER CHECK (x264_psnr_differs IN (0, 1)),
+                input_pts         INTEGER,
+        PRIMARY KEY (run_id, coded_index)
+    );
+    CREATE TABLE IF NOT EXISTS parameter_sets (
+        run_id                   INTEGER NOT NULL REFERENCES runs(run_id),
+        kind                     TEXT NOT NULL CHECK (kind IN ('sps', 'pps')),
+        occurrence               INTEGER NOT NULL CHECK (occurrence >= 0),
+        id                       INTEGER NOT NULL,
+        nal_unit_index           INTEGER CHECK (nal_unit_index >= 0),
+        new_content              INTEGER NOT NULL CHECK (new_content IN (0, 1)),
+        profile_idc              INTEGER,
+        level_idc                INTEGER,
+        width                    INTEGER,
+        height                   INTEGER,
+        entropy_coding_mode_flag INTEGER,
+        max_num_reorder_frames   INTEGER,
+        fields                   TEXT NOT NULL,
+        PRIMARY KEY (run_id, kind, occurrence)
+    );
+    CREATE INDEX IF NOT EXISTS runs_by_experiment ON runs (experiment, status);
+    CREATE UNIQUE INDEX IF NOT EXISTS runs_done_by_key ON runs (run_key) WHERE status = 'done' AND run_key IS NOT NULL;
+    CREATE TABLE IF NOT EXISTS bitstream_checks (
+        run_id   INTEGER NOT NULL REFERENCES runs(run_id),
+        name     TEXT NOT NULL,
+        expected TEXT NOT NULL,
+        actual   TEXT NOT NULL,
+        passed   INTEGER NOT NULL,
+        PRIMARY KEY (run_id, name)
+    );
+    CREATE TABLE IF NOT EXISTS decoded_frames (
+        run_id        INTEGER NOT NULL REFERENCES runs(run_id),
+        source        TEXT NOT NULL CHECK (source IN ('stream', 'packets')),
+        display_index INTEGER NOT NULL,
+        sse_y         INTEGER NOT NULL,
+        sse_u         INTEGER NOT NULL,
+        sse_v         INTEGER NOT NULL,
+        psnr_y        REAL,
+        psnr_u        REAL,
+        psnr_v        REAL,
+        matches_x264  INTEGER NOT NULL,
+        PRIMARY KEY (run_id, source, display_index)
+    );
+    CREATE TABLE IF NOT EXISTS clip_hashes (
+        device   INTEGER NOT NULL,
+        inode    INTEGER NOT NULL,
+        size     INTEGER NOT NULL,
+        mtime_ns INTEGER NOT NULL,
+        sha256   TEXT NOT NULL CHECK (length(sha256) = 64 AND sha256 NOT GLOB '*[^0-9a-f]*'),
+        PRIMARY KEY (device, inode, size, mtime_ns)
+    );
+    CREATE TABLE IF NOT EXISTS timestamp_analysis (
+        run_id                   INTEGER PRIMARY KEY REFERENCES runs(run_id),
+        source                   TEXT NOT NULL CHECK (source IN ('constant-rate', 'file', 'tcfile', 'schedule')),
+        frames                   INTEGER NOT NULL,
+        non_increasing_input_pts INTEGER NOT NULL,
+        duplicate_dts            INTEGER NOT NULL,
+        decreasing_dts           INTEGER NOT NULL,
+        pts_before_dts           INTEGER NOT NULL,
+        min_composition_offset   INTEGER NOT NULL,
+        max_composition_offset   INTEGER NOT NULL,
+        span_ticks               INTEGER NOT NULL,
+        span_s                   REAL NOT NULL,
+        achieved_kbps            REAL NOT NULL,
         target_kbps              REAL,
         bitrate_error_pct        REAL,
         x264_timestamp_warnings  INTEGER NOT NULL,
@@ -911,7 +1085,9 @@ extension LabStore {
     );
     """
 
-    /// The timestamps tables version 4 adds; times in ticks of the run's timebase. Every statement `IF NOT EXISTS`.
+    /// The timestamps tables the migration from version 3 adds, as it has made them since e7c8bae (`span_ticks`,
+    /// `span_s`, `achieved_kbps` nullable, as in ``schemaVersion5``); times in ticks of the run's timebase. Every
+    /// statement `IF NOT EXISTS`.
     static let version4Tables = """
     CREATE TABLE IF NOT EXISTS timestamp_analysis (
         run_id                   INTEGER PRIMARY KEY REFERENCES runs(run_id),
