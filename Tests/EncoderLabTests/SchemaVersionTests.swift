@@ -13,7 +13,7 @@ struct SchemaVersionTests {
     /// The fixtures, one per schema version 0 ... 6, each written by the last commit of main with that version
     /// (version 3: the commit that introduced it, merged as version 3 in 3c8b8fa).
     static let versions: [(file: String, version: Int32)] = [
-        ("aef06d9.sqlite", 0), ("v2-ad1e90e.sqlite", 2), ("v3-e6c4661.sqlite", 3), ("v4-18965e2.sqlite", 4), ("v5-e8c29d0.sqlite", 5), ("v6-3eff049.sqlite", 6),
+        ("aef06d9.sqlite", 0), ("v1-0dea841.sqlite", 1), ("v2-ad1e90e.sqlite", 2), ("v3-e6c4661.sqlite", 3), ("v4-18965e2.sqlite", 4), ("v5-e8c29d0.sqlite", 5), ("v6-3eff049.sqlite", 6),
     ]
 
     /// `sqlite_master` of `db` as `type|name|tbl_name|sql` lines by name, SQLite's own objects left out. A table
