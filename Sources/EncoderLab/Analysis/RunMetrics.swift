@@ -80,19 +80,16 @@ public struct RunMetrics: Sendable, Equatable {
 
     /// ``compute(store:runID:)`` on an open database (read-only is enough); messages name `shownPath`.
     static func compute(database db: Database, runID: Int64, shownPath: String) throws -> RunMetrics {
-        guard let run = try db.rows("SELECT * FROM runs WHERE run_id = ?", [.integer(runID)]).first else {
+        guard let run = try db.metricsRun(id: runID) else {
             throw LabError.noInput("\(shownPath): no run with id \(runID)")
         }
         let name = "\(shownPath): run \(runID)"
-        guard let status = run["status"].string else { throw LabError.data("\(name): status holds \(described(run["status"])), expected text") }
+        guard let status = run.status.string else { throw LabError.data("\(name): status holds \(described(run.status)), expected text") }
         guard status == "done" else { throw LabError.data("\(name): status \(status), nothing to analyse") }
-        let rows = try db.rows("""
-            SELECT coded_index, type, keyframe, size_bytes, pts, dts, qp, sse_y, sse_u, sse_v, ssim
-            FROM frames WHERE run_id = ? ORDER BY coded_index
-            """, [.integer(runID)])
+        let rows = try db.metricsFrames(run: runID)
         guard !rows.isEmpty else { throw LabError.data("\(name): done, but no frames are stored") }
-        guard let settingsText = run["settings"].string else {
-            throw LabError.data("\(name): settings holds \(described(run["settings"])), expected JSON text")
+        guard let settingsText = run.settings.string else {
+            throw LabError.data("\(name): settings holds \(described(run.settings)), expected JSON text")
         }
         let settings = try StoredRunSettings(json: settingsText, runID: runID)
         let check = ((try? JSONSerialization.jsonObject(with: Data(settingsText.utf8))) as? [String: Any])?["check"] as? [String: Any]
@@ -102,28 +99,28 @@ public struct RunMetrics: Sendable, Equatable {
         var frames: [F] = []
         var streamBytes: Int64 = 0
         for (k, r) in rows.enumerated() {
-            guard let coded = r["coded_index"].int else {
-                throw LabError.data("\(name): frame \(k) in coded order: coded_index holds \(described(r["coded_index"])), expected an integer")
+            guard let coded = r.codedIndex.int else {
+                throw LabError.data("\(name): frame \(k) in coded order: coded_index holds \(described(r.codedIndex)), expected an integer")
             }
             let at = "\(name): frame coded_index \(coded)"
-            func integer(_ column: String) throws -> Int64 {
-                guard let v = r[column].int else { throw LabError.data("\(at): \(column) holds \(described(r[column])), expected an integer") }
+            func integer(_ column: String, _ value: SQLValue) throws -> Int64 {
+                guard let v = value.int else { throw LabError.data("\(at): \(column) holds \(described(value)), expected an integer") }
                 return v
             }
             /// NULL as nil; anything but a finite number refused (``SQLValue/measurement``).
-            func number(_ column: String) throws -> Double? {
-                guard let v = r[column].measurement else {
-                    throw LabError.data("\(at): \(column) holds \(described(r[column])), expected a finite number or NULL")
+            func number(_ column: String, _ value: SQLValue) throws -> Double? {
+                guard let v = value.measurement else {
+                    throw LabError.data("\(at): \(column) holds \(described(value)), expected a finite number or NULL")
                 }
                 return v
             }
             /// NULL as nil; anything but an integer refused.
-            func optionalInteger(_ column: String) throws -> Int64? {
-                if case .null = r[column] { return nil }
-                return try integer(column)
+            func optionalInteger(_ column: String, _ value: SQLValue) throws -> Int64? {
+                if case .null = value { return nil }
+                return try integer(column, value)
             }
-            guard let type = r["type"].string else { throw LabError.data("\(at): type holds \(described(r["type"])), expected text") }
-            let size = try integer("size_bytes"), pts = try integer("pts"), dts = try integer("dts")
+            guard let type = r.type.string else { throw LabError.data("\(at): type holds \(described(r.type)), expected text") }
+            let size = try integer("size_bytes", r.sizeBytes), pts = try integer("pts", r.pts), dts = try integer("dts", r.dts)
             try RunPlotInput.checkFrame(codedIndex: coded, sizeBytes: size, pts: pts, dts: dts, runID: runID, database: shownPath, use: "analysed")
             let sum = streamBytes.addingReportingOverflow(size)
             guard !sum.overflow, sum.partialValue <= maximumStreamBytes else {
@@ -131,9 +128,10 @@ public struct RunMetrics: Sendable, Equatable {
             }
             streamBytes = sum.partialValue
             let sse: (Int64, Int64, Int64)?
-            if let y = try optionalInteger("sse_y"), let u = try optionalInteger("sse_u"), let v = try optionalInteger("sse_v") { sse = (y, u, v) } else { sse = nil }
-            frames.append(F(coded: Int(coded), type: type, key: try integer("keyframe") != 0, size: size, pts: pts, dts: dts,
-                            qp: try number("qp"), sse: sse, ssim: try number("ssim")))
+            if let y = try optionalInteger("sse_y", r.sseY), let u = try optionalInteger("sse_u", r.sseU),
+               let v = try optionalInteger("sse_v", r.sseV) { sse = (y, u, v) } else { sse = nil }
+            frames.append(F(coded: Int(coded), type: type, key: try integer("keyframe", r.keyframe) != 0, size: size, pts: pts, dts: dts,
+                            qp: try number("qp", r.qp), sse: sse, ssim: try number("ssim", r.ssim)))
         }
         var c: [String: SQLValue] = [:]
         func set(_ key: String, _ v: Double?) { c[key] = v.flatMap { $0.isFinite ? SQLValue.real($0) : nil } ?? .null }
@@ -146,11 +144,11 @@ public struct RunMetrics: Sendable, Equatable {
 
         // Time: the timebase, the PTS range and the last frame's duration (exact, in ticks).
         let timebase: Rational? = {
-            guard let a = run["timebase_num"].int, let b = run["timebase_den"].int, a > 0, b > 0 else { return nil }
+            guard let a = run.timebaseNum.int, let b = run.timebaseDen.int, a > 0, b > 0 else { return nil }
             return try? Rational(a, b)
         }()
         let fps: Rational? = {
-            guard let a = run["fps_num"].int, let b = run["fps_den"].int, a > 0, b > 0 else { return nil }
+            guard let a = run.fpsNum.int, let b = run.fpsDen.int, a > 0, b > 0 else { return nil }
             return try? Rational(a, b)
         }()
         let byDisplay = frames.sorted { ($0.pts, $0.coded) < ($1.pts, $1.coded) }
@@ -158,7 +156,7 @@ public struct RunMetrics: Sendable, Equatable {
         let range = maxPTS.subtractingReportingOverflow(minPTS)
         var lastTicks: Rational?
         if let tb = timebase, !range.overflow {
-            let stored = try db.rows("SELECT span_ticks FROM timestamp_analysis WHERE run_id = ?", [.integer(runID)]).first?["span_ticks"].int
+            let stored = try db.timestampSpanTicks(run: runID)
             if let span = stored, span > range.partialValue {
                 lastTicks = Rational(span - range.partialValue)
             } else if let end = (check?["end_pts"] as? NSNumber).flatMap({ $0.doubleValue.magnitude < 9e18 ? $0.int64Value : nil }),
@@ -254,7 +252,7 @@ public struct RunMetrics: Sendable, Equatable {
         // Quality from the lab's own squared errors.
         let measured = byDisplay.enumerated().compactMap { i, f -> (F, Int)? in f.sse == nil ? nil : (f, i) }
         var pooled: QualityPooling.Result?
-        if let w = run["width"].int, let h = run["height"].int, !measured.isEmpty {
+        if let w = run.width.int, let h = run.height.int, !measured.isEmpty {
             // Durations in display order, scaled to whole numbers by the last duration's denominator.
             var durations: [Int64]? = nil
             if let last = lastTicks {
@@ -333,21 +331,7 @@ public struct RunMetrics: Sendable, Equatable {
     /// caller's (``record(store:runID:)``'s callers keep a run's analysis whole).
     /// - Throws: the database's errors.
     public func write(to store: LabStore) throws {
-        let db = store.database
-        try db.prepare("DELETE FROM run_gops WHERE run_id = ?").run([.integer(runID)])
-        try db.prepare("DELETE FROM run_metrics WHERE run_id = ?").run([.integer(runID)])
-        let names = LabStore.runMetricsColumns.map(\.name)
-        try db.prepare("""
-            INSERT INTO run_metrics (run_id, \(names.joined(separator: ", "))) VALUES (?\(String(repeating: ", ?", count: names.count)))
-            """).run([.integer(runID)] + names.map { columns[$0] ?? .null })
-        let insert = try db.prepare("""
-            INSERT INTO run_gops (run_id, gop_index, first_frame, keyframe, frames, seconds, bytes, kbps) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-            """)
-        for g in gops {
-            try insert.run([.integer(runID), .integer(Int64(g.index)), .integer(Int64(g.firstFrame)), .integer(g.keyframe ? 1 : 0),
-                            .integer(Int64(g.frames)), g.seconds.map(SQLValue.real) ?? .null, .integer(g.bytes),
-                            g.kbps.map(SQLValue.real) ?? .null])
-        }
+        try store.database.replaceRunMetrics(self)
     }
 
     /// Computes and writes run `runID`'s metrics inside the caller's transaction (the lab calls it in the
@@ -407,13 +391,12 @@ extension RunMetrics {
     /// a real column a finite number, a text column text, or NULL); else computed afresh (nothing written).
     /// - Throws: `.data` naming `shownPath`, the run, the column and the value for a value outside those.
     static func stored(database: Database, runID: Int64, shownPath: String) throws -> [String: SQLValue] {
-        let hasTable = try !database.rows("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'run_metrics'").isEmpty
-        guard hasTable, let row = try database.rows("SELECT * FROM run_metrics WHERE run_id = ?", [.integer(runID)]).first else {
+        guard let row = try database.storedRunMetrics(run: runID) else {
             return try compute(database: database, runID: runID, shownPath: shownPath).columns
         }
         var out: [String: SQLValue] = [:]
         for (name, type) in LabStore.runMetricsColumns {
-            let value = row[name]
+            let value = row[name] ?? .null
             let where_ = "\(shownPath): run \(runID): run_metrics.\(name)"
             let again = "(run 'enclab analyze --db \(shownPath) --run \(runID)' to compute it again)"
             switch (value, type.hasPrefix("INTEGER") ? "INTEGER" : type.hasPrefix("REAL") ? "REAL" : "TEXT") {
@@ -447,7 +430,7 @@ extension RunMetrics {
         if version == LabStore.schemaVersion && complete { return source }
         let copy = (NSTemporaryDirectory() as NSString).appendingPathComponent("enclab-compare-\(getpid())-\(UUID().uuidString.prefix(8)).sqlite")
         scratch = copy
-        try source.prepare("VACUUM INTO ?").run([.text(copy)])
+        try source.vacuum(into: copy)
         return try LabStore(path: copy).database
     }
 
@@ -478,11 +461,8 @@ extension RunMetrics {
             if let scratch { for suffix in ["", "-wal", "-shm", "-journal"] { unlink(scratch + suffix) } }
         }
         let database = try openForReading(databasePath, scratch: &scratch)
-        let rows = try database.rows("SELECT * FROM runs ORDER BY run_id").map(LabStore.RunRow.init)
-        var keys: [Int64: String] = [:]
-        for row in try database.rows("SELECT run_id, run_key FROM runs WHERE run_key IS NOT NULL") {
-            keys[try row.integer("run_id")] = try row.text("run_key")
-        }
+        let rows = try LabStore(database: database).runs()
+        let keys = try database.runKeys()
         let a = try PlotFromStore.select([runA], rows: rows, keys: keys, databasePath: databasePath, label: "run")[0]
         let b = try PlotFromStore.select([runB], rows: rows, keys: keys, databasePath: databasePath, label: "run")[0]
         for run in [a, b] where run.status != "done" {

@@ -155,13 +155,7 @@ public enum PlotFromStore {
     /// `runs.run_key` by run_id for the rows that have one; none when the table has no such column (a database
     /// of the previous version).
     static func runKeys(_ store: LabStore) throws -> [Int64: String] {
-        let column = try store.database.query("SELECT 1 FROM pragma_table_info('runs') WHERE name = 'run_key'")
-        guard !column.isEmpty else { return [:] }
-        var keys: [Int64: String] = [:]
-        for row in try store.database.rows("SELECT run_id, run_key FROM runs WHERE run_key IS NOT NULL") {
-            keys[try row.integer("run_id")] = try row.text("run_key")
-        }
-        return keys
+        try store.database.runKeys()
     }
 
     /// Whether `text` is all ASCII hex digits (either case).

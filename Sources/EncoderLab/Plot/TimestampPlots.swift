@@ -30,9 +30,7 @@ extension Plots {
     static func writeTimestampPlots(experiment: String, runs: [LabStore.RunRow], store: LabStore, dir: String) throws {
         var found: [TimestampRun] = []
         for run in runs where run.experiment == experiment && run.status == "done" {
-            guard let row = try store.database.rows("""
-                SELECT source, bitrate_error_pct, non_increasing_input_pts FROM timestamp_analysis WHERE run_id = ?
-                """, [.integer(run.runID)]).first,
+            guard let row = try store.database.timestampSummary(run: run.runID),
                   let tbNum = run.timebaseNum, let tbDen = run.timebaseDen, let timebase = try? Rational(Int64(tbNum), Int64(tbDen)) else { continue }
             let settings = (try? JSONSerialization.jsonObject(with: Data(run.settingsJSON.utf8))) as? [String: Any] ?? [:]
             let axes = settings["axes"] as? [String: Any] ?? [:]
@@ -48,14 +46,14 @@ extension Plots {
             let variant = axes.keys.filter { $0 != offsetAxis }.sorted().map { k in "\(k)=\(Self.axisText(axes[k]!))" }.joined(separator: " ")
             // Stored values are checked before they reach a plot (a damaged database is 65, not a gnuplot failure).
             let at = "run \(run.runID): timestamp_analysis"
-            guard case .text(let source) = row["source"], TimestampSource(rawValue: source) != nil else {
+            guard case .text(let source) = row.source, TimestampSource(rawValue: source) != nil else {
                 throw LabError.data("\(at).source is not one of constant-rate, file, tcfile, schedule")
             }
-            guard case .integer(let nonIncreasing) = row["non_increasing_input_pts"], nonIncreasing >= 0, nonIncreasing <= Int64(Int32.max) else {
+            guard case .integer(let nonIncreasing) = row.nonIncreasingInputPTS, nonIncreasing >= 0, nonIncreasing <= Int64(Int32.max) else {
                 throw LabError.data("\(at).non_increasing_input_pts is not a count from 0 to \(Int32.max)")
             }
             var error: Double?
-            switch row["bitrate_error_pct"] {
+            switch row.bitrateErrorPct {
             case .real(let e): error = e
             case .integer(let e): error = Double(e)
             case .null: error = nil

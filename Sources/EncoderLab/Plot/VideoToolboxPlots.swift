@@ -94,9 +94,7 @@ extension Plots {
     ///   database); `.cantCreate`, `.ioError`, `.software` as every plot; the database's errors.
     static func writeVideoToolboxPlots(experiment: String, runs: [LabStore.RunRow], store: LabStore, dir: String) throws {
         let done = runs.filter { $0.experiment == experiment && $0.status == "done" }.sorted { $0.runID < $1.runID }
-        var keyframeIDs = Set<Int64>(), windowIDs = Set<Int64>()
-        for row in try store.database.rows("SELECT run_id FROM keyframe_analysis") { keyframeIDs.insert(try row.integer("run_id")) }
-        for row in try store.database.rows("SELECT DISTINCT run_id FROM data_rate_windows") { windowIDs.insert(try row.integer("run_id")) }
+        let keyframeIDs = try store.database.keyframeAnalysisRunIDs(), windowIDs = try store.database.dataRateWindowRunIDs()
         let settings = try done.map { run -> [String: Any] in
             guard let object = (try? JSONSerialization.jsonObject(with: Data(run.settingsJSON.utf8))) as? [String: Any] else {
                 throw LabError.data("run \(run.runID): settings are not a JSON object")
@@ -207,21 +205,19 @@ extension Plots {
     ///   start or end frame is not one the lab writes (start ≤ end ≤ frame count).
     static func keyframeRows(_ run: VideoToolboxRun, store: LabStore) throws -> KeyframeRows {
         let n = run.frames.count
-        guard let row = try store.database.rows("SELECT expected, actual, forced FROM keyframe_analysis WHERE run_id = ?",
-                                                [.integer(run.runID)]).first else {
+        guard let row = try store.database.keyframeLists(run: run.runID) else {
             throw LabError.data("run \(run.runID): no keyframe_analysis row")
         }
-        let expected = try displayIndexList(row["expected"], column: "expected", count: n, runID: run.runID)
-        let actual = try displayIndexList(row["actual"], column: "actual", count: n, runID: run.runID)
-        let forced = try displayIndexList(row["forced"], column: "forced", count: n, runID: run.runID)
+        let expected = try displayIndexList(row.expected, column: "expected", count: n, runID: run.runID)
+        let actual = try displayIndexList(row.actual, column: "actual", count: n, runID: run.runID)
+        let forced = try displayIndexList(row.forced, column: "forced", count: n, runID: run.runID)
         var violations: [(kind: Int, start: Int, end: Int)] = []
-        for v in try store.database.rows("SELECT ordinal, kind, start_frame, end_frame FROM keyframe_violations WHERE run_id = ? ORDER BY ordinal",
-                                         [.integer(run.runID)]) {
+        for v in try store.database.keyframeViolations(run: run.runID) {
             let at = "run \(run.runID): keyframe_violations"
-            guard case .text(let kind) = v["kind"], let k = violationKinds.firstIndex(of: kind) else {
+            guard case .text(let kind) = v.kind, let k = violationKinds.firstIndex(of: kind) else {
                 throw LabError.data("\(at).kind is not one of \(violationKinds.joined(separator: ", "))")
             }
-            guard case .integer(let start) = v["start_frame"], case .integer(let end) = v["end_frame"],
+            guard case .integer(let start) = v.startFrame, case .integer(let end) = v.endFrame,
                   start >= 0, start <= end, end <= Int64(n) else {
                 throw LabError.data("\(at): start_frame/end_frame are not two display indices with 0 <= start <= end <= \(n)")
             }
@@ -237,31 +233,28 @@ extension Plots {
     ///   NULL or all given with frames among the run's coded indices (first ≤ last), bytes ≥ 0 and a finite ratio ≥ 0.
     static func windowRows(_ run: VideoToolboxRun, store: LabStore) throws -> [WindowRow] {
         var rows: [WindowRow] = []
-        for r in try store.database.rows("""
-            SELECT pair, bytes, seconds, honoured, windows, windows_over, worst_start_frame, worst_end_frame, worst_bytes,
-                worst_ratio FROM data_rate_windows WHERE run_id = ? ORDER BY pair
-            """, [.integer(run.runID)]) {
+        for r in try store.database.dataRateWindows(run: run.runID) {
             let at = "run \(run.runID): data_rate_windows"
-            guard case .integer(let pair) = r["pair"], pair == 0 || pair == 1, !rows.contains(where: { $0.pair == Int(pair) }) else {
+            guard case .integer(let pair) = r.pair, pair == 0 || pair == 1, !rows.contains(where: { $0.pair == Int(pair) }) else {
                 throw LabError.data("\(at).pair is not 0 or 1 once each")
             }
             let row = "\(at) pair \(pair)"
-            guard case .integer(let bytes) = r["bytes"], bytes >= 1, bytes <= DataRateLimits.maxBytes else {
+            guard case .integer(let bytes) = r.bytes, bytes >= 1, bytes <= DataRateLimits.maxBytes else {
                 throw LabError.data("\(row): bytes is not a whole number from 1 to \(DataRateLimits.maxBytes)")
             }
-            guard case .text(let text) = r["seconds"], text.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == "/") }),
+            guard case .text(let text) = r.seconds, text.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == "/") }),
                   let seconds = Rational(parsing: text), seconds > .zero else {
                 throw LabError.data("\(row): seconds is not N or N/D seconds above 0")
             }
-            guard case .integer(let honoured) = r["honoured"], honoured == 0 || honoured == 1 else {
+            guard case .integer(let honoured) = r.honoured, honoured == 0 || honoured == 1 else {
                 throw LabError.data("\(row): honoured is not 0 or 1")
             }
-            guard case .integer(let windows) = r["windows"], case .integer(let over) = r["windows_over"],
+            guard case .integer(let windows) = r.windows, case .integer(let over) = r.windowsOver,
                   windows >= 0, over >= 0, over <= windows else {
                 throw LabError.data("\(row): windows/windows_over are not counts with windows_over <= windows")
             }
             var worst: (start: Int, end: Int, bytes: Int64, ratio: Double)?
-            let cells = (r["worst_start_frame"], r["worst_end_frame"], r["worst_bytes"], r["worst_ratio"])
+            let cells = (r.worstStartFrame, r.worstEndFrame, r.worstBytes, r.worstRatio)
             if case (.null, .null, .null, .null) = cells {
                 worst = nil
             } else if case (.integer(let s), .integer(let e), .integer(let b), let ratio) = cells,

@@ -1,58 +1,8 @@
 import Foundation
 
-/// The VideoToolbox part of the schema (README, "Database schema"): `keyframe_analysis`, `keyframe_violations`
-/// and `data_rate_windows`, added by the migration from version 4 to 5.
+/// The VideoToolbox part of the store (README, "Database schema"): writing `keyframe_analysis`, `keyframe_violations`
+/// and `data_rate_windows`, the tables of schema version 5 (``LabStore/version5Tables``).
 extension LabStore {
-    /// One row per run that has VideoToolbox's keyframe limits, and one per broken limit. Frames are display
-    /// indices; durations in seconds. Every statement is `IF NOT EXISTS`.
-    static let keyframeTables = """
-    CREATE TABLE IF NOT EXISTS keyframe_analysis (
-        run_id              INTEGER PRIMARY KEY REFERENCES runs(run_id),
-        max_frames          INTEGER NOT NULL,
-        max_duration        TEXT NOT NULL,
-        vt_compat           INTEGER NOT NULL CHECK (vt_compat IN (0, 1)),
-        frame_limit         INTEGER,
-        duration_limit      TEXT,
-        expected            TEXT NOT NULL,
-        actual              TEXT NOT NULL,
-        forced              TEXT NOT NULL,
-        largest_gop_frames  INTEGER NOT NULL,
-        largest_gop_s       REAL NOT NULL,
-        largest_gop_exact   TEXT NOT NULL,
-        violations          INTEGER NOT NULL
-    );
-    CREATE TABLE IF NOT EXISTS keyframe_violations (
-        run_id       INTEGER NOT NULL REFERENCES runs(run_id),
-        ordinal      INTEGER NOT NULL,
-        kind         TEXT NOT NULL CHECK (kind IN ('frame-limit', 'duration-limit', 'stall')),
-        start_frame  INTEGER NOT NULL,
-        end_frame    INTEGER NOT NULL,
-        frames       INTEGER NOT NULL,
-        duration_s   REAL NOT NULL,
-        duration     TEXT NOT NULL,
-        PRIMARY KEY (run_id, ordinal)
-    );
-    CREATE TABLE IF NOT EXISTS data_rate_windows (
-        run_id            INTEGER NOT NULL REFERENCES runs(run_id),
-        pair              INTEGER NOT NULL,
-        bytes             INTEGER NOT NULL,
-        seconds           TEXT NOT NULL,
-        honoured          INTEGER NOT NULL CHECK (honoured IN (0, 1)),
-        windows           INTEGER NOT NULL,
-        windows_over      INTEGER NOT NULL,
-        worst_start_frame INTEGER,
-        worst_end_frame   INTEGER,
-        worst_bytes       INTEGER,
-        worst_ratio       REAL,
-        PRIMARY KEY (run_id, pair)
-    );
-    """
-
-    /// Version 4 → 5: the keyframe and data-rate tables, empty.
-    static func migrateAddKeyframes(_ db: Database) throws {
-        try db.execute(keyframeTables)
-    }
-
     /// Writes a run's keyframe analysis rows.
     func insertKeyframeAnalysis(_ runID: Int64, _ k: KeyframeAnalysis) throws {
         let r = k.rule

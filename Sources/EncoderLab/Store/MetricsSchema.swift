@@ -1,10 +1,10 @@
 import Foundation
 
 /// The run metrics part of the schema (README, "Database schema", `run_metrics` and `run_gops`), added by the
-/// migration from version 5 to 6 and written by ``RunMetrics``.
+/// migration from version 5 to 6 (``LabStore/version6Tables``) and written by ``RunMetrics``.
 extension LabStore {
-    /// The columns of `run_metrics` after `run_id`, in table order, with their SQL types. The HTML report reads them
-    /// by name: rename none.
+    /// The columns of `run_metrics` after `run_id`, in table order, with their SQL types, as ``version6Tables`` has
+    /// them (SchemaVersionTests compares the two). The HTML report reads them by name: rename none.
     static let runMetricsColumns: [(name: String, type: String)] = [
         ("frames", "INTEGER NOT NULL"), ("stream_bytes", "INTEGER NOT NULL"), ("span_seconds", "REAL"),
         ("bitrate_kbps", "REAL"), ("target_kbps", "REAL"), ("target_error_pct", "REAL"),
@@ -26,30 +26,4 @@ extension LabStore {
         ("vbv_underflows", "INTEGER"), ("vbv_overflows", "INTEGER"),
         ("psnr_source", "TEXT CHECK (psnr_source IN ('lab', 'x264'))"),
     ]
-
-    /// `run_metrics` (one row per analysed run) and `run_gops` (one row per GOP of it). Every statement is
-    /// `IF NOT EXISTS`.
-    static let metricsTables = """
-    CREATE TABLE IF NOT EXISTS run_metrics (
-        run_id INTEGER PRIMARY KEY REFERENCES runs(run_id),
-    \(runMetricsColumns.map { "    \($0.name) \($0.type)" }.joined(separator: ",\n"))
-    );
-    CREATE TABLE IF NOT EXISTS run_gops (
-        run_id      INTEGER NOT NULL REFERENCES runs(run_id),
-        gop_index   INTEGER NOT NULL CHECK (gop_index >= 0),
-        first_frame INTEGER NOT NULL,
-        keyframe    INTEGER NOT NULL CHECK (keyframe IN (0, 1)),
-        frames      INTEGER NOT NULL,
-        seconds     REAL,
-        bytes       INTEGER NOT NULL,
-        kbps        REAL,
-        PRIMARY KEY (run_id, gop_index)
-    );
-    """
-
-    /// Version 5 → 6: `run_metrics` and `run_gops`, empty (`enclab analyze --db FILE` fills them for the runs stored
-    /// before; runs recorded from now on get their rows when they are recorded).
-    static func migrateAddRunMetrics(_ db: Database) throws {
-        try db.execute(metricsTables)
-    }
 }

@@ -17,11 +17,32 @@ public enum SQLValue: Equatable, Sendable {
     public var string: String? { if case .text(let v) = self { return v }; return nil }
 }
 
+/// What SQLite said of a failure, kept in the lab's error (``LabError/sqlite``) as GRDB's `DatabaseError` keeps it:
+/// the primary result code (`SQLITE_CONSTRAINT`, 19), the extended one (`SQLITE_CONSTRAINT_CHECK`, 275), SQLite's
+/// message (`sqlite3_errmsg`) and the statement that failed (nil when opening the file failed). sqlite.org/rescode.html.
+public struct DatabaseError: Equatable, Sendable, CustomStringConvertible {
+    /// The primary result code: the extended code's low 8 bits.
+    public var resultCode: Int32
+    /// The extended result code (`sqlite3_extended_errcode`); equal to `resultCode` when SQLite gives none finer.
+    public var extendedResultCode: Int32
+    /// SQLite's own message.
+    public var message: String
+    /// The statement that failed, its runs of white space made one space; nil for a failure outside a statement.
+    public var statement: String?
+
+    /// "SQLite error 19 (extended code 275): CHECK constraint failed: ... - while executing `INSERT ...`", as GRDB
+    /// describes its `DatabaseError`.
+    public var description: String {
+        "SQLite error \(resultCode) (extended code \(extendedResultCode)): \(message)" + (statement.map { " - while executing `\($0)`" } ?? "")
+    }
+}
+
 /// One SQLite connection (`sqlite3*`), closed with `sqlite3_close_v2` in `deinit`, even when opening failed.
 ///
 /// Every failure is a `LabError` whose kind follows SQLite's primary result code (`extended code & 0xff`, see
-/// ``Database/kind(ofResultCode:)``); the extended code itself stays in ``lastResultCode``. Messages are one line
-/// and name the database file.
+/// ``Database/kind(ofResultCode:)``), with SQLite's codes and the failing statement in its ``LabError/sqlite``
+/// (``DatabaseError``); the extended code also stays in ``lastResultCode``. Messages are one line and name the
+/// database file; one of the lab's own failures (`.software`) names the extended code and the statement too.
 ///
 /// Once any statement reports `SQLITE_CORRUPT` or `SQLITE_NOTADB`, the connection rolls back its open
 /// transaction (undoing only its own changes) and refuses every later statement that would write: the file is
@@ -133,13 +154,29 @@ public final class Database {
         return "\(whole).\(digits)"
     }
 
-    /// Turns a failing result code into the lab's error (and records it); `sql` is named only for `.software`.
+    /// Turns a failing result code into the lab's error (and records it), SQLite's account of it in
+    /// ``LabError/sqlite``; the message names `sql` and the codes only for `.software`.
     /// A `SQLITE_CORRUPT`/`SQLITE_NOTADB` marks the connection damaged and rolls back its open transaction.
     func failure(_ status: Int32, sql: String? = nil) -> LabError {
         // The connection's extended code, when it is about this failure (same primary code); else the status.
         let code = handle.map { sqlite3_extended_errcode($0) }.flatMap { $0 & 0xff == status & 0xff ? $0 : nil } ?? status
         lastResultCode = code
         let reason = handle.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(code))
+        var error = labError(code: code, reason: reason, sql: sql)
+        error.sqlite = DatabaseError(resultCode: code & 0xff, extendedResultCode: code, message: reason, statement: sql.map(Self.oneLine))
+        if error.kind == .data && damage == nil {
+            damage = error
+            // Undo this connection's own uncommitted changes; nothing else is written from here on.
+            if let handle, sqlite3_get_autocommit(handle) == 0 { sqlite3_exec(handle, "ROLLBACK", nil, nil, nil) }
+        }
+        return error
+    }
+
+    /// `sql` on one line: each run of white space one space.
+    static func oneLine(_ sql: String) -> String { sql.split(whereSeparator: \.isWhitespace).joined(separator: " ") }
+
+    /// The lab's message of a failure with extended result code `code` and SQLite's message `reason`.
+    private func labError(code: Int32, reason: String, sql: String?) -> LabError {
         let kind = Self.kind(ofResultCode: code)
         switch kind {
         case .tempFail:
@@ -148,17 +185,11 @@ public final class Database {
             let action = code & 0xff == SQLITE_READONLY ? "cannot write the database" : "cannot open or create the database"
             return LabError.cantCreate("\(path): \(action): \(reason)\(systemReason.map { " (\($0))" } ?? "")")
         case .data:
-            let error = LabError.data("\(path): \(reason) (damaged or not a database)")
-            if damage == nil {
-                damage = error
-                // Undo this connection's own uncommitted changes; nothing else is written from here on.
-                if let handle, sqlite3_get_autocommit(handle) == 0 { sqlite3_exec(handle, "ROLLBACK", nil, nil, nil) }
-            }
-            return error
+            return LabError.data("\(path): \(reason) (damaged or not a database)")
         case .ioError:
             return LabError.ioError("\(path): cannot write the database: \(reason)")
         default:
-            let statement = sql.map { " in: " + $0.split(whereSeparator: \.isWhitespace).joined(separator: " ") } ?? ""
+            let statement = sql.map { " in: " + Self.oneLine($0) } ?? ""
             return LabError.software("\(path): \(reason) (SQLite code \(code))\(statement)")
         }
     }

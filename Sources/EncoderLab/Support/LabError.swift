@@ -42,6 +42,9 @@ public struct LabError: Error, CustomStringConvertible, Equatable, Sendable {
     public let kind: Kind
     /// The one-line message, without the program name.
     public let message: String
+    /// What SQLite said when the error came from the database (``DatabaseError``: result code, extended result code,
+    /// SQLite's message and the statement); nil for every other error.
+    public internal(set) var sqlite: DatabaseError?
 
     public init(_ kind: Kind, _ message: String) {
         self.kind = kind
@@ -49,6 +52,9 @@ public struct LabError: Error, CustomStringConvertible, Equatable, Sendable {
     }
 
     public var description: String { message }
+
+    /// Two errors are equal when they say the same: the same kind and message (``sqlite`` is detail, not compared).
+    public static func == (a: LabError, b: LabError) -> Bool { a.kind == b.kind && a.message == b.message }
 
     static func usage(_ message: String) -> LabError { LabError(.usage, message) }
     static func data(_ message: String) -> LabError { LabError(.data, message) }
