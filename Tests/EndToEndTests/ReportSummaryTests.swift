@@ -88,8 +88,9 @@ struct ReportSummaryTests {
         let rows = Self.cells(table, tag: "td")
         #expect(rows.count == 8)
         let expected = try cli.sqlite("\(dir)/sum.sqlite", """
-            SELECT run_id, ifnull(printf('%.1f', target_kbps), ''), printf('%.1f', bitrate_kbps), ifnull(printf('%.2f', target_error_pct), ''),
-                   printf('%.1f', peak_1s_kbps), printf('%.3f', psnr_global), ifnull(printf('%.4f', ssim_mean), ''),
+            SELECT run_id, CASE WHEN target_kbps IS NULL THEN '' ELSE printf('%.1f', target_kbps) END, printf('%.1f', bitrate_kbps),
+                   CASE WHEN target_error_pct IS NULL THEN '' ELSE printf('%.2f', target_error_pct) END,
+                   printf('%.1f', peak_1s_kbps), printf('%.3f', psnr_global), CASE WHEN ssim_mean IS NULL THEN '' ELSE printf('%.4f', ssim_mean) END,
                    gop_max_frames || ', ' || printf('%.3f', gop_max_seconds) || ' s',
                    ifnull(vbv_underflows || ' / ' || vbv_overflows, '')
             FROM run_metrics ORDER BY run_id
