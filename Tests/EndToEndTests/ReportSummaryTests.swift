@@ -174,6 +174,32 @@ struct ReportSummaryTests {
         #expect(pts.contains("<li class=\"non-increasing-pts\"><b>Repeated or non-increasing PTS:</b> 1 run has input PTS that repeat or go back (run 1; run 1: \(bad) of 30 frames"), "\(bad)")
     }
 
+    @Test("CBR overflows with filler: the warning names the overflows and the filler as sqlite3 reads them (carphone, CBR 300 kbit/s, preset medium)")
+    func cbrFiller() throws {
+        let dir = cli.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let clip = "\(CLI.root)/fixtures/carphone_pristine.mp4"
+        try #require(FileManager.default.fileExists(atPath: clip), "bash scripts/fixtures.sh makes \(clip)")
+        let json: [String: Any] = ["name": "filler", "clips": [clip], "base": ["threads": 1, "preset": "medium"],
+                                   "grid": ["mode": [["rc": "cbr", "bitrate": 300], ["rc": "crf", "crf": 26]]]]
+        try JSONSerialization.data(withJSONObject: json).write(to: URL(fileURLWithPath: "\(dir)/filler.json"))
+        let r = try CLI.process(CLI.binary, ["run", "filler.json", "--db", "filler.sqlite", "--out", "out"], in: dir)
+        try #require(r.status == 0, "\(r.stderr)")
+        let db = "\(dir)/filler.sqlite"
+        let counts = try cli.sqlite(db, """
+            SELECT m.vbv_overflows, (SELECT sum(filler_bytes) FROM frames f WHERE f.run_id = m.run_id),
+                   (SELECT count(*) FROM frames f WHERE f.run_id = m.run_id AND filler_bytes > 0)
+            FROM run_metrics m JOIN runs r USING (run_id) WHERE json_extract(r.settings, '$.rc') = 'cbr'
+            """)[0].split(separator: "|").map(String.init)
+        // The stream itself carries filler NAL units (nal_unit_type 12), counted in its bytes by Python.
+        let stream = try cli.sqlite(db, "SELECT stream_path FROM runs WHERE json_extract(settings, '$.rc') = 'cbr'")[0]
+        let nal = try CLI.process("/usr/bin/python3", ["-c", "import re,sys; d=open(sys.argv[1],'rb').read(); print(sum(1 for m in re.finditer(b'\\x00\\x00\\x01', d) if d[m.end()] & 31 == 12))", stream], in: dir)
+        #expect(Int(nal.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0 > 0, "\(nal.stdout) \(nal.stderr)")
+        #expect(Int(counts[0])! > 0 && Int(counts[1])! > 0, "\(counts)")
+        let page = try report(dir, db: "filler.sqlite", experiment: "filler")
+        #expect(page.contains("<li class=\"cbr-filler\"><b>CBR overflows are filler, not lost bits:</b> 1 CBR run (run 1) count \(counts[0]) VBV overflow\(counts[0] == "1" ? "" : "s") (column VBV under / over), and every one carries filler data (frames.filler_bytes: \(counts[1]) bytes in \(counts[2]) frames)"), "\(counts)")
+    }
+
     @Test("a check run with violations is in the report by default: its page and the experiment page list its rules and violations")
     func checkRun() throws {
         let dir = cli.scratch()
