@@ -235,4 +235,26 @@ struct ReportSummaryTests {
         #expect(Self.table("rule-violations", in: okPage) == nil)
         #expect(FileManager.default.fileExists(atPath: "\(dir)/rep-ok.sqlite/check/run-1/index.html"))
     }
+
+    @Test("an encode with VideoToolbox rules: a badge per rule on the experiment page and its run page, its violations (none: the lab maps the rules onto x264) counted in the runs table")
+    func encodeWithRules() throws {
+        let dir = cli.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try SyntheticClip(width: 64, height: 48, frames: 60, seed: 3).write(to: "\(dir)/c.y4m")
+        let e = try cli.enclab(["encode", "c.y4m", "--threads", "1", "--preset", "ultrafast", "--bitrate", "200", "--db", "vt.sqlite",
+                                "--vt", "MaxKeyFrameInterval=20", "--vt", "DataRateLimits=100000,1"], in: dir)
+        try #require(e.status == 0, "\(e.stderr)")
+        let experiment = try cli.sqlite("\(dir)/vt.sqlite", "SELECT experiment FROM runs")[0]
+        // sqlite3: the rules as stored, no violation of either.
+        #expect(try cli.sqlite("\(dir)/vt.sqlite", "SELECT max_frames, (SELECT count(*) FROM keyframe_violations) FROM keyframe_analysis") == ["20|0"])
+        #expect(try cli.sqlite("\(dir)/vt.sqlite", "SELECT bytes, seconds, windows_over FROM data_rate_windows") == ["100000|1|0"])
+        let page = try report(dir, db: "vt.sqlite", experiment: experiment)
+        #expect(page.contains("<span class=\"pass\">MaxKeyFrameInterval=20: pass</span>"), "\(page)")
+        #expect(page.contains("<span class=\"pass\">DataRateLimits pair 1 (100000 bytes in 1 s): pass</span>"))
+        #expect(Self.table("rule-violations", in: page) == nil)
+        let runs = try #require(Self.table("runs", in: page))
+        #expect(Self.cells(runs, tag: "td").first?[9].content == "<span class=\"pass\">0</span>")
+        let runPage = try String(contentsOfFile: "\(dir)/rep-vt.sqlite/\(experiment)/run-1/index.html", encoding: .utf8)
+        #expect(runPage.contains("<span class=\"pass\">MaxKeyFrameInterval=20: pass</span>") && runPage.contains("No violations stored."))
+    }
 }

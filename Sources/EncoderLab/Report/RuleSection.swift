@@ -46,7 +46,7 @@ enum RuleSection {
             out.append(Badge(rule: durationRule, violations: Int64(rules.keyframeViolations.filter { $0.kind != "frame-limit" }.count)))
         }
         for w in rules.windows {
-            out.append(Badge(rule: "DataRateLimits pair \(w.pair + 1) (\(w.bytes) bytes in \(w.seconds) s)\(w.honoured ? "" : ", not honoured under vt-compat"))",
+            out.append(Badge(rule: "DataRateLimits pair \(w.pair + 1) (\(w.bytes) bytes in \(decimal(w.seconds)) s\(w.honoured ? "" : ", not honoured under vt-compat"))",
                              violations: w.windowsOver))
         }
         for name in ["AllowFrameReordering", "H264EntropyMode"] {
@@ -76,7 +76,7 @@ enum RuleSection {
         }
         for w in rules.windows where w.windowsOver > 0 {
             let by = "\(w.windowsOver) of \(w.windows) windows over; worst \(w.worstBytes.map(String.init) ?? "?") bytes, \(HTML.number(w.worstRatio, digits: 3))× the limit"
-            rows.append((runLink.map { [$0] } ?? []) + ["DataRateLimits pair \(w.pair + 1): \(w.bytes) bytes in \(e(w.seconds)) s", "data-rate (worst window)",
+            rows.append((runLink.map { [$0] } ?? []) + ["DataRateLimits pair \(w.pair + 1): \(w.bytes) bytes in \(e(decimal(w.seconds))) s", "data-rate (worst window)",
                                                           w.worstStartFrame.map(String.init) ?? "", w.worstEndFrame.map(String.init) ?? "", "decode", by])
         }
         return (rows, rows.count)
