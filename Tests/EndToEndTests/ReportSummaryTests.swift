@@ -88,8 +88,9 @@ struct ReportSummaryTests {
         let rows = Self.cells(table, tag: "td")
         #expect(rows.count == 8)
         let expected = try cli.sqlite("\(dir)/sum.sqlite", """
-            SELECT run_id, ifnull(printf('%.1f', target_kbps), ''), printf('%.1f', bitrate_kbps), ifnull(printf('%.2f', target_error_pct), ''),
-                   printf('%.1f', peak_1s_kbps), printf('%.3f', psnr_global), ifnull(printf('%.4f', ssim_mean), ''),
+            SELECT run_id, CASE WHEN target_kbps IS NULL THEN '' ELSE printf('%.1f', target_kbps) END, printf('%.1f', bitrate_kbps),
+                   CASE WHEN target_error_pct IS NULL THEN '' ELSE printf('%.2f', target_error_pct) END,
+                   printf('%.1f', peak_1s_kbps), printf('%.3f', psnr_global), CASE WHEN ssim_mean IS NULL THEN '' ELSE printf('%.4f', ssim_mean) END,
                    gop_max_frames || ', ' || printf('%.3f', gop_max_seconds) || ' s',
                    ifnull(vbv_underflows || ' / ' || vbv_overflows, '')
             FROM run_metrics ORDER BY run_id
@@ -173,6 +174,32 @@ struct ReportSummaryTests {
         #expect(pts.contains("<li class=\"non-increasing-pts\"><b>Repeated or non-increasing PTS:</b> 1 run has input PTS that repeat or go back (run 1; run 1: \(bad) of 30 frames"), "\(bad)")
     }
 
+    @Test("CBR overflows with filler: the warning names the overflows and the filler as sqlite3 reads them (carphone, CBR 300 kbit/s, preset medium)")
+    func cbrFiller() throws {
+        let dir = cli.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let clip = "\(CLI.root)/fixtures/carphone_pristine.mp4"
+        try #require(FileManager.default.fileExists(atPath: clip), "bash scripts/fixtures.sh makes \(clip)")
+        let json: [String: Any] = ["name": "filler", "clips": [clip], "base": ["threads": 1, "preset": "medium"],
+                                   "grid": ["mode": [["rc": "cbr", "bitrate": 300], ["rc": "crf", "crf": 26]]]]
+        try JSONSerialization.data(withJSONObject: json).write(to: URL(fileURLWithPath: "\(dir)/filler.json"))
+        let r = try CLI.process(CLI.binary, ["run", "filler.json", "--db", "filler.sqlite", "--out", "out"], in: dir)
+        try #require(r.status == 0, "\(r.stderr)")
+        let db = "\(dir)/filler.sqlite"
+        let counts = try cli.sqlite(db, """
+            SELECT m.vbv_overflows, (SELECT sum(filler_bytes) FROM frames f WHERE f.run_id = m.run_id),
+                   (SELECT count(*) FROM frames f WHERE f.run_id = m.run_id AND filler_bytes > 0)
+            FROM run_metrics m JOIN runs r USING (run_id) WHERE json_extract(r.settings, '$.rc') = 'cbr'
+            """)[0].split(separator: "|").map(String.init)
+        // The stream itself carries filler NAL units (nal_unit_type 12), counted in its bytes by Python.
+        let stream = try cli.sqlite(db, "SELECT stream_path FROM runs WHERE json_extract(settings, '$.rc') = 'cbr'")[0]
+        let nal = try CLI.process("/usr/bin/python3", ["-c", "import re,sys; d=open(sys.argv[1],'rb').read(); print(sum(1 for m in re.finditer(b'\\x00\\x00\\x01', d) if d[m.end()] & 31 == 12))", stream], in: dir)
+        #expect(Int(nal.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0 > 0, "\(nal.stdout) \(nal.stderr)")
+        #expect(Int(counts[0])! > 0 && Int(counts[1])! > 0, "\(counts)")
+        let page = try report(dir, db: "filler.sqlite", experiment: "filler")
+        #expect(page.contains("<li class=\"cbr-filler\"><b>CBR overflows are filler, not lost bits:</b> 1 CBR run (run 1) count \(counts[0]) VBV overflow\(counts[0] == "1" ? "" : "s") (column VBV under / over), and every one carries filler data (frames.filler_bytes: \(counts[1]) bytes in \(counts[2]) frames)"), "\(counts)")
+    }
+
     @Test("a check run with violations is in the report by default: its page and the experiment page list its rules and violations")
     func checkRun() throws {
         let dir = cli.scratch()
@@ -207,5 +234,27 @@ struct ReportSummaryTests {
         #expect(okPage.contains("<span class=\"pass\">MaxKeyFrameIntervalDuration=4: pass</span>"))
         #expect(Self.table("rule-violations", in: okPage) == nil)
         #expect(FileManager.default.fileExists(atPath: "\(dir)/rep-ok.sqlite/check/run-1/index.html"))
+    }
+
+    @Test("an encode with VideoToolbox rules: a badge per rule on the experiment page and its run page, its violations (none: the lab maps the rules onto x264) counted in the runs table")
+    func encodeWithRules() throws {
+        let dir = cli.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try SyntheticClip(width: 64, height: 48, frames: 60, seed: 3).write(to: "\(dir)/c.y4m")
+        let e = try cli.enclab(["encode", "c.y4m", "--threads", "1", "--preset", "ultrafast", "--bitrate", "200", "--db", "vt.sqlite",
+                                "--vt", "MaxKeyFrameInterval=20", "--vt", "DataRateLimits=100000,1"], in: dir)
+        try #require(e.status == 0, "\(e.stderr)")
+        let experiment = try cli.sqlite("\(dir)/vt.sqlite", "SELECT experiment FROM runs")[0]
+        // sqlite3: the rules as stored, no violation of either.
+        #expect(try cli.sqlite("\(dir)/vt.sqlite", "SELECT max_frames, (SELECT count(*) FROM keyframe_violations) FROM keyframe_analysis") == ["20|0"])
+        #expect(try cli.sqlite("\(dir)/vt.sqlite", "SELECT bytes, seconds, windows_over FROM data_rate_windows") == ["100000|1|0"])
+        let page = try report(dir, db: "vt.sqlite", experiment: experiment)
+        #expect(page.contains("<span class=\"pass\">MaxKeyFrameInterval=20: pass</span>"), "\(page)")
+        #expect(page.contains("<span class=\"pass\">DataRateLimits pair 1 (100000 bytes in 1 s): pass</span>"))
+        #expect(Self.table("rule-violations", in: page) == nil)
+        let runs = try #require(Self.table("runs", in: page))
+        #expect(Self.cells(runs, tag: "td").first?[9].content == "<span class=\"pass\">0</span>")
+        let runPage = try String(contentsOfFile: "\(dir)/rep-vt.sqlite/\(experiment)/run-1/index.html", encoding: .utf8)
+        #expect(runPage.contains("<span class=\"pass\">MaxKeyFrameInterval=20: pass</span>") && runPage.contains("No violations stored."))
     }
 }

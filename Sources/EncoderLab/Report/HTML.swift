@@ -93,7 +93,7 @@ enum HTML {
     .untested { color: #444; background: #e0e0e0; border-radius: 3px; padding: 0 5px; white-space: nowrap; }
     .label { color: #555; } details.chooser { margin: 0.4em 0; font-size: 0.9em; }
     details.chooser label { display: inline-block; margin: 0 10px 2px 0; white-space: nowrap; }
-    table#runs td.text:first-child { min-width: 14em; max-width: 26em; }
+    table#runs th { white-space: normal; vertical-align: bottom; } table#runs td.text:first-child { min-width: 11em; max-width: 20em; }
     """
 
     /// The inline script of every page: it sorts a `table.sortable` by the column whose header is clicked (numbers as

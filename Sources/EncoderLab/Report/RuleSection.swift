@@ -27,7 +27,7 @@ enum RuleSection {
     static func limit(_ kind: String, _ k: LabStore.ReportRules.Keyframes?) -> String {
         switch kind {
         case "frame-limit": return "MaxKeyFrameInterval=\(k?.frameLimit.map(String.init) ?? "?")"
-        default: return "MaxKeyFrameIntervalDuration=\(k?.durationLimit ?? "?")"
+        default: return "MaxKeyFrameIntervalDuration=\(k?.durationLimit.map(decimal) ?? "?")"
         }
     }
 
@@ -37,7 +37,7 @@ enum RuleSection {
         let k = rules.keyframes
         let frameRule = k.flatMap { $0.maxFrames > 0 ? "MaxKeyFrameInterval=\($0.maxFrames)" : nil }
             ?? rules.expected["MaxKeyFrameInterval"].map { "MaxKeyFrameInterval=\($0)" }
-        let durationRule = k.flatMap { $0.maxDuration != "0" ? "MaxKeyFrameIntervalDuration=\($0.maxDuration)" : nil }
+        let durationRule = k.flatMap { $0.maxDuration != "0" ? "MaxKeyFrameIntervalDuration=\(decimal($0.maxDuration))" : nil }
             ?? rules.expected["MaxKeyFrameIntervalDuration"].map { "MaxKeyFrameIntervalDuration=\($0)" }
         if let frameRule {
             out.append(Badge(rule: frameRule, violations: Int64(rules.keyframeViolations.filter { $0.kind == "frame-limit" }.count)))
@@ -46,7 +46,7 @@ enum RuleSection {
             out.append(Badge(rule: durationRule, violations: Int64(rules.keyframeViolations.filter { $0.kind != "frame-limit" }.count)))
         }
         for w in rules.windows {
-            out.append(Badge(rule: "DataRateLimits pair \(w.pair + 1) (\(w.bytes) bytes in \(w.seconds) s)\(w.honoured ? "" : ", not honoured under vt-compat"))",
+            out.append(Badge(rule: "DataRateLimits pair \(w.pair + 1) (\(w.bytes) bytes in \(decimal(w.seconds)) s\(w.honoured ? "" : ", not honoured under vt-compat"))",
                              violations: w.windowsOver))
         }
         for name in ["AllowFrameReordering", "H264EntropyMode"] {
@@ -70,19 +70,29 @@ enum RuleSection {
                 by = "\(v.frames) frames, \(v.frames - limit) over \(limit)"
             default:
                 let limit = k?.durationLimit.flatMap(Self.seconds) ?? 0
-                by = "\(HTML.number(v.durationSeconds, digits: 3)) s, \(HTML.number(v.durationSeconds - limit, digits: 3)) s over \(e(k?.durationLimit ?? "?")) s\(v.kind == "stall" ? " (a stall: two adjacent frames further apart than the limit)" : "")"
+                by = "\(HTML.number(v.durationSeconds, digits: 3)) s, \(HTML.number(v.durationSeconds - limit, digits: 3)) s over \(e(k?.durationLimit.map(decimal) ?? "?")) s\(v.kind == "stall" ? " (a stall: two adjacent frames further apart than the limit)" : "")"
             }
             rows.append((runLink.map { [$0] } ?? []) + [e(rule), e(v.kind), "\(v.startFrame)", "\(v.endFrame)", "display", by])
         }
         for w in rules.windows where w.windowsOver > 0 {
             let by = "\(w.windowsOver) of \(w.windows) windows over; worst \(w.worstBytes.map(String.init) ?? "?") bytes, \(HTML.number(w.worstRatio, digits: 3))× the limit"
-            rows.append((runLink.map { [$0] } ?? []) + ["DataRateLimits pair \(w.pair + 1): \(w.bytes) bytes in \(e(w.seconds)) s", "data-rate (worst window)",
+            rows.append((runLink.map { [$0] } ?? []) + ["DataRateLimits pair \(w.pair + 1): \(w.bytes) bytes in \(e(decimal(w.seconds))) s", "data-rate (worst window)",
                                                           w.worstStartFrame.map(String.init) ?? "", w.worstEndFrame.map(String.init) ?? "", "decode", by])
         }
         return (rows, rows.count)
     }
 
     static let violationHeaders = ["limit", "kind", "from frame", "to frame", "frame order", "by how much"]
+
+    /// A stored exact number of seconds ("2", "3/2", "1001/500") as a decimal of at most 6 places ("2", "1.5",
+    /// "2.002"), as `enclab check` prints it; a text that is not a number as it is.
+    static func decimal(_ text: String) -> String {
+        guard text.contains("/"), let value = seconds(text) else { return text }
+        var t = String(format: "%.6f", value)
+        while t.hasSuffix("0") { t.removeLast() }
+        if t.hasSuffix(".") { t.removeLast() }
+        return t
+    }
 
     /// A decimal or fraction text ("2", "1.5", "1001/500") as seconds.
     static func seconds(_ text: String) -> Double? {

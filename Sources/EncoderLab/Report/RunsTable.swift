@@ -6,8 +6,8 @@ import Foundation
 extension Report {
     /// The default columns' headers, in order (at most 10, so the table fits 1280 px).
     static let summaryHeaders = [
-        "run", "target (kbit/s)", "achieved (kbit/s)", "error %", "peak 1 s (kbit/s, × target)", "VBV under / over",
-        "PSNR pooled (dB)", "SSIM (x264, mean)", "largest GOP (frames, s)", "rule violations",
+        "run", "target kbit/s", "achieved kbit/s", "error %", "peak 1 s kbit/s (× target)", "VBV under / over",
+        "PSNR pooled dB", "SSIM (x264 mean)", "largest GOP frames, s", "rule violations",
     ]
 
     /// The `run_metrics` columns the default columns show (the chooser leaves them out).
