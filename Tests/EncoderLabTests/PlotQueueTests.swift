@@ -61,4 +61,26 @@ struct PlotQueueTests {
             #expect(svg.contains("<text>\(titles[i].replacingOccurrences(of: "&", with: "&amp;"))</text>") || svg.contains(titles[i]))
         }
     }
+
+    @Test("writeScriptAndData writes a run's data and scripts and draws nothing; render draws the same pictures as writeRunPlots")
+    func scriptsThenRender() throws {
+        let root = NSTemporaryDirectory() + "enclab-plotsplit-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let frames = (0..<12).map { k in
+            LabStore.FrameRow(codedIndex: k, displayIndex: k, type: k == 0 ? "IDR" : "P", sizeBytes: 900 + 37 * k,
+                              pts: Int64(k), dts: Int64(k) - 1, qp: 30, psnrY: 35 + Double(k % 3), psnrAvg: 36 + Double(k % 2), ssim: nil)
+        }
+        let input = RunPlotInput(title: "it's 'x'", fps: try Rational(25, 1), timebaseNum: 1, timebaseDen: 25,
+                                 targetKbps: 300, maxrateKbps: nil, frames: frames)
+        let plots = try Plots.writeScriptAndData(input, dir: "\(root)/split/run")
+        #expect(plots.map(\.name) == ["frames", "psnr"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: "\(root)/split/run").sorted() == ["frames.dat", "frames.gp", "psnr.gp"])
+        #expect(!Plots.runPicturesComplete("\(root)/split/run"))
+        try Plots.render(plots)
+        #expect(Plots.runPicturesComplete("\(root)/split/run"))
+        try Plots.writeRunPlots(input, dir: "\(root)/whole/run")
+        for file in ["frames.dat", "frames.gp", "psnr.gp", "frames.svg", "psnr.svg"] {
+            #expect(FileManager.default.contents(atPath: "\(root)/split/run/\(file)") == FileManager.default.contents(atPath: "\(root)/whole/run/\(file)"), "\(file)")
+        }
+    }
 }

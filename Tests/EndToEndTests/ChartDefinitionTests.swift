@@ -50,6 +50,7 @@ struct ChartDefinitionTests {
         #expect(rd.count == 4)
         for row in rd {
             let f = row.split(separator: " ")
+            try #require(f.count == 3, "rd.dat row '\(row)': expected bitrate_kbps, the metric and run_id")
             let id = Int64(f[2])!, kbps = Double(f[0])!, psnr = Double(f[1])!
             let m = try #require(metrics[id], "run \(id)")
             #expect(abs(kbps - m.0) <= 1e-9 * m.0 && abs(psnr - m.1) <= 1e-9 * m.1, "run \(id): \(row) against \(m)")

@@ -220,6 +220,39 @@ public enum Plots {
     /// With a `queue` the data file and scripts are written and the drawing is left to the queue, which draws the
     /// plots of many runs in one gnuplot process (a sweep's, ``PlotQueue/draw(in:)``).
     public static func writeRunPlots(_ input: RunPlotInput, dir: String, queue: PlotQueue? = nil) throws {
+        let plots = try writeScriptAndData(input, dir: dir)
+        if let queue {
+            for p in plots { queue.add(p) }
+        } else {
+            try render(plots)
+        }
+    }
+
+    /// A run's charts without their pictures: writes `frames.dat`, `frames.gp` and `psnr.gp` in `dir` (created when
+    /// missing; see ``writeRunPlots(_:dir:queue:)`` for what they hold) and draws nothing, so a run's own path costs
+    /// two small files, not a gnuplot process. The pictures are drawn where they are looked at: ``render(_:)`` (or a
+    /// ``PlotQueue``) with what this returns, `enclab plot --db` from the store, the report from its own charts.
+    /// - Returns: the charts to draw (folder, name, arguments), in the order written.
+    /// - Throws: `.cantCreate` naming the folder or file that cannot be made; `.ioError` when a file cannot be written.
+    public static func writeScriptAndData(_ input: RunPlotInput, dir: String) throws -> [PlotQueue.Plot] {
+        let queue = PlotQueue()
+        try writeRunCharts(input, dir: dir, queue: queue)
+        return queue.take()
+    }
+
+    /// Draws the pictures (`NAME.png`, `NAME.svg`) of charts whose script and data are written (``writeScriptAndData(_:dir:)``),
+    /// all in one gnuplot process when their folders share a parent (``PlotQueue/draw(in:)``).
+    /// - Throws: as ``PlotQueue/draw(in:)``.
+    public static func render(_ plots: [PlotQueue.Plot]) throws {
+        guard let first = plots.first else { return }
+        let queue = PlotQueue()
+        for p in plots { queue.add(p) }
+        let parent = Paths.parent(first.folder)
+        try queue.draw(in: parent.isEmpty ? "." : parent)
+    }
+
+    /// Writes a run's two charts' data and scripts, queueing their drawing on `queue` (``writeScriptAndData(_:dir:)``).
+    static func writeRunCharts(_ input: RunPlotInput, dir: String, queue: PlotQueue) throws {
         precondition(input.timebaseNum > 0 && input.timebaseDen > 0 && input.fps.numerator > 0, "a run's timebase and frame rate are above 0")
         // A run's folder is the lab's own: a symbolic link planted there is refused, never written through.
         try OutputFiles.ownFolder(dir)

@@ -9,7 +9,8 @@ import Foundation
 /// - One style per configuration across an experiment: the experiment's configurations sorted, the k-th gets colour k
 ///   and marker k (``ConfigurationStyle/styles(for:)``), whichever clip or chart it is drawn on.
 /// - A curve drawn on top of another stays visible: each configuration has its own open marker shape and size (the
-///   later ones smaller, drawn inside the earlier), and curves whose points coincide are named in a note under the plot.
+///   later ones smaller, drawn inside the earlier), and a curve whose points coincide with an earlier curve's says so
+///   in its key title.
 /// - The rate axis is logarithmic, fitted to the data (a few percent beyond the smallest and largest rate), its tics
 ///   chosen from 1, 2, 5 (or 1, 1.5, 2, 3, 5, 7 when those give fewer than four) times powers of ten, each labelled.
 /// - The key is below the plot, one entry a line, so titles never narrow the plot.
@@ -91,7 +92,8 @@ extension Plots {
 
     /// The tics of a logarithmic axis fitted to values from `low` to `high` (both above 0): the range 4 % beyond them,
     /// and the values of 1, 2, 5 × 10^k inside it (1, 1.5, 2, 3, 5, 7 × 10^k, then every whole multiple, when that gives
-    /// fewer than four), each with its label (no exponent: `%g` up to 10^15).
+    /// fewer than four; evenly spaced 1, 2 or 5 × 10^k apart when even those give fewer than three), each with its
+    /// label (no exponent: whole numbers as integers, others to 6 significant digits).
     static func logAxis(low: Double, high: Double) -> (range: (Double, Double), tics: [(label: String, value: Double)]) {
         precondition(low > 0 && high >= low && high.isFinite, "a log axis needs values above 0")
         let range = (low / 1.04, high * 1.04)
@@ -108,6 +110,15 @@ extension Plots {
             }
             if tics.count >= 4 { break }
         }
+        if tics.count < 3 {
+            // A narrow span (less than a factor 1.3): evenly spaced tics, 1, 2 or 5 × 10^k apart, about 5 of them.
+            let raw = (range.1 - range.0) / 5
+            let power = pow(10, floor(log10(raw)))
+            let step = [1.0, 2, 5, 10].map { $0 * power }.first { $0 >= raw } ?? 10 * power
+            tics = []
+            var v = (range.0 / step).rounded(.up) * step
+            while v <= range.1 { tics.append((v * 1e6).rounded() / 1e6); v += step }
+        }
         return (range, tics.map { (ticLabel($0), $0) })
     }
 
@@ -116,9 +127,9 @@ extension Plots {
         v == v.rounded() && abs(v) < 1e15 ? String(Int64(v)) : String(format: "%.6g", v)
     }
 
-    /// The pairs of curves drawn on top of each other: the same number of points, each within 1 % of the chart's
-    /// spans of the other's point of the same rank (the log rate span and the value span, as drawn). They are named
-    /// in a note under the plot.
+    /// The pairs (i, j), i < j, of curves drawn on top of each other: the same number of points, each within 1 % of
+    /// the chart's spans of the other's point of the same rank (the log rate span and the value span, as drawn). The
+    /// key title of curve j says it lies on curve i (the first such i).
     static func coincident(_ curves: [RateQualityCurve]) -> [(Int, Int)] {
         let all = curves.flatMap(\.points).filter { $0.kbps > 0 }
         guard let lowRate = all.map(\.kbps).min(), let highRate = all.map(\.kbps).max(),
@@ -142,7 +153,7 @@ extension Plots {
     /// `NAME.dat`: a header naming the columns (`# bitrate_kbps METRIC run_id`), then one block per curve in the order
     /// given: a comment naming it (its configuration; its clip's file name first when the chart has several clips),
     /// then one row per point, `kbps value run_id`, two empty lines after it. Key titles (user text) reach gnuplot as
-    /// ARG2, one a line; the note on coinciding curves as ARG3.
+    /// ARG2, one a line; a curve lying on an earlier one says so at the end of its key title.
     /// - Parameters:
     ///   - configurations: every configuration of the experiment (styles are assigned over all of them, so a
     ///     configuration looks the same on every chart of the experiment; ``ConfigurationStyle/styles(for:)``).
@@ -171,8 +182,9 @@ extension Plots {
         let rates = curves.flatMap(\.points).map(\.kbps).filter { $0 > 0 && $0.isFinite }
         guard !series.isEmpty, let low = rates.min(), let high = rates.max() else { return }
         let axis = logAxis(low: low, high: high)
-        let notes = coincident(curves).map { i, j in
-            "\(shown(label(curves[j]), limit: 200)) lies on \(shown(label(curves[i]), limit: 200)) (every point within 1 % of the axes; told apart by marker)"
+        // A curve hidden under another says so in its key title (its marker, smaller, is drawn inside the other's).
+        for (i, j) in coincident(curves) where !titles[j].hasSuffix("]") {
+            titles[j] += " [on \(shown(label(curves[i]), limit: keyLimit)): every point within 1 % of the axes]"
         }
         let body = """
         \(keyTitlePrologue(count: titles.count))
@@ -183,12 +195,12 @@ extension Plots {
         set xrange [\(axis.range.0):\(axis.range.1)]
         set xtics (\(axis.tics.map { "'\($0.label)' \($0.value)" }.joined(separator: ", ")))
         set format y '%g'
+        set offsets 0, 0, graph 0.06, graph 0.06
         set key below left vertical Left reverse maxcols 1 samplen 3
         set grid
-        \(notes.isEmpty ? "" : "set label ARG3 at graph 0.01, graph 0.97 left front font ',9'")
         plot \(series.joined(separator: ", \\\n     "))
         """
-        try both(dir: dir, name: name, body: body, arguments: [shown(title), titles.joined(separator: "\n"), notes.joined(separator: "; ")],
+        try both(dir: dir, name: name, body: body, arguments: [shown(title), titles.joined(separator: "\n")],
                  size: (1100, 460 + 18 * titles.count), queue: queue)
     }
 }
