@@ -26,7 +26,7 @@ extension RuleCheck {
     public static func record(_ stream: ForeignStream, expect: StreamExpectations, report: RuleCheckReport, databasePath: String,
                               createdAt: Date = Date()) throws -> Int64 {
         let sha = try SHA256.file(stream.path)
-        let shown = Experiment.normalized(stream.path)
+        let shown = Paths.normalized(stream.path)
         var check: [String: Any] = ["expect": expect.rules, "times": stream.timeSource.name, "format": stream.format,
                                     "end_pts": stream.endPTS]
         if case .timecode(let path) = stream.timeSource { check["timecode"] = path }
