@@ -32,7 +32,7 @@ public struct RunResult: Sendable {
     /// The stream parsed back and checked.
     public var verification: StreamVerification
     /// The independent decodes, per picture.
-    public var decoded: [LabStore.DecodedFrameRecord]
+    public var decoded: [DecodedFrame]
     /// The span of the run in seconds: largest PTS − smallest PTS + the last frame's duration
     /// (``TimestampAnalysis/span``); at the constant rate, the input frames at the nominal rate.
     public var duration: Rational
