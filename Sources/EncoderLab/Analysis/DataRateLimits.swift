@@ -341,7 +341,7 @@ public struct DataRateLimits: Sendable, Equatable, CustomStringConvertible {
     /// Frames sharing a DTS therefore share one window, counted once.
     ///
     /// **A DTS that goes back** (rare; x264 given PTS that go back) counts at the running maximum of the DTS before
-    /// it, as the lab's bitrate plots do (``Plots/writeRunPlots(_:dir:)``): a frame is decoded after the frames
+    /// it, as the lab's bitrate plots do: a frame is decoded after the frames
     /// ahead of it in decode order, so the earliest time consistent with that order is the largest DTS so far. The
     /// times are then non-decreasing and the windows slide with two pointers.
     ///

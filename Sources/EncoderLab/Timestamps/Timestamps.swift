@@ -138,7 +138,7 @@ public struct PTSStamper {
     }
 
     /// The largest magnitude of a PTS handed to x264: 2^59 µs (18,000 years), half of what the plots accept
-    /// (``RunPlotInput/maximumTimestampTicks``), so x264's DTS (a PTS minus its reorder delay) and every span
+    /// (``FrameRanges/maximumTimestampTicks``), so x264's DTS (a PTS minus its reorder delay) and every span
     /// stay in range.
     public static let limit: Int64 = 1 << 59
 
