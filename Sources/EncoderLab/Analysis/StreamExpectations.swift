@@ -80,7 +80,7 @@ public struct StreamExpectations: Sendable, Equatable {
 }
 
 /// What `enclab check` checks: a stream's frames in decode order with their times and bytes, and its PPSs; from a
-/// stream read from elsewhere (``init(_:)``) or from a stored run (``RuleCheck/storedRun(databasePath:run:)``).
+/// stream read from elsewhere (``init(_:)``) or from a stored run (``CheckRuns/storedRun(databasePath:run:)``).
 public struct RuleCheckInput: Sendable {
     public struct Frame: Sendable, Equatable {
         public var codedIndex: Int

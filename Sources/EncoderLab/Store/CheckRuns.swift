@@ -2,7 +2,11 @@ import Foundation
 import H264
 
 /// `enclab check` and the store: a checked stream recorded like a run, and a stored run read back to be checked.
-extension RuleCheck {
+///
+/// The store knows Analysis's types (it writes their results: ``RuleCheckReport``, and reads a run back as a
+/// ``RuleCheckInput``); Analysis knows nothing of the store. So these are the store's functions, not an extension of
+/// ``RuleCheck``.
+public enum CheckRuns {
     /// The experiment name of the runs `enclab check --db` records.
     public static let experiment = "check"
 

@@ -75,7 +75,7 @@ struct CheckCommand: Command {
             }
             guard let db else { throw LabError(.usage, "check --run needs --db FILE, the database that holds the run") }
             guard timecode == nil else { throw LabError(.usage, "--tcfile-in goes with a STREAM, not with --run (a stored run has its times)") }
-            report = try RuleCheck.check(try RuleCheck.storedRun(databasePath: db, run: run), expect)
+            report = try RuleCheck.check(try CheckRuns.storedRun(databasePath: db, run: run), expect)
         } else {
             guard parsed.rest.count == 1 else {
                 throw LabError(.usage, parsed.rest.isEmpty ? "check needs a STREAM (or --db FILE --run KEY|ID)"
@@ -88,11 +88,11 @@ struct CheckCommand: Command {
                 throw LabError(.data, "\(stream.path): no times: \(why); --db stores frames with their times (give --tcfile-in FILE)")
             }
             report = try RuleCheck.check(RuleCheckInput(stream), expect)
-            if let db { stored = try RuleCheck.record(stream, expect: expect, report: report, databasePath: db) }
+            if let db { stored = try CheckRuns.record(stream, expect: expect, report: report, databasePath: db) }
         }
         for v in report.violations { print(oneLine(v.line)) }
         print(oneLine(report.summary))
-        if let stored, let db { print("stored as run \(stored) (experiment \(RuleCheck.experiment)) in \(oneLine(db))") }
+        if let stored, let db { print("stored as run \(stored) (experiment \(CheckRuns.experiment)) in \(oneLine(db))") }
         if !report.violations.isEmpty { exit(1) }
     }
 }
