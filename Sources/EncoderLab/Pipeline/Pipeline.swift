@@ -279,7 +279,7 @@ public enum Pipeline {
         let r = session.resolved
         // Timestamps, as handed in and as returned.
         let analysis = try TimestampAnalysis.analyse(
-            inputPTS: inputPTS, frames: frames, timebase: r.timebase,
+            inputPTS: inputPTS, frames: frames.map { .init(pts: $0.pts, dts: $0.dts, sizeBytes: $0.sizeBytes) }, timebase: r.timebase,
             lastDuration: stamper.flatMap { s in var s = s; return s.knownDuration(inputPTS.count - 1) },
             nominalFrameTicks: nominalTicks, targetKbps: r.rcMethod == "abr" && r.bitrateKbps > 0 ? Double(r.bitrateKbps) : nil,
             warnings: x264Warnings)
