@@ -142,7 +142,7 @@ public struct ResolvedParameters: Sendable {
     }
 }
 
-/// One libx264 encoder, the only place the lab touches libx264.
+/// One libx264 encoder, the only place the lab touches libx264: the lab's ``VideoEncoder``.
 ///
 /// The call order is x264's own (x264.h, "Advanced parameter handling"): `x264_param_default_preset`
 /// (preset, tune), `x264_param_parse` for each option, `x264_param_apply_fastfirstpass`,

@@ -179,7 +179,7 @@ public enum Pipeline {
         var stamper = plan.makeStamper()
         var inputPTS: [Int64] = []
         // Encode.
-        let session = try X264Session(settings: settings, input: input)
+        let session: any VideoEncoder = try X264Session(settings: settings, input: input)
         // The adjustments the settings made (VideoToolbox's properties resolved onto x264), said once per run.
         var warnings = settings.adjustments + session.takeWarnings().map { "x264: \($0)" }
         if let w = input.timingWarning { warnings.append(w) }
