@@ -382,3 +382,13 @@ public struct DataRateLimits: Sendable, Equatable, CustomStringConvertible {
         return WindowCheck(pair: pair, windowCount: count, windowsOverLimit: over, worst: window)
     }
 }
+
+extension DataRateLimits {
+    /// The DataRateLimits a run's settings give (VideoToolbox's property as given), checked after the encode over
+    /// windows of decode time (``check(dtsTicks:sizesBytes:timebase:)``); nil without limits.
+    /// - Throws: `.usage` for limits that do not parse.
+    public static func given(in settings: EncodeSettings) throws -> DataRateLimits? {
+        guard let text = settings.videoToolbox.dataRateLimits, !text.isEmpty else { return nil }
+        return try DataRateLimits(parsing: text)
+    }
+}
