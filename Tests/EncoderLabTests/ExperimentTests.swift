@@ -21,10 +21,10 @@ struct ExperimentTests {
             """)
         #expect(e.runs.count == 2 * 3 * 2)
         #expect(e.clips == ["/base/a.y4m", "/abs/b.y4m"])
-        #expect(Experiment.normalized("experiments/../fixtures/./a.mp4") == "fixtures/a.mp4")
+        #expect(Paths.normalized("experiments/../fixtures/./a.mp4") == "fixtures/a.mp4")
         // `x/..` is removed only when x is a real folder (ExperimentPathTests): `../HERE` is the current folder.
         let here = Paths.fileName(FileManager.default.currentDirectoryPath)
-        #expect(Experiment.normalized("../\(here)/../../y") == "../../y")
+        #expect(Paths.normalized("../\(here)/../../y") == "../../y")
         let last = e.runs.last!
         #expect(last.clip == "/abs/b.y4m")
         #expect(last.label == "bframes=3 bitrate=500 rc=cbr")

@@ -10,23 +10,29 @@ import EnclabTestSupport
 struct PipelineTests {
     static let clip = SyntheticClip(width: 96, height: 64, frames: 12, seed: 11)
 
-    @Test("a forced IDR lands where the timestamps stage put it: nal_unit_type 5 there, by trace_headers")
+    @Test("a forced IDR lands where the timestamps stage's keyframe-forcing step put it: nal_unit_type 5 there, by trace_headers")
     func forcedIDR() throws {
         let scratch = Scratch()
         try Self.clip.write(to: scratch.file("c.y4m"))
         let settings = try EncodeSettings.parse(arguments: ["--threads", "1", "--bframes", "0", "--keyint", "250", "--no-scenecut"]).0.resolved()
         let clip = try Clip(path: scratch.file("c.y4m"))
-        var input = try Pipeline.encoderInput(clip)
-        input.timestamps = try TimestampPlan.constantRate(fpsNum: 25, fpsDen: 1, forcedTypes: [7: .idr])
-        let session = try X264Session(settings: settings, input: input)
+        let input = try Pipeline.encoderInput(clip)
+        let session: any VideoEncoder = try X264Session(settings: settings, input: input)
         let plan = try #require(input.timestamps)
+        // A rule of at most 7 frames from one keyframe to the next, kept by IDRs the step forces (x264's keyint 250
+        // places none in 12 frames): frame 7 is forced.
+        let rule = try KeyframeRule(maxFrames: 7, maxDuration: .zero, timebase: plan.timebase, placement: .forced(x264Keyint: nil))
+        var forcing = KeyframeForcing(rule: rule, nominalFrameTicks: 1)
         var stream: [UInt8] = []
         var index = 0
         var frames: [EncodedFrame] = []
         while let picture = try clip.next() {
-            if let f = try session.encode(plan.stamp(picture, index: index)) { frames.append(f); stream += f.nals.flatMap(\.bytes) }
+            var timed = plan.stamp(picture, index: index)
+            try forcing.force(&timed, nextPTS: index + 1 < 12 ? Int64(index + 1) : nil)
+            if let f = try session.encode(timed) { frames.append(f); stream += f.nals.flatMap(\.bytes) }
             index += 1
         }
+        #expect(forcing.forced == [7])
         while session.delayedFrames > 0 {
             if let f = try session.encode(nil) { frames.append(f); stream += f.nals.flatMap(\.bytes) }
         }

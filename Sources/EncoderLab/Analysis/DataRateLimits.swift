@@ -341,7 +341,7 @@ public struct DataRateLimits: Sendable, Equatable, CustomStringConvertible {
     /// Frames sharing a DTS therefore share one window, counted once.
     ///
     /// **A DTS that goes back** (rare; x264 given PTS that go back) counts at the running maximum of the DTS before
-    /// it, as the lab's bitrate plots do (``Plots/writeRunPlots(_:dir:)``): a frame is decoded after the frames
+    /// it, as the lab's bitrate plots do: a frame is decoded after the frames
     /// ahead of it in decode order, so the earliest time consistent with that order is the largest DTS so far. The
     /// times are then non-decreasing and the windows slide with two pointers.
     ///
@@ -380,5 +380,15 @@ public struct DataRateLimits: Sendable, Equatable, CustomStringConvertible {
                             ratio: try Rational(Int64(w.bytes), pair.bytes))
         }
         return WindowCheck(pair: pair, windowCount: count, windowsOverLimit: over, worst: window)
+    }
+}
+
+extension DataRateLimits {
+    /// The DataRateLimits a run's settings give (VideoToolbox's property as given), checked after the encode over
+    /// windows of decode time (``check(dtsTicks:sizesBytes:timebase:)``); nil without limits.
+    /// - Throws: `.usage` for limits that do not parse.
+    public static func given(in settings: EncodeSettings) throws -> DataRateLimits? {
+        guard let text = settings.videoToolbox.dataRateLimits, !text.isEmpty else { return nil }
+        return try DataRateLimits(parsing: text)
     }
 }

@@ -53,7 +53,7 @@ public struct RunMetrics: Sendable, Equatable {
 
     /// The most bytes a run's frames may add up to (`run_metrics.stream_bytes`): 2^53, so that every integer the
     /// metrics hold (bytes, counts, frame indices) is in 0 ... 2^53, where a double holds each one exactly and no
-    /// difference of two overflows. Each frame is at most 2^40 bytes (``RunPlotInput/maximumFrameBytes``).
+    /// difference of two overflows. Each frame is at most 2^40 bytes (``FrameRanges/maximumFrameBytes``).
     public static let maximumStreamBytes: Int64 = 1 << 53
 
     /// A stored value as an error message shows it: NULL, an integer, a real, or text (quoted, shortened).
@@ -62,7 +62,7 @@ public struct RunMetrics: Sendable, Equatable {
         case .null: return "NULL"
         case .integer(let v): return String(v)
         case .real(let v): return "the real \(v)"
-        case .text(let t): return "the text '\(Plots.shown(t, limit: 40))'"
+        case .text(let t): return "the text '\(Shown.text(t, limit: 40))'"
         case .blob(let b): return "a BLOB of \(b.count) bytes"
         }
     }
@@ -71,7 +71,7 @@ public struct RunMetrics: Sendable, Equatable {
     /// - Throws: `.noInput` for a run that is not there; `.data` for a run that is not done, has no frames, or whose
     ///   settings are not a JSON object, for a frame whose columns hold NULL or text where a number belongs, whose
     ///   `size_bytes` is outside 0 ... 2^40 or pts or dts outside -2^60 ... 2^60 (the range check of
-    ///   ``RunPlotInput/checkFrame(codedIndex:sizeBytes:pts:dts:runID:database:use:)``, which the plots and the report
+    ///   ``FrameRanges/check(codedIndex:sizeBytes:pts:dts:runID:database:use:)``, which the plots and the report
     ///   apply), and for frames whose sizes add up to more than ``maximumStreamBytes`` (each message names the
     ///   database, the run, the frame, the column and its value); the database's errors.
     public static func compute(store: LabStore, runID: Int64) throws -> RunMetrics {
@@ -121,7 +121,7 @@ public struct RunMetrics: Sendable, Equatable {
             }
             guard let type = r.type.string else { throw LabError.data("\(at): type holds \(described(r.type)), expected text") }
             let size = try integer("size_bytes", r.sizeBytes), pts = try integer("pts", r.pts), dts = try integer("dts", r.dts)
-            try RunPlotInput.checkFrame(codedIndex: coded, sizeBytes: size, pts: pts, dts: dts, runID: runID, database: shownPath, use: "analysed")
+            try FrameRanges.check(codedIndex: coded, sizeBytes: size, pts: pts, dts: dts, runID: runID, database: shownPath, use: "analysed")
             let sum = streamBytes.addingReportingOverflow(size)
             guard !sum.overflow, sum.partialValue <= maximumStreamBytes else {
                 throw LabError.data("\(at): size_bytes \(size) takes the run's bytes past \(maximumStreamBytes) (2^53), more than the metrics hold")
@@ -359,7 +359,7 @@ public struct RunMetrics: Sendable, Equatable {
         try LabStore.requireLabDatabase(path: databasePath)
         let store = try LabStore(path: databasePath)
         let rows = try store.runs()
-        let chosen = try PlotFromStore.select(selectors, rows: rows, keys: try PlotFromStore.runKeys(store), databasePath: databasePath)
+        let chosen = try LabStore.select(selectors, rows: rows, keys: try store.runKeys(), databasePath: databasePath)
         if let failed = chosen.first(where: { $0.status != "done" }) {
             throw LabError.data("\(databasePath): run \(failed.runID) is \(failed.status), it has nothing to analyse")
         }
@@ -463,8 +463,8 @@ extension RunMetrics {
         let database = try openForReading(databasePath, scratch: &scratch)
         let rows = try LabStore(database: database).runs()
         let keys = try database.runKeys()
-        let a = try PlotFromStore.select([runA], rows: rows, keys: keys, databasePath: databasePath, label: "run")[0]
-        let b = try PlotFromStore.select([runB], rows: rows, keys: keys, databasePath: databasePath, label: "run")[0]
+        let a = try LabStore.select([runA], rows: rows, keys: keys, databasePath: databasePath, label: "run")[0]
+        let b = try LabStore.select([runB], rows: rows, keys: keys, databasePath: databasePath, label: "run")[0]
         for run in [a, b] where run.status != "done" {
             throw LabError.data("\(databasePath): run \(run.runID) is \(run.status), it has no metrics")
         }
@@ -474,7 +474,7 @@ extension RunMetrics {
             switch v {
             case .integer(let i)?: return String(i)
             case .real(let d)?: return shownReal(d)
-            case .text(let t)?: return Plots.shown(t)
+            case .text(let t)?: return Shown.text(t)
             default: return "-"
             }
         }

@@ -80,7 +80,7 @@ public struct StreamExpectations: Sendable, Equatable {
 }
 
 /// What `enclab check` checks: a stream's frames in decode order with their times and bytes, and its PPSs; from a
-/// stream read from elsewhere (``init(_:)``) or from a stored run (``RuleCheck/storedRun(databasePath:run:)``).
+/// stream read from elsewhere (``init(_:)``) or from a stored run (``CheckRuns/storedRun(databasePath:run:)``).
 public struct RuleCheckInput: Sendable {
     public struct Frame: Sendable, Equatable {
         public var codedIndex: Int
@@ -177,12 +177,12 @@ public struct RuleCheckReport: Sendable {
 
 /// `enclab check`: a stream's frames against ``StreamExpectations``.
 public enum RuleCheck {
-    /// Holds the input's times to the range every reader of frames holds them to (``RunPlotInput/maximumTimestampTicks``,
+    /// Holds the input's times to the range every reader of frames holds them to (``FrameRanges/maximumTimestampTicks``,
     /// -2^60 ... 2^60 ticks), so that no span, gap or window of them overflows 64 bits: an INT64_MAX PTS made a span
     /// of -1.96 s.
     /// - Throws: `.data` "NAME: frame coded_index C: pts V is outside -2^60...2^60 ticks ..." (or the end's).
     public static func checkTimes(_ input: RuleCheckInput) throws {
-        let limit = RunPlotInput.maximumTimestampTicks
+        let limit = FrameRanges.maximumTimestampTicks
         func refuse(_ what: String, _ value: Int64) -> LabError {
             LabError.data("\(input.name): \(what) \(value) is outside -\(limit)...\(limit) (2^60 ticks of \(input.timebase) s), where its spans would not fit 64 bits")
         }

@@ -41,6 +41,16 @@ public struct TimestampAnalysis: Sendable, Equatable {
     /// ``spanTicks``) and how many frames have it, by duration.
     public var durationHistogram: [(ticks: Int64, count: Int)]
 
+    /// A coded frame as the analysis reads it: its PTS and DTS in ticks of the run's timebase, and its bytes.
+    public struct CodedFrame: Sendable, Equatable {
+        public var pts: Int64
+        public var dts: Int64
+        public var sizeBytes: Int
+        public init(pts: Int64, dts: Int64, sizeBytes: Int) {
+            self.pts = pts; self.dts = dts; self.sizeBytes = sizeBytes
+        }
+    }
+
     public static func == (a: TimestampAnalysis, b: TimestampAnalysis) -> Bool {
         a.frames == b.frames && a.nonIncreasingInputPTS == b.nonIncreasingInputPTS && a.duplicateDTS == b.duplicateDTS
             && a.decreasingDTS == b.decreasingDTS && a.ptsBeforeDTS == b.ptsBeforeDTS
@@ -62,7 +72,7 @@ public struct TimestampAnalysis: Sendable, Equatable {
     ///   - targetKbps: x264's `bitrate`, if any.
     ///   - warnings: x264's warnings of the run (texts without the `x264: ` prefix).
     /// - Throws: nothing today (kept throwing for exact arithmetic that may need to refuse a value).
-    public static func analyse(inputPTS: [Int64], frames: [EncodedFrame], timebase: Rational, lastDuration: Int64?,
+    public static func analyse(inputPTS: [Int64], frames: [CodedFrame], timebase: Rational, lastDuration: Int64?,
                                nominalFrameTicks: Int64, targetKbps: Double?, warnings: [String]) throws -> TimestampAnalysis {
         var nonIncreasing = 0
         var previous: Int64 = -1

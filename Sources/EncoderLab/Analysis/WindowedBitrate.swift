@@ -28,7 +28,7 @@ public enum WindowedBitrate {
     ///
     /// No operation can trap, whatever the values (``DecodeTimeWindows``): damaged values (sizes near Int.max, dts far
     /// apart or decreasing) give meaningless points, not a crash; callers that draw stored rows check them first
-    /// (``RunPlotInput``).
+    /// (the plots).
     public static func compute(sizes: [Int], dts: [Int64], timebase: Rational, frameTicks: Rational,
                                window: Rational = .one) -> [Point] {
         precondition(sizes.count == dts.count && window > .zero && timebase > .zero)

@@ -162,13 +162,13 @@ public enum Convert {
 
     /// Whether paths `a` and `b` name one file: both exist and share device and inode (stat(2), so a symbolic or
     /// hard link to a file is that file); or neither does, and their folders share device and inode and their
-    /// last components are equal; or their absolute paths, normalised by ``Experiment/normalized(_:)`` (which
+    /// last components are equal; or their absolute paths, normalised by ``Paths/normalized(_:)`` (which
     /// keeps `x/..` where `x` is a symbolic link), are equal.
     static func sameFile(_ a: String, _ b: String) -> Bool {
         func absolute(_ p: String) -> String {
             p.hasPrefix("/") ? p : FileManager.default.currentDirectoryPath + "/" + p
         }
-        let (x, y) = (Experiment.normalized(absolute(a)), Experiment.normalized(absolute(b)))
+        let (x, y) = (Paths.normalized(absolute(a)), Paths.normalized(absolute(b)))
         if x == y { return true }
         func identity(_ p: String) -> (dev: UInt64, ino: UInt64)? {
             var info = stat()

@@ -65,8 +65,7 @@ public struct EncodedFrame: Sendable {
     }
 
     /// A frame of a stream the lab did not make (`enclab check --db`), its byte counts as read from the stream (no
-    /// NAL units kept), no PSNR or SSIM, and `qp` 0, which the store writes as NULL
-    /// (``LabStore/RunRecord/Finished/qpFromX264``).
+    /// NAL units kept), no PSNR or SSIM, and `qp` 0, which the store writes as NULL (`frames.qp`).
     init(codedIndex: Int, displayIndex: Int, type: FrameType, pts: Int64, dts: Int64, sizeBytes: Int, headerBytes: Int, fillerBytes: Int) {
         self.codedIndex = codedIndex; self.displayIndex = displayIndex; self.type = type; self.keyframe = type == .idr
         self.pts = pts; self.dts = dts; self.qp = 0; self.nals = []

@@ -59,14 +59,6 @@ public struct EncoderInput: Sendable {
     public var frameTotal: Int
     /// The timestamps stage's plan (timebase, `b_vfr_input`); nil for the constant-rate plan of `fpsNum/fpsDen`.
     public var timestamps: TimestampPlan?
-    /// VideoToolbox's keyframe rule (MaxKeyFrameInterval / MaxKeyFrameIntervalDuration), in the plan's timebase:
-    /// the pipeline forces an IDR picture where the rule needs one (``KeyframeRule``); nil without those limits.
-    public var keyframeRule: KeyframeRule?
-    /// VideoToolbox's DataRateLimits, checked after the encode over windows of decode time
-    /// (``DataRateLimits/check(dtsTicks:sizesBytes:timebase:)``); `dataRateLimitsVTCompat` marks that only the
-    /// first pair was honoured when mapping. nil without limits.
-    public var dataRateLimits: DataRateLimits?
-    public var dataRateLimitsVTCompat = false
     /// For a clip decoded by ffmpeg and timed at its nominal rate: a warning when the file's own timestamps are
     /// not at that rate (``SourceTimes/constantRateWarning(path:microseconds:nominalRate:)``), else nil.
     public var timingWarning: String?
@@ -142,7 +134,7 @@ public struct ResolvedParameters: Sendable {
     }
 }
 
-/// One libx264 encoder, the only place the lab touches libx264.
+/// One libx264 encoder, the only place the lab touches libx264: the lab's ``VideoEncoder``.
 ///
 /// The call order is x264's own (x264.h, "Advanced parameter handling"): `x264_param_default_preset`
 /// (preset, tune), `x264_param_parse` for each option, `x264_param_apply_fastfirstpass`,

@@ -120,7 +120,7 @@ public struct Experiment: Sendable {
         }
 
         self.name = name
-        self.clips = clips.map { Self.normalized($0.hasPrefix("/") || baseDirectory.isEmpty ? $0 : "\(baseDirectory)/\($0)") }
+        self.clips = clips.map { Paths.normalized($0.hasPrefix("/") || baseDirectory.isEmpty ? $0 : "\(baseDirectory)/\($0)") }
 
         var baseSettings = EncodeSettings()
         try Self.checkDistinctProperties(Array(baseObject.keys), file: file, context: "base")
@@ -217,38 +217,12 @@ public struct Experiment: Sendable {
                 var settings = point.settings
                 // A timecode file, like a clip, is named relative to the experiment file's folder.
                 if let t = settings.timestamps.tcfile, !t.hasPrefix("/"), !baseDirectory.isEmpty {
-                    settings.timestamps.tcfile = Self.normalized("\(baseDirectory)/\(t)")
+                    settings.timestamps.tcfile = Paths.normalized("\(baseDirectory)/\(t)")
                 }
                 runs.append(Run(clip: clip, settings: settings, label: point.label, axesJSON: point.axesJSON))
             }
         }
         self.runs = runs
-    }
-
-    /// `path` with `.` components dropped and each `name/..` pair removed where `name` is a real folder, not a
-    /// symbolic link (lstat(2), relative paths against the current folder), so the result names the file the
-    /// system would open: `experiments/../fixtures/a.mp4` is recorded as `fixtures/a.mp4`, but with
-    /// `link -> ../real/sub`, `link/../clip.y4m` (which the system reads as `real/clip.y4m`) is kept as it is.
-    /// A `name` that does not exist is kept too (the system fails on it as it would). Relative paths stay relative.
-    static func normalized(_ path: String) -> String {
-        let absolute = path.hasPrefix("/")
-        var parts: [Substring] = []
-        func joined() -> String {
-            let text = parts.joined(separator: "/")
-            return absolute ? "/" + text : (text.isEmpty ? "." : text)
-        }
-        for part in path.split(separator: "/", omittingEmptySubsequences: true) {
-            if part == "." { continue }
-            if part == "..", let last = parts.last, last != ".." {
-                var info = stat()
-                if lstat(joined(), &info) == 0 && info.st_mode & S_IFMT == S_IFDIR {
-                    parts.removeLast()
-                    continue
-                }
-            }
-            parts.append(part)
-        }
-        return joined()
     }
 
     /// Refuses two keys of one object that name the same VideoToolbox property in different spellings

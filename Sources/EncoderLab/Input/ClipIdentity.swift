@@ -11,44 +11,39 @@ public struct ClipIdentity: Sendable, Equatable {
     /// again when it has read the clip (``requireUnchanged()``); nil for an identity made without the file.
     var state: FileKey?
 
-    /// Hashes `path`, or takes the digest from a cache when the file's device, inode, size and last change (the later
-    /// of its modification and status-change times, ns) are those it was hashed with, so a large y4m is read for its
-    /// digest once: first the store's `clip_hashes`, then the per-user cache (``UserClipHashCache``); a digest found
-    /// in one is copied to the other.
+    /// A clip identified: its identity, and whether its digest may be cached under the file's state.
+    struct Identification {
+        var identity: ClipIdentity
+        /// Whether the digest came from `known` (a cache) rather than from reading the file.
+        var known: Bool
+        /// Whether a digest read from the file may be cached under ``ClipIdentity/state``: the file's state was the
+        /// same before and after hashing and its last change was at least `settleSeconds` before hashing began.
+        var cacheable: Bool
+    }
+
+    /// Identifies `path` by its bytes: the digest `known` gives for the file's present device, inode, size and last
+    /// change (the later of its modification and status-change times, ns), else the SHA-256 of the file read whole.
+    /// The input stage writes no cache: the caller keeps the caches (the store's `clip_hashes`, the per-user cache)
+    /// and decides what to store (``identify(_:cache:userCache:settleSeconds:)``).
     ///
-    /// A digest is cached only when the file's state was the same before and after hashing and its last change was at
-    /// least ``racyChangeSeconds`` before hashing began: a file's times have a coarse granularity (a kernel tick, or
-    /// seconds on some file systems), so a file rewritten at the same size within the tick it was hashed in could
-    /// otherwise keep its key and get its old digest (git's "racy clean" entries).
-    /// - Parameters:
-    ///   - store: the database whose `clip_hashes` to read and fill, or nil.
-    ///   - userCache: the per-user cache, or nil for none (the default opens ``UserClipHashCache/user(environment:)``).
-    ///   - settleSeconds: how long before hashing the file must have last changed for its digest to be cached.
-    /// - Throws: `.noInput` for a file that cannot be examined or read; the store's errors.
-    public static func identify(_ path: String, cache store: LabStore?,
-                                userCache: UserClipHashCache? = UserClipHashCache.user(),
-                                settleSeconds: Int64 = racyChangeSeconds) throws -> ClipIdentity {
+    /// A digest read from the file is cacheable only when the file's state was the same before and after hashing and
+    /// its last change was at least `settleSeconds` before hashing began: a file's times have a coarse granularity (a
+    /// kernel tick, or seconds on some file systems), so a file rewritten at the same size within the tick it was
+    /// hashed in could otherwise keep its key and get its old digest (git's "racy clean" entries).
+    /// - Throws: `.noInput` for a file that cannot be examined or read; what `known` throws.
+    static func identify(_ path: String, known: (FileKey) throws -> String?,
+                         settleSeconds: Int64 = racyChangeSeconds) throws -> Identification {
         let key = try fileKey(path)
-        if let known = try store?.cachedClipHash(device: key.device, inode: key.inode, size: key.size, mtimeNs: key.changeNs) {
-            if let userCache, userCache.digest(device: key.device, inode: key.inode, size: key.size, mtimeNs: key.changeNs) == nil {
-                userCache.store(device: key.device, inode: key.inode, size: key.size, mtimeNs: key.changeNs, sha256: known)
-            }
-            return ClipIdentity(path: path, sha256: known, state: key)
-        }
-        if let known = userCache?.digest(device: key.device, inode: key.inode, size: key.size, mtimeNs: key.changeNs) {
-            try store?.storeClipHash(device: key.device, inode: key.inode, size: key.size, mtimeNs: key.changeNs, sha256: known)
-            return ClipIdentity(path: path, sha256: known, state: key)
+        if let digest = try known(key) {
+            return Identification(identity: ClipIdentity(path: path, sha256: digest, state: key), known: true, cacheable: true)
         }
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
         let startedNs = Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
         let digest = try SHA256.file(path)
         let settled = key.changeNs <= startedNs - settleSeconds * 1_000_000_000
-        if settled, try fileKey(path) == key {
-            try store?.storeClipHash(device: key.device, inode: key.inode, size: key.size, mtimeNs: key.changeNs, sha256: digest)
-            userCache?.store(device: key.device, inode: key.inode, size: key.size, mtimeNs: key.changeNs, sha256: digest)
-        }
-        return ClipIdentity(path: path, sha256: digest, state: key)
+        return Identification(identity: ClipIdentity(path: path, sha256: digest, state: key), known: false,
+                              cacheable: try settled && fileKey(path) == key)
     }
 
     /// Checks, once a run has read its clip, that the file is still the one identified: the same device, inode, size
@@ -72,7 +67,7 @@ public struct ClipIdentity: Sendable, Equatable {
                             + "no longer names what was encoded, so the run is not recorded done; run it again on a file that stays put")
     }
 
-    /// A file changed less than this long before it is hashed is not cached (see ``identify(_:cache:userCache:settleSeconds:)``):
+    /// A file changed less than this long before it is hashed is not cached (see ``identify(_:known:settleSeconds:)``):
     /// 2 s, FAT's granularity, far above a kernel tick.
     public static let racyChangeSeconds: Int64 = 2
 

@@ -12,6 +12,8 @@ public struct CheckedRun: Sendable {
     public var settings: EncodeSettings
     public var input: EncoderInput
     public var resolved: ResolvedParameters
+    /// The keyframe rule the timestamps stage's keyframe-forcing step keeps (``KeyframeForcing``), nil without one.
+    public var keyframeRule: KeyframeRule?
 }
 
 /// What one run produced, before the store's writer records it: a `Sendable` value.
@@ -39,7 +41,7 @@ public enum Pipeline {
     /// The run spec of a checked run, once its clip's digest is known.
     public static func spec(_ checked: CheckedRun, clip: ClipIdentity) -> RunSpec {
         RunSpec(experiment: checked.experiment, label: checked.label, axesJSON: checked.axesJSON, clip: clip,
-                settings: checked.settings, input: checked.input, resolved: checked.resolved, x264Build: x264Version,
+                settings: checked.settings, input: checked.input, keyframeRule: checked.keyframeRule, resolved: checked.resolved, x264Build: x264Version,
                 measurementVersion: measurementVersion)
     }
 
@@ -56,71 +58,8 @@ public enum Pipeline {
         var input = EncoderInput(width: i.width, height: i.height, fpsNum: i.fpsNum, fpsDen: i.fpsDen,
                                  sarWidth: i.sarWidth, sarHeight: i.sarHeight, interlacing: i.interlacing,
                                  frameTotal: i.frameCountHint ?? 0)
-        if i.fpsNum > 0 && i.fpsDen > 0 {
-            input.timestamps = try TimestampPlan.constantRate(fpsNum: i.fpsNum, fpsDen: i.fpsDen)
-        }
+        input.timestamps = try TimestampPlan.nominal(fpsNum: i.fpsNum, fpsDen: i.fpsDen)
         return input
-    }
-
-    /// The timestamps stage's plan for one run (README, "Timestamps"): the CLI's constant-rate plan when no
-    /// timestamp setting is given, else a microsecond plan whose source times are read and checked here, before
-    /// anything is written.
-    /// - Parameters:
-    ///   - input: the clip's facts (its nominal rate).
-    ///   - clipPath: the clip, for `--pts-source file` and messages.
-    ///   - decodedByFFmpeg: whether the clip is decoded by ffmpeg (only such clips have their own timestamps).
-    ///   - frameCount: the frames the run will encode when known (after `--seek`, at most `--frames`): a
-    ///     timecode file must have that many entries from `--seek` on.
-    /// - Throws: `.usage` for `--pts-source file` on a y4m clip and for an offset that overflows; `.noInput`
-    ///   for a missing timecode file; `.data` naming the timecode file and line (too few entries, a bad or
-    ///   non-increasing time) or the clip (no timestamps, too few frames).
-    static func timestampPlan(_ t: TimestampSettings, input: EncoderInput, clipPath: String, decodedByFFmpeg: Bool,
-                              seek: Int, frames: Int?, frameCount: Int?) throws -> TimestampPlan {
-        let rate = try input.timestamps?.frameRate ?? Rational(Int64(input.fpsNum), Int64(input.fpsDen))
-        if t.isDefault { return try TimestampPlan.constantRate(fpsNum: input.fpsNum, fpsDen: input.fpsDen) }
-        try t.check()
-        let source: TimestampSource
-        var times: PTSStages.Times = .constantRate
-        var tcfileSHA: String?
-        var known = frameCount
-        if let path = t.tcfile {
-            source = .tcfile
-            let file = try TimecodeV2.read(path: path)
-            tcfileSHA = try SHA256.file(path)
-            if let n = known { _ = try file.ptsMicroseconds(seek: seek, frames: n) }
-            times = .tcfile(file, seek: seek)
-        } else if let spec = t.schedule {
-            source = .schedule
-            times = .schedule(try PTSSchedule(parsing: spec, nominalRate: rate), t.clock ?? .schedule)
-        } else if t.fromFile {
-            source = .file
-            guard decodedByFFmpeg else {
-                throw LabError.usage("--pts-source file: \(clipPath) is y4m, which holds no timestamps (give --tcfile-in or --pts-schedule)")
-            }
-            let read = try SourceTimes.frames(path: clipPath)
-            let all = try read.microseconds(path: clipPath)
-            guard all.count > seek else {
-                throw LabError.data("\(clipPath): ffprobe lists \(all.count) frames, none after --seek \(seek)")
-            }
-            var list = Array(all[seek...])
-            var lastDuration = read.lastDuration.flatMap { try? read.timebase.microseconds(ticks: $0) }
-            if let f = frames, list.count > f {
-                lastDuration = list[f] - list[f - 1]
-                list = Array(list.prefix(f))
-            }
-            known = list.count
-            times = .list(list, lastDuration: lastDuration)
-        } else {
-            source = .constantRate
-        }
-        let stages = PTSStages(times: times, offset: t.offset, rebase: t.rebase, precision: t.precision, clamp: t.clamp,
-                               tcfileSHA256: tcfileSHA)
-        // Every stage runs once over the frames known now, so an overflow is refused before anything is written.
-        if let n = known {
-            var stamper = PTSStamper(stages: stages, frameRate: rate)
-            for k in 0..<n { _ = try stamper.stamp(k) }
-        }
-        return TimestampPlan.microseconds(source: source, frameRate: rate, stages: stages, settings: t)
     }
 
     /// Skips `seek` frames and returns the next one.
@@ -156,7 +95,7 @@ public enum Pipeline {
         var stamper = plan.makeStamper()
         var inputPTS: [Int64] = []
         // Encode.
-        let session = try X264Session(settings: settings, input: input)
+        let session: any VideoEncoder = try X264Session(settings: settings, input: input)
         // The adjustments the settings made (VideoToolbox's properties resolved onto x264), said once per run.
         var warnings = settings.adjustments + session.takeWarnings().map { "x264: \($0)" }
         if let w = input.timingWarning { warnings.append(w) }
@@ -183,18 +122,11 @@ public enum Pipeline {
             frames.append(frame)
         }
         var index = 0
-        // The keyframe rule (VideoToolbox's limits). When x264's keyint carries it the lab forces nothing (x264
-        // restarts its count at its own scene cuts). When the lab forces the duration limit's IDRs (variable-rate
-        // timestamps, x264's scene cuts off) every IDR is known as it is decided: frame 0, x264's keyint counted
-        // from the last IDR, and the frames forced here. The rule needs the next frame's PTS, so frames are read one
-        // ahead; from the first PTS that is not after its predecessor (the duration since the last keyframe is then
-        // undefined) no IDR is forced, and the warning at the end says so.
-        let rule = input.keyframeRule
+        // The keyframe rule (VideoToolbox's limits), kept by the timestamps stage's keyframe-forcing step
+        // (``KeyframeForcing``), which needs the next frame's PTS: frames are read one ahead.
+        let rule = spec.keyframeRule
         let nominalTicks = max(1, Int64(clamping: (try plan.frameTicks).roundedToNearest))
-        var forcing: (x264Keyint: Int?, lastKeyframe: Int)?
-        if let rule, case .forced(let k)? = rule.placement { forcing = (k, 0) }
-        var forced: [Int] = []
-        var forcingStopped: String?
+        var forcing = KeyframeForcing(rule: rule, nominalFrameTicks: nominalTicks)
         var current: TimedPicture? = try plan.stamp(try firstPicture(clip, seek: settings.seek ?? 0), index: 0, stamper: &stamper)
         while var timed = current {
             try Interruption.check()
@@ -202,29 +134,7 @@ public enum Pipeline {
             // --frames N reads no frame after the Nth.
             let following = settings.frames.map({ index + 1 < $0 }) ?? true ? try clip.next() : nil
             let next = try following.map { try plan.stamp($0, index: index + 1, stamper: &stamper) }
-            if let rule, let f = forcing {
-                if index > 0 && timed.pts <= inputPTS[index - 1] {
-                    forcingStopped = "PTS of frame \(index) (\(timed.pts)) is not after frame \(index - 1)'s (\(inputPTS[index - 1]))"
-                } else if let n = next, n.pts <= timed.pts {
-                    forcingStopped = "PTS of frame \(index + 1) (\(n.pts)) is not after frame \(index)'s (\(timed.pts))"
-                }
-                if forcingStopped != nil {
-                    forcing = nil
-                } else if index > 0, let k = f.x264Keyint, index - f.lastKeyframe >= k {
-                    // x264's keyint places this IDR itself (no scene cuts: scenecut 0).
-                    forcing?.lastKeyframe = index
-                } else {
-                    let nextPTS = try next?.pts ?? KeyframeRule.endPTS(lastPTS: timed.pts, nominalFrameTicks: nominalTicks)
-                    switch rule.keyframeReason(frame: index, afterKeyframe: f.lastKeyframe, keyframePTS: inputPTS[f.lastKeyframe], nextPTS: nextPTS) {
-                    case .frameLimit?, .durationLimit?:
-                        timed.forcedType = .idr
-                        forced.append(index)
-                        forcing?.lastKeyframe = index
-                    case .firstFrame?, nil:
-                        break
-                    }
-                }
-            }
+            try forcing.force(&timed, nextPTS: next?.pts)
             try verify.source(timed.picture)
             let frame = try session.encode(timed)
             try keep(frame)
@@ -256,7 +166,7 @@ public enum Pipeline {
         let r = session.resolved
         // Timestamps, as handed in and as returned.
         let analysis = try TimestampAnalysis.analyse(
-            inputPTS: inputPTS, frames: frames, timebase: r.timebase,
+            inputPTS: inputPTS, frames: frames.map { .init(pts: $0.pts, dts: $0.dts, sizeBytes: $0.sizeBytes) }, timebase: r.timebase,
             lastDuration: stamper.flatMap { s in var s = s; return s.knownDuration(inputPTS.count - 1) },
             nominalFrameTicks: nominalTicks, targetKbps: r.rcMethod == "abr" && r.bitrateKbps > 0 ? Double(r.bitrateKbps) : nil,
             warnings: x264Warnings)
@@ -293,15 +203,15 @@ public enum Pipeline {
             let actual = frames.filter { $0.type == .idr }.map(\.displayIndex).sorted()
             var ruleWarnings: [String] = []
             do {
-                let expected = try rule.expectedKeyframes(pts: inputPTS, nominalFrameTicks: nominalTicks, streamKeyframes: actual, forced: forced)
+                let expected = try rule.expectedKeyframes(pts: inputPTS, nominalFrameTicks: nominalTicks, streamKeyframes: actual, forced: forcing.forced)
                 let end = try KeyframeRule.endPTS(lastPTS: inputPTS.max() ?? 0, nominalFrameTicks: nominalTicks)
-                let analysis = KeyframeAnalysis(rule: rule, expected: expected, actual: actual, forced: forced,
+                let analysis = KeyframeAnalysis(rule: rule, expected: expected, actual: actual, forced: forcing.forced,
                                                 check: try rule.violations(keyframes: actual, pts: inputPTS, endPTS: end))
                 keyframes = analysis
                 if let w = analysis.mismatchWarning { ruleWarnings.append(w) }
             } catch let e as LabError where e.kind == .data {
-                let what = forced.isEmpty ? "no IDR forced" : "IDRs forced at \(forced.map(String.init).joined(separator: ", ")) (display order)"
-                let stop = forcingStopped.map { "; none forced from the first PTS that is not after its predecessor (\($0))" } ?? ""
+                let what = forcing.forced.isEmpty ? "no IDR forced" : "IDRs forced at \(forcing.forced.map(String.init).joined(separator: ", ")) (display order)"
+                let stop = forcing.stopped.map { "; none forced from the first PTS that is not after its predecessor (\($0))" } ?? ""
                 ruleWarnings.append("keyframe rule not checked: \(e.message); \(what)\(stop)")
             }
             for w in ruleWarnings {
@@ -310,7 +220,8 @@ public enum Pipeline {
             }
         }
         // DataRateLimits: every window of each pair's length over decode time.
-        let windows = try input.dataRateLimits.map {
+        let limits = try DataRateLimits.given(in: settings)
+        let windows = try limits.map {
             try $0.check(dtsTicks: frames.map(\.dts), sizesBytes: payloadBytes, timebase: r.timebase)
         }
         var measurements = RunMeasurements(
@@ -323,7 +234,7 @@ public enum Pipeline {
         measurements.timestampSource = (input.timestamps?.source ?? .constantRate).rawValue
         measurements.keyframes = keyframes
         measurements.dataRateWindows = windows
-        measurements.dataRateLimitsVTCompat = input.dataRateLimitsVTCompat
+        measurements.dataRateLimitsVTCompat = limits != nil && settings.videoToolbox.compat
         return RunResult(spec: spec, folder: folder, warnings: warnings, resolved: r, measured: measurements,
                          crop: clip.info.cropDescription, ffmpegVersion: clip.info.ffmpegVersion, createdAt: createdAt)
     }

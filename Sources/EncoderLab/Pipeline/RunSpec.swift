@@ -22,6 +22,8 @@ public struct RunSpec: Sendable {
     /// What the clip looks like to the encoder (size, rate, aspect ratio, interlacing, frame count) and the
     /// timestamps stage's plan.
     public var input: EncoderInput
+    /// The keyframe rule the timestamps stage keeps (``KeyframeForcing``), nil without one.
+    public var keyframeRule: KeyframeRule?
     /// What x264 settled on when the settings were checked (its SEI options string included).
     public var resolved: ResolvedParameters
     /// libx264's `X264_POINTVER`, e.g. "0.164.3095 baee400".
@@ -57,7 +59,9 @@ public struct RunSpec: Sendable {
             ] as [String: Any],
             "lab": [
                 "timestamps": (input.timestamps?.source ?? .constantRate).rawValue,
-                "forced_types": (input.timestamps?.forcedTypes ?? [:]).sorted { $0.key < $1.key }.map { [$0.key, $0.value.rawValue] as [Any] },
+                // Always empty: the types the keyframe-forcing step forces are decided during the encode and never
+                // hashed; the empty list stays so that no key changed when the plan's unused map went (issue 18).
+                "forced_types": [Any](),
                 "seek": s.seek ?? 0,
                 "frames": s.frames ?? NSNull(),
             ] as [String: Any],
@@ -68,7 +72,7 @@ public struct RunSpec: Sendable {
         if s.verify != .full { object["verify"] = s.verify.rawValue }
         // How the keyframe rule is kept, x264's keyint or IDRs the lab forces (absent without the rule, so those keys
         // never changed; runs with it changed keys when x264's keyint came to carry the rule, issue 17).
-        if let placement = input.keyframeRule?.placement { object["keyframe_rule"] = ["placement": placement.name] }
+        if let placement = keyframeRule?.placement { object["keyframe_rule"] = ["placement": placement.name] }
         // VideoToolbox's properties as given and vt-compat (absent without them, so those keys never changed).
         if let vt = s.videoToolboxKeyObject { object["videotoolbox"] = vt }
         // The timestamps stage beyond the CLI's constant rate (absent for it, so those keys never changed).

@@ -178,7 +178,7 @@ public final class Runner {
                 let available = frameCounts[run.clip].map { max(0, $0 - seek) }
                 let count = available.map { a in run.settings.frames.map { min($0, a) } ?? a }
                 do {
-                    input.timestamps = try Pipeline.timestampPlan(t, input: input, clipPath: run.clip,
+                    input.timestamps = try TimestampPlan.make(t, fpsNum: input.fpsNum, fpsDen: input.fpsDen, clipPath: run.clip,
                                                                   decodedByFFmpeg: decodedByFFmpeg[run.clip] ?? false,
                                                                   seek: seek, frames: run.settings.frames, frameCount: count)
                 } catch let e as LabError where !run.label.isEmpty {
@@ -189,10 +189,7 @@ public final class Runner {
             let rate = try Rational(Int64(input.fpsNum), Int64(input.fpsDen))
             let settings: EncodeSettings
             do {
-                // MaxKeyFrameIntervalDuration: x264's keyint carries it at the CLI's constant rate (every frame one
-                // nominal frame, the end one frame after the last), not under the timestamps stage's times.
-                let timing: VTKeyframeTiming = input.timestamps?.stages == nil
-                    ? .constantRate(frameDuration: try (input.timestamps?.frameRate ?? rate).reciprocal) : .variableRate
+                let timing = try KeyframeForcing.timing(plan: input.timestamps, nominalRate: rate)
                 settings = try run.settings.resolved(dataRateLimitsVBV: { text, compat in
                     guard let v = try DataRateLimits(parsing: text).vbv(frameRate: rate, vtCompat: compat) else { return nil }
                     return VTDataRateVBV(maxrateKbps: v.maxrateKbps, bufsizeKbit: v.bufsizeKbit, targetKbps: DataRateLimits.abrTargetKbps(for: v))
@@ -200,28 +197,16 @@ public final class Runner {
             } catch let e as LabError where !run.label.isEmpty {
                 throw LabError(e.kind, "run '\(run.label)': \(e.message)")
             }
-            if let text = settings.videoToolbox.dataRateLimits, !text.isEmpty {
-                input.dataRateLimits = try DataRateLimits(parsing: text)
-                input.dataRateLimitsVTCompat = settings.videoToolbox.compat
-            }
+            // DataRateLimits are checked after the encode (``DataRateLimits/given(in:)``): refused here when they do not parse.
+            _ = try DataRateLimits.given(in: settings)
             let session: X264Session
             do { session = try X264Session(settings: settings, input: input) } catch let e as LabError where !run.label.isEmpty {
                 throw LabError(e.kind, "run '\(run.label)': \(e.message)")
             }
-            // VideoToolbox's keyframe limits as given, in the plan's timebase (an x264 --keyint above the frame limit
-            // is refused by the mapping; a smaller one is kept and the check still counts against the limit given);
-            // a keyint of X264_KEYINT_MAX_INFINITE is none. How the rule is kept: x264's keyint, or IDRs the lab forces.
-            if let k = settings.resolvedKeyframeRule {
-                if session.resolved.openGop || session.resolved.intraRefresh {
-                    let what = session.resolved.openGop ? "open GOPs (b_open_gop)" : "periodic intra refresh (b_intra_refresh)"
-                    let prefix = run.label.isEmpty ? "" : "run '\(run.label)': "
-                    throw LabError.usage("\(prefix)contradictory settings: x264 settled on \(what) with the keyframe rule (MaxKeyFrameInterval \(k.maxFrames), MaxKeyFrameIntervalDuration \(VideoToolboxSettings.text(k.maxDuration))), which counts from IDR pictures")
-                }
-                let timebase = try input.timestamps?.timebase ?? rate.reciprocal
-                let x264Keyint = session.resolved.keyint < KeyframeRule.x264KeyintInfinite ? session.resolved.keyint : nil
-                input.keyframeRule = try KeyframeRule(maxFrames: k.maxFrames, maxDuration: k.maxDuration, timebase: timebase, vtCompat: k.vtCompat,
-                                                      placement: k.forcesIDRs ? .forced(x264Keyint: x264Keyint) : .keyint(x264Keyint: x264Keyint))
-            }
+            // The keyframe rule of the timestamps stage's keyframe-forcing step, kept by x264's keyint or by IDRs it forces.
+            let keyframeRule = try KeyframeRule.forRun(settings.resolvedKeyframeRule, plan: input.timestamps, nominalRate: rate,
+                                                       encoderKeyint: session.resolved.keyint, openGOP: session.resolved.openGop,
+                                                       intraRefresh: session.resolved.intraRefresh, label: run.label)
             // The lab's mode must be the method x264 settled on (a value x264 reads differently, e.g. a crf it
             // took as 0, would otherwise record a cqp run under 'crf').
             if let mode = settings.rc {
@@ -239,7 +224,7 @@ public final class Runner {
                 }
             }
             checked.append(CheckedRun(experiment: experiment, label: run.label, axesJSON: run.axesJSON, clipPath: run.clip,
-                                      settings: settings, input: input, resolved: session.resolved))
+                                      settings: settings, input: input, resolved: session.resolved, keyframeRule: keyframeRule))
         }
         return checked
     }

@@ -73,8 +73,8 @@ public enum PlotFromStore {
         try LabStore.requireLabDatabase(path: databasePath)
         let store = try LabStore.reading(path: databasePath)
         let rows = try store.runs()
-        let keys = try runKeys(store)
-        let selected = try select(selectors, rows: rows, keys: keys, databasePath: databasePath)
+        let keys = try store.runKeys()
+        let selected = try LabStore.select(selectors, rows: rows, keys: keys, databasePath: databasePath)
         var doneByKey: [String: Int] = [:]
         for run in rows where run.status == "done" { if let key = keys[run.runID] { doneByKey[key, default: 0] += 1 } }
         let repeated = Set(doneByKey.filter { $0.value > 1 }.keys)
@@ -152,62 +152,9 @@ public enum PlotFromStore {
         return realParts.count >= parts.count && Array(realParts.suffix(parts.count)) == parts
     }
 
-    /// `runs.run_key` by run_id for the rows that have one; none when the table has no such column (a database
-    /// of the previous version).
-    static func runKeys(_ store: LabStore) throws -> [Int64: String] {
-        try store.database.runKeys()
-    }
-
     /// Whether `text` is all ASCII hex digits (either case).
     static func isHex(_ text: some StringProtocol) -> Bool {
         !text.isEmpty && text.unicodeScalars.allSatisfy { ("0"..."9").contains($0) || ("a"..."f").contains($0) || ("A"..."F").contains($0) }
-    }
-
-    /// The runs `selectors` name, in the order named, each once; every done run when `selectors` is empty.
-    /// - Parameter label: how usage errors name a selector: `--run` (the flag, the default) or `run` (`compare`'s
-    ///   operands).
-    /// - Throws: as ``redraw(databasePath:outDirectory:runs:)`` for the selectors.
-    static func select(_ selectors: [String], rows: [LabStore.RunRow], keys: [Int64: String], databasePath: String,
-                       label: String = "--run") throws -> [LabStore.RunRow] {
-        if selectors.isEmpty { return rows.filter { $0.status == "done" } }
-        let byID = Dictionary(rows.map { ($0.runID, $0) }, uniquingKeysWith: { a, _ in a })
-        var chosen: [LabStore.RunRow] = []
-        for selector in selectors {
-            let shown = Plots.shown(selector)
-            func isDigits(_ text: some StringProtocol) -> Bool { !text.isEmpty && text.unicodeScalars.allSatisfy { ("0"..."9").contains($0) } }
-            let digits = isDigits(selector)
-            var id: Int64?
-            var prefix: String?
-            if selector.hasPrefix("run-") && isDigits(selector.dropFirst(4)) {
-                id = Int64(selector.dropFirst(4))
-            } else if digits && selector.count < 8 {
-                id = Int64(selector)
-            } else if isHex(selector) && selector.count >= 8 {
-                guard selector.count <= 64 else {
-                    throw LabError.usage("\(label) '\(shown)': a run key has 64 hex digits, this has \(selector.count)")
-                }
-                prefix = selector.lowercased()
-                if digits { id = Int64(selector) }
-            } else {
-                throw LabError.usage("\(label) '\(shown)': expected a run id (12 or run-12) or a run key or its first 8 or more hex digits")
-            }
-            let keyed = prefix.map { p in rows.filter { keys[$0.runID]?.lowercased().hasPrefix(p) ?? false } } ?? []
-            if keyed.count > 1, Set(keyed.compactMap { keys[$0.runID] }).count == 1 {
-                throw LabError.usage("\(label) '\(shown)': runs \(keyed.map { String($0.runID) }.joined(separator: ", ")) are repeats of this key (an encode that is not repeatable, merged from several databases); give a run id (run-\(keyed[0].runID))")
-            }
-            if keyed.count > 1 {
-                throw LabError.usage("\(label) '\(shown)': ambiguous, the keys of runs \(keyed.map { String($0.runID) }.joined(separator: ", ")) start with it; give more digits")
-            }
-            let numbered = id.flatMap { byID[$0] }
-            if let k = keyed.first, let n = numbered, k.runID != n.runID {
-                throw LabError.usage("\(label) '\(shown)': ambiguous, it is run \(n.runID)'s id and the start of run \(k.runID)'s key; give run-\(n.runID) or more key digits")
-            }
-            guard let run = keyed.first ?? numbered else {
-                throw LabError.noInput("\(databasePath): no run \(prefix != nil ? "whose key starts with" : "with id") '\(shown)'")
-            }
-            if !chosen.contains(where: { $0.runID == run.runID }) { chosen.append(run) }
-        }
-        return chosen
     }
 
     /// A run's folder under OUT: the first 16 hex digits of its key, or `run-ID` without one; for a key with

@@ -2,7 +2,11 @@ import Foundation
 import H264
 
 /// `enclab check` and the store: a checked stream recorded like a run, and a stored run read back to be checked.
-extension RuleCheck {
+///
+/// The store knows Analysis's types (it writes their results: ``RuleCheckReport``, and reads a run back as a
+/// ``RuleCheckInput``); Analysis knows nothing of the store. So these are the store's functions, not an extension of
+/// ``RuleCheck``.
+public enum CheckRuns {
     /// The experiment name of the runs `enclab check --db` records.
     public static let experiment = "check"
 
@@ -26,7 +30,7 @@ extension RuleCheck {
     public static func record(_ stream: ForeignStream, expect: StreamExpectations, report: RuleCheckReport, databasePath: String,
                               createdAt: Date = Date()) throws -> Int64 {
         let sha = try SHA256.file(stream.path)
-        let shown = Experiment.normalized(stream.path)
+        let shown = Paths.normalized(stream.path)
         var check: [String: Any] = ["expect": expect.rules, "times": stream.timeSource.name, "format": stream.format,
                                     "end_pts": stream.endPTS]
         if case .timecode(let path) = stream.timeSource { check["timecode"] = path }
@@ -75,7 +79,7 @@ extension RuleCheck {
         try LabStore.requireLabDatabase(path: databasePath)
         let store = try LabStore.reading(path: databasePath)
         let rows = try store.runs()
-        let run = try PlotFromStore.select([selector], rows: rows, keys: try PlotFromStore.runKeys(store), databasePath: databasePath)[0]
+        let run = try LabStore.select([selector], rows: rows, keys: try store.runKeys(), databasePath: databasePath)[0]
         let name = "run \(run.runID) of \(databasePath)"
         guard run.status == "done" else { throw LabError.data("\(name): status \(run.status), it has no frames to check") }
         guard let n = run.timebaseNum, let d = run.timebaseDen, n > 0, d > 0, let timebase = try? Rational(Int64(n), Int64(d)) else {
@@ -85,8 +89,8 @@ extension RuleCheck {
         guard !rowsOfFrames.isEmpty else { throw LabError.data("\(name): done, but no frames are stored") }
         // Stored times in the range every reader holds them to, so the end and the spans below cannot overflow.
         for f in rowsOfFrames {
-            try RunPlotInput.checkFrame(codedIndex: Int64(f.codedIndex), sizeBytes: Int64(f.sizeBytes), pts: f.pts, dts: f.dts,
-                                        runID: run.runID, database: databasePath, use: "checked")
+            try FrameRanges.check(codedIndex: Int64(f.codedIndex), sizeBytes: Int64(f.sizeBytes), pts: f.pts, dts: f.dts,
+                                   runID: run.runID, database: databasePath, use: "checked")
         }
         let frames = rowsOfFrames.map {
             RuleCheckInput.Frame(codedIndex: $0.codedIndex, displayIndex: $0.displayIndex, type: $0.type, pts: $0.pts, dts: $0.dts,

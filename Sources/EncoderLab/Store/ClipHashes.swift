@@ -27,3 +27,43 @@ extension LabStore {
         [.integer(Int64(bitPattern: device)), .integer(Int64(bitPattern: inode)), .integer(size), .integer(mtimeNs)]
     }
 }
+
+extension ClipIdentity {
+    /// Identifies `path` (``identify(_:known:settleSeconds:)``, the input stage's), with the digest taken from a
+    /// cache when the file's device, inode, size and last change (the later of its modification and status-change
+    /// times, ns) are those it was hashed with, so a large y4m is read for its digest once: first the store's
+    /// `clip_hashes`, then the per-user cache (``UserClipHashCache``); a digest found in one is copied to the other,
+    /// and a digest read from the file is stored in both when the input stage says it is cacheable.
+    /// - Parameters:
+    ///   - store: the database whose `clip_hashes` to read and fill, or nil.
+    ///   - userCache: the per-user cache, or nil for none (the default opens ``UserClipHashCache/user(environment:)``).
+    ///   - settleSeconds: how long before hashing the file must have last changed for its digest to be cached.
+    /// - Throws: `.noInput` for a file that cannot be examined or read; the store's errors.
+    public static func identify(_ path: String, cache store: LabStore?,
+                                userCache: UserClipHashCache? = UserClipHashCache.user(),
+                                settleSeconds: Int64 = racyChangeSeconds) throws -> ClipIdentity {
+        var inStore = false
+        let found = try identify(path, known: { key in
+            if let digest = try store?.cachedClipHash(device: key.device, inode: key.inode, size: key.size, mtimeNs: key.changeNs) {
+                inStore = true
+                return digest
+            }
+            return userCache?.digest(device: key.device, inode: key.inode, size: key.size, mtimeNs: key.changeNs)
+        }, settleSeconds: settleSeconds)
+        let identity = found.identity
+        guard let key = identity.state, found.cacheable else { return identity }
+        if found.known && inStore {
+            // Found in the store: copied to the per-user cache when that lacks it.
+            if let userCache, userCache.digest(device: key.device, inode: key.inode, size: key.size, mtimeNs: key.changeNs) == nil {
+                userCache.store(device: key.device, inode: key.inode, size: key.size, mtimeNs: key.changeNs, sha256: identity.sha256)
+            }
+        } else if found.known {
+            // Found in the per-user cache: copied to the store.
+            try store?.storeClipHash(device: key.device, inode: key.inode, size: key.size, mtimeNs: key.changeNs, sha256: identity.sha256)
+        } else {
+            try store?.storeClipHash(device: key.device, inode: key.inode, size: key.size, mtimeNs: key.changeNs, sha256: identity.sha256)
+            userCache?.store(device: key.device, inode: key.inode, size: key.size, mtimeNs: key.changeNs, sha256: identity.sha256)
+        }
+        return identity
+    }
+}

@@ -284,7 +284,7 @@ public enum Export {
         return Query(columns: names, statement: statement, times: times)
     }
 
-    /// The run ids `selectors` name (``PlotFromStore/select(_:rows:keys:databasePath:)``'s rules), in run_id order.
+    /// The run ids `selectors` name (``LabStore/select(_:rows:keys:databasePath:label:)``'s rules), in run_id order.
     static func selectRuns(_ database: Database, selectors: [String], hasKeys: Bool) throws -> [Int64] {
         let rows = try database.rows(hasKeys ? "SELECT run_id, run_key FROM runs ORDER BY run_id" : "SELECT run_id FROM runs ORDER BY run_id")
         var keys: [Int64: String] = [:]
@@ -299,7 +299,7 @@ public enum Export {
                                         finishedAt: nil, width: nil, height: nil, fpsNum: nil, fpsDen: nil, inputFrames: nil,
                                         truncatedBytes: nil, warningsJSON: nil, error: nil))
         }
-        return try PlotFromStore.select(selectors, rows: runs, keys: keys, databasePath: database.path).map(\.runID).sorted()
+        return try LabStore.select(selectors, rows: runs, keys: keys, databasePath: database.path).map(\.runID).sorted()
     }
 
     /// Where the bytes go, through a buffer.

@@ -411,7 +411,7 @@ public enum Merge {
             }
             guard case .integer(let size) = row[1], case .integer(let pts) = row[2], case .integer(let dts) = row[3] else { continue }
             do {
-                try RunPlotInput.checkFrame(codedIndex: index, sizeBytes: size, pts: pts, dts: dts, runID: runID, database: nil, use: "merged")
+                try FrameRanges.check(codedIndex: index, sizeBytes: size, pts: pts, dts: dts, runID: runID, database: nil, use: "merged")
             } catch let e as LabError {
                 // "run N: frame coded_index C: ..." without the run, which the stored error names with its input.
                 return e.message.hasPrefix("run \(runID): ") ? String(e.message.dropFirst("run \(runID): ".count)) : e.message

@@ -29,22 +29,9 @@ extension LabStore {
         }
     }
 
-    /// One picture of an independent decode, as the `decoded_frames` table holds it.
-    public struct DecodedFrameRecord: Sendable {
-        /// `stream` (the written Annex B file) or `packets` (the stream rebuilt from packets).
-        public var source: String
-        public var displayIndex: Int
-        public var errors: PlaneErrors
-        /// Whether x264's per-plane squared error (from its PSNR; 0 for lossless) equals this one.
-        public var matchesX264: Bool
-
-        public init(source: String, displayIndex: Int, errors: PlaneErrors, matchesX264: Bool) {
-            self.source = source
-            self.displayIndex = displayIndex
-            self.errors = errors
-            self.matchesX264 = matchesX264
-        }
-    }
+    /// One picture of an independent decode, as the `decoded_frames` table holds it: the verify stage's value,
+    /// written as given.
+    public typealias DecodedFrameRecord = DecodedFrame
 
     /// Everything recorded of one run, written at once by ``recordRun(_:replacing:beforeCommit:)``.
     public struct RunRecord: Sendable {

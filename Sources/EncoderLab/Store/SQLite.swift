@@ -337,7 +337,7 @@ public struct Row {
         case .null: found = "NULL"
         case .integer(let v): found = "the integer \(v)"
         case .real(let v): found = "the real \(v)"
-        case .text(let t): found = "the text '\(Plots.shown(t, limit: 40))'"
+        case .text(let t): found = "the text '\(Shown.text(t, limit: 40))'"
         case .blob(let b): found = "a BLOB of \(b.count) bytes"
         }
         return LabError.data("\(path): \(place.map { "\($0): " } ?? "")column \(name) holds \(found), expected \(expected)")

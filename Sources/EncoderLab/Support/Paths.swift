@@ -57,4 +57,30 @@ public enum Paths {
         defer { free(resolved) }
         return String(cString: resolved)
     }
+
+    /// `path` with `.` components dropped and each `name/..` pair removed where `name` is a real folder, not a
+    /// symbolic link (lstat(2), relative paths against the current folder), so the result names the file the
+    /// system would open: `experiments/../fixtures/a.mp4` is recorded as `fixtures/a.mp4`, but with
+    /// `link -> ../real/sub`, `link/../clip.y4m` (which the system reads as `real/clip.y4m`) is kept as it is.
+    /// A `name` that does not exist is kept too (the system fails on it as it would). Relative paths stay relative.
+    public static func normalized(_ path: String) -> String {
+        let absolute = path.hasPrefix("/")
+        var parts: [Substring] = []
+        func joined() -> String {
+            let text = parts.joined(separator: "/")
+            return absolute ? "/" + text : (text.isEmpty ? "." : text)
+        }
+        for part in path.split(separator: "/", omittingEmptySubsequences: true) {
+            if part == "." { continue }
+            if part == "..", let last = parts.last, last != ".." {
+                var info = stat()
+                if lstat(joined(), &info) == 0 && info.st_mode & S_IFMT == S_IFDIR {
+                    parts.removeLast()
+                    continue
+                }
+            }
+            parts.append(part)
+        }
+        return joined()
+    }
 }

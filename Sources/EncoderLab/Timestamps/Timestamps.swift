@@ -1,7 +1,8 @@
 import Foundation
 import H264
 
-/// A frame type the timestamps stage may force on an input picture: x264's `x264_picture_t.i_type`
+/// A frame type the timestamps stage's keyframe-forcing step (``KeyframeForcing``) may force on an input picture:
+/// x264's `x264_picture_t.i_type`
 /// (x264.h `X264_TYPE_AUTO`, `X264_TYPE_IDR`, `X264_TYPE_I`, `X264_TYPE_P`, `X264_TYPE_B`). `auto` lets x264 decide.
 public enum ForcedFrameType: String, Sendable, Codable, CaseIterable {
     case auto, idr, i, p, b
@@ -138,7 +139,7 @@ public struct PTSStamper {
     }
 
     /// The largest magnitude of a PTS handed to x264: 2^59 µs (18,000 years), half of what the plots accept
-    /// (``RunPlotInput/maximumTimestampTicks``), so x264's DTS (a PTS minus its reorder delay) and every span
+    /// (``FrameRanges/maximumTimestampTicks``), so x264's DTS (a PTS minus its reorder delay) and every span
     /// stay in range.
     public static let limit: Int64 = 1 << 59
 
@@ -160,7 +161,7 @@ public struct PTSStamper {
 }
 
 /// One input picture as the encoder receives it: the picture, its presentation time in the plan's timebase, its
-/// input frame number (after `--seek`), and a frame type to force, if any.
+/// input frame number (after `--seek`), and the frame type the keyframe-forcing step forces (`auto`: none).
 public struct TimedPicture {
     public var picture: Picture
     /// Presentation time in ticks of ``TimestampPlan/timebase``.
@@ -170,7 +171,8 @@ public struct TimedPicture {
     public var forcedType: ForcedFrameType
 }
 
-/// The timestamps stage: gives each picture its PTS in a stated timebase and, optionally, a forced frame type.
+/// The timestamps stage's plan: gives each picture its PTS in a stated timebase (the stage's keyframe-forcing step,
+/// ``KeyframeForcing``, decides forced frame types as the pictures go to the encoder).
 ///
 /// Every time is exact: the frame rate and the timebase are ``Rational``s (no floating-point fps anywhere), and
 /// conversion to microseconds happens only in ``Rational/microseconds(ticks:)``.
@@ -182,8 +184,6 @@ public struct TimestampPlan: Sendable, Equatable {
     public var timebase: Rational
     /// x264's `b_vfr_input`: whether rate control uses the timestamps (1) or the frame rate (0).
     public var variableFrameRate: Bool
-    /// Frame types to force, by input frame number (after `--seek`); absent frames are `auto`.
-    public var forcedTypes: [Int: ForcedFrameType]
     /// The microsecond stages, for every plan but the CLI's constant-rate one (timebase 1/1000000 then).
     public var stages: PTSStages?
     /// The settings the plan was made from (for the record and the run key).
@@ -192,20 +192,20 @@ public struct TimestampPlan: Sendable, Equatable {
     /// The constant-rate plan of x264's CLI for a clip of rate `fpsNum/fpsDen`: timebase fps_den/fps_num (reduced),
     /// PTS = frame index, `b_vfr_input=0`.
     /// - Throws: `.data` when the rate is not positive.
-    public static func constantRate(fpsNum: Int, fpsDen: Int, forcedTypes: [Int: ForcedFrameType] = [:]) throws -> TimestampPlan {
+    public static func constantRate(fpsNum: Int, fpsDen: Int) throws -> TimestampPlan {
         guard fpsNum > 0, fpsDen > 0, let rate = try? Rational(Int64(fpsNum), Int64(fpsDen)) else {
             throw LabError.data("frame rate \(fpsNum)/\(fpsDen) is not a positive rate")
         }
         return TimestampPlan(source: .constantRate, frameRate: rate, timebase: try rate.reciprocal,
-                             variableFrameRate: false, forcedTypes: forcedTypes)
+                             variableFrameRate: false)
     }
 
     /// A microsecond plan: timebase 1/1000000, `b_vfr_input=1` (which wins over what a tune sets, as with x264's
     /// `--tcfile-in`), x264's fps kept at the clip's nominal `frameRate`.
     public static func microseconds(source: TimestampSource, frameRate: Rational, stages: PTSStages,
-                                    settings: TimestampSettings, forcedTypes: [Int: ForcedFrameType] = [:]) -> TimestampPlan {
+                                    settings: TimestampSettings) -> TimestampPlan {
         TimestampPlan(source: source, frameRate: frameRate, timebase: microsecond, variableFrameRate: true,
-                      forcedTypes: forcedTypes, stages: stages, settings: settings)
+                      stages: stages, settings: settings)
     }
 
     /// One microsecond, the timebase of every plan with ``stages``.
@@ -213,7 +213,7 @@ public struct TimestampPlan: Sendable, Equatable {
 
     /// Stamps input frame `index` (after `--seek`) with the constant-rate plan's PTS, the frame index.
     public func stamp(_ picture: Picture, index: Int) -> TimedPicture {
-        TimedPicture(picture: picture, pts: Int64(index), index: index, forcedType: forcedTypes[index] ?? .auto)
+        TimedPicture(picture: picture, pts: Int64(index), index: index, forcedType: .auto)
     }
 
     /// Stamps input frame `index` (after `--seek`) with the stamper's time when the plan has ``stages`` (frames
@@ -221,7 +221,7 @@ public struct TimestampPlan: Sendable, Equatable {
     public func stamp(_ picture: Picture, index: Int, stamper: inout PTSStamper?) throws -> TimedPicture {
         guard stamper != nil else { return stamp(picture, index: index) }
         let pts = try stamper!.stamp(index)
-        return TimedPicture(picture: picture, pts: pts, index: index, forcedType: forcedTypes[index] ?? .auto)
+        return TimedPicture(picture: picture, pts: pts, index: index, forcedType: .auto)
     }
 
     /// A fresh stamper for a run, nil for the CLI's constant-rate plan.
@@ -237,7 +237,7 @@ public struct TimestampPlan: Sendable, Equatable {
         try frameRate.reciprocal.times(Int64(frames))
     }
 
-    /// A JSON-ready description for the run's settings (`timestamps`): source, frame rate, timebase, forced types.
+    /// A JSON-ready description for the run's settings (`timestamps`): source, frame rate, timebase and the stages.
     public var jsonObject: [String: Any] {
         var o: [String: Any] = ["source": source.rawValue, "frame_rate": frameRate.description, "timebase": timebase.description,
                                 "vfr_input": variableFrameRate]
@@ -249,9 +249,77 @@ public struct TimestampPlan: Sendable, Equatable {
         if t.rebase { o["rebase"] = true }
         if let p = t.precision { o["precision"] = p.description }
         if t.clamp { o["clamp"] = true }
-        if !forcedTypes.isEmpty {
-            o["forced_types"] = Dictionary(uniqueKeysWithValues: forcedTypes.map { (String($0.key), $0.value.rawValue) })
-        }
         return o
+    }
+}
+
+extension TimestampPlan {
+    /// The plan of a run whose clip is timed at its nominal rate `fpsNum/fpsDen` alone: the CLI's constant-rate plan;
+    /// nil when the rate is not two positive numbers (the encoder refuses such a clip).
+    public static func nominal(fpsNum: Int, fpsDen: Int) throws -> TimestampPlan? {
+        guard fpsNum > 0, fpsDen > 0 else { return nil }
+        return try constantRate(fpsNum: fpsNum, fpsDen: fpsDen)
+    }
+
+    /// The timestamps stage's plan for one run (README, "Timestamps"): the CLI's constant-rate plan when no
+    /// timestamp setting is given, else a microsecond plan whose source times are read and checked here, before
+    /// anything is written.
+    /// - Parameters:
+    ///   - t: the run's timestamp settings.
+    ///   - fpsNum, fpsDen: the clip's nominal rate.
+    ///   - clipPath: the clip, for `--pts-source file` and messages.
+    ///   - decodedByFFmpeg: whether the clip is decoded by ffmpeg (only such clips have their own timestamps).
+    ///   - frameCount: the frames the run will encode when known (after `--seek`, at most `--frames`): a
+    ///     timecode file must have that many entries from `--seek` on.
+    /// - Throws: `.usage` for `--pts-source file` on a y4m clip and for an offset that overflows; `.noInput`
+    ///   for a missing timecode file; `.data` naming the timecode file and line (too few entries, a bad or
+    ///   non-increasing time) or the clip (no timestamps, too few frames).
+    public static func make(_ t: TimestampSettings, fpsNum: Int, fpsDen: Int, clipPath: String, decodedByFFmpeg: Bool,
+                            seek: Int, frames: Int?, frameCount: Int?) throws -> TimestampPlan {
+        let rate = try Rational(Int64(fpsNum), Int64(fpsDen))
+        if t.isDefault { return try TimestampPlan.constantRate(fpsNum: fpsNum, fpsDen: fpsDen) }
+        try t.check()
+        let source: TimestampSource
+        var times: PTSStages.Times = .constantRate
+        var tcfileSHA: String?
+        var known = frameCount
+        if let path = t.tcfile {
+            source = .tcfile
+            let file = try TimecodeV2.read(path: path)
+            tcfileSHA = try SHA256.file(path)
+            if let n = known { _ = try file.ptsMicroseconds(seek: seek, frames: n) }
+            times = .tcfile(file, seek: seek)
+        } else if let spec = t.schedule {
+            source = .schedule
+            times = .schedule(try PTSSchedule(parsing: spec, nominalRate: rate), t.clock ?? .schedule)
+        } else if t.fromFile {
+            source = .file
+            guard decodedByFFmpeg else {
+                throw LabError.usage("--pts-source file: \(clipPath) is y4m, which holds no timestamps (give --tcfile-in or --pts-schedule)")
+            }
+            let read = try SourceTimes.frames(path: clipPath)
+            let all = try read.microseconds(path: clipPath)
+            guard all.count > seek else {
+                throw LabError.data("\(clipPath): ffprobe lists \(all.count) frames, none after --seek \(seek)")
+            }
+            var list = Array(all[seek...])
+            var lastDuration = read.lastDuration.flatMap { try? read.timebase.microseconds(ticks: $0) }
+            if let f = frames, list.count > f {
+                lastDuration = list[f] - list[f - 1]
+                list = Array(list.prefix(f))
+            }
+            known = list.count
+            times = .list(list, lastDuration: lastDuration)
+        } else {
+            source = .constantRate
+        }
+        let stages = PTSStages(times: times, offset: t.offset, rebase: t.rebase, precision: t.precision, clamp: t.clamp,
+                               tcfileSHA256: tcfileSHA)
+        // Every stage runs once over the frames known now, so an overflow is refused before anything is written.
+        if let n = known {
+            var stamper = PTSStamper(stages: stages, frameRate: rate)
+            for k in 0..<n { _ = try stamper.stamp(k) }
+        }
+        return TimestampPlan.microseconds(source: source, frameRate: rate, stages: stages, settings: t)
     }
 }

@@ -64,12 +64,12 @@ public struct FrameQuality: Equatable, Sendable {
         return best
     }
 
-    /// Each frame's quality, in the order of `frames`: its errors are those of the `stream` decode (``LabStore/DecodedFrameRecord``)
+    /// Each frame's quality, in the order of `frames`: its errors are those of the `stream` decode (``DecodedFrame``)
     /// of the frame's display index; nil for a frame without one (no independent decode given).
     /// - Parameter width, height: the encoded picture size in luma samples (both even).
     /// With `unverified` (a run with `--verify none`, which has no decode), every frame gets
     /// ``init(reported:width:height:)``: x264's PSNRs as its own.
-    public static func measure(frames: [EncodedFrame], decoded: [LabStore.DecodedFrameRecord], width: Int,
+    public static func measure(frames: [EncodedFrame], decoded: [DecodedFrame], width: Int,
                                height: Int, unverified: Bool = false) -> [FrameQuality?] {
         if unverified {
             return frames.map {

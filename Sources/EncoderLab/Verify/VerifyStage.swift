@@ -113,13 +113,13 @@ final class VerifyStage {
     }
 
     /// Ends the stream: the checks that need all of it, the decoder flushed.
-    /// - Returns: the checks and parameter sets, and the decoded pictures' rows (source `stream`, then the same
+    /// - Returns: the checks and parameter sets, and the decoded pictures (source `stream`, then the same
     ///   values as source `packets`: the stream rebuilt from packets has the same NAL units, which proves the same
     ///   decode; empty without the decode).
     /// - Throws: `.software` when the stream contradicts x264's report or the decode does not give one picture per
     ///   frame: each means the lab cannot vouch for the run.
     func finish(frames: [EncodedFrame], resolved r: ResolvedParameters, profile: String?, width: Int, height: Int)
-        throws -> (StreamVerification, [LabStore.DecodedFrameRecord]) {
+        throws -> (StreamVerification, [DecodedFrame]) {
         try worker?.drain()
         worker?.stop()
         let verification = try work.check.finish(resolved: r, profile: profile)
@@ -138,7 +138,7 @@ final class VerifyStage {
         for f in frames {
             expected[f.displayIndex] = PlaneErrors.x264(psnrY: f.psnrY, psnrU: f.psnrU, psnrV: f.psnrV, width: width, height: height)
         }
-        var records: [LabStore.DecodedFrameRecord] = []
+        var records: [DecodedFrame] = []
         records.reserveCapacity(2 * decoded.count)
         for source in ["stream", "packets"] {
             for (k, e) in decoded.enumerated() {
@@ -146,5 +146,23 @@ final class VerifyStage {
             }
         }
         return (verification, records)
+    }
+}
+
+/// One picture of an independent decode, compared with its source picture: what the verify stage measured, which the
+/// store writes as given (one `decoded_frames` row each).
+public struct DecodedFrame: Sendable {
+    /// `stream` (the written Annex B file) or `packets` (the stream rebuilt from packets).
+    public var source: String
+    public var displayIndex: Int
+    public var errors: PlaneErrors
+    /// Whether x264's per-plane squared error (from its PSNR; 0 for lossless) equals this one.
+    public var matchesX264: Bool
+
+    public init(source: String, displayIndex: Int, errors: PlaneErrors, matchesX264: Bool) {
+        self.source = source
+        self.displayIndex = displayIndex
+        self.errors = errors
+        self.matchesX264 = matchesX264
     }
 }

@@ -101,7 +101,7 @@ struct CheckCommand: Command {
         var stored: Int64?
         switch o.source {
         case .stored(let db, let run):
-            report = try RuleCheck.check(try RuleCheck.storedRun(databasePath: db, run: run), o.expect)
+            report = try RuleCheck.check(try CheckRuns.storedRun(databasePath: db, run: run), o.expect)
         case .stream(let path, let timecode):
             if let db = o.storeIn { try LabStore.checkPath(db) }
             let stream = try ForeignStream.read(path: path, timecodePath: timecode)
@@ -110,7 +110,7 @@ struct CheckCommand: Command {
                 throw LabError(.data, "\(stream.path): no times: \(why); --db stores frames with their times (give --tcfile-in FILE)")
             }
             report = try RuleCheck.check(RuleCheckInput(stream), o.expect)
-            if let db = o.storeIn { stored = try RuleCheck.record(stream, expect: o.expect, report: report, databasePath: db) }
+            if let db = o.storeIn { stored = try CheckRuns.record(stream, expect: o.expect, report: report, databasePath: db) }
         }
         for v in report.violations { print(oneLine(v.line)) }
         print(oneLine(report.summary))
@@ -123,7 +123,7 @@ struct CheckCommand: Command {
                 print(oneLine("\(rule): pair \(n + 1), \(c.pair.bytes) bytes in \(seconds) s: kept in all \(c.windowCount) windows; the worst, frames \(w.startIndex)-\(w.endIndex) (decode order), holds \(w.bytes) bytes (\(String(format: "%.3f", w.ratio.approximateValue)) x the limit)"))
             }
         }
-        if let stored, let db = o.storeIn { print("stored as run \(stored) (experiment \(RuleCheck.experiment)) in \(oneLine(db))") }
+        if let stored, let db = o.storeIn { print("stored as run \(stored) (experiment \(CheckRuns.experiment)) in \(oneLine(db))") }
         return report.violations.isEmpty ? 0 : 1
     }
 }
