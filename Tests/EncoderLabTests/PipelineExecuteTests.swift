@@ -39,10 +39,10 @@ struct PipelineExecuteTests {
         #expect(result.measured.frames.filter { $0.type == .idr }.map(\.displayIndex).sorted() == [0, 6])
         #expect(!types.dropFirst().enumerated().contains { $0.offset + 1 != 6 && $0.element == "I" })
         // Each decode the verify stage made (by source) measured every picture once, display 0 to 11.
-        let sources = Set(result.measured.decoded.map(\.source))
+        let sources = Set(result.measured.decoded.map(\.record.source))
         #expect(!sources.isEmpty)
         for source in sources {
-            #expect(result.measured.decoded.filter { $0.source == source }.map(\.displayIndex).sorted() == Array(0..<12), "\(source)")
+            #expect(result.measured.decoded.filter { $0.record.source == source }.map(\.record.displayIndex).sorted() == Array(0..<12), "\(source)")
         }
     }
 }

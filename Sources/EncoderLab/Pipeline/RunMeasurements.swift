@@ -45,11 +45,11 @@ public struct RunMeasurements: Sendable {
 
     /// One picture of an independent decode with its PSNRs, as a `decoded_frames` row holds it.
     public struct DecodedPicture: Sendable {
-        public var record: LabStore.DecodedFrameRecord
+        public var record: DecodedFrame
         /// ``PSNR/picture(_:width:height:)`` of the record's errors: nil per plane where the error is 0.
         public var psnr: PSNR.Picture
 
-        public init(_ record: LabStore.DecodedFrameRecord, psnr: PSNR.Picture) {
+        public init(_ record: DecodedFrame, psnr: PSNR.Picture) {
             self.record = record
             self.psnr = psnr
         }
@@ -59,7 +59,7 @@ public struct RunMeasurements: Sendable {
     /// (``FrameQuality/measure(frames:decoded:width:height:unverified:)``: the `stream` decode of its display index,
     /// or with `unverified` x264's report) and every decoded picture's PSNRs, for pictures of `width` × `height`
     /// luma samples (both even).
-    public static func perFrame(frames: [EncodedFrame], decoded: [LabStore.DecodedFrameRecord], width: Int, height: Int,
+    public static func perFrame(frames: [EncodedFrame], decoded: [DecodedFrame], width: Int, height: Int,
                                 unverified: Bool) -> (quality: [FrameQuality?], decoded: [DecodedPicture]) {
         (FrameQuality.measure(frames: frames, decoded: decoded, width: width, height: height, unverified: unverified),
          decoded.map { DecodedPicture($0, psnr: PSNR.picture($0.errors, width: width, height: height)) })

@@ -38,7 +38,7 @@ struct ReportData {
         /// Input PTS that repeat or go back (`timestamp_analysis.non_increasing_input_pts`), 0 when none or not stored.
         var nonIncreasingInputPTS: Int64 = 0
         /// Whether it was recorded by `enclab check --db` (experiment ``RuleCheck/experiment``, no run key).
-        var isCheck: Bool { row.experiment == RuleCheck.experiment && row.runKey == nil }
+        var isCheck: Bool { row.experiment == CheckRuns.experiment && row.runKey == nil }
         /// The rate it was asked for, kbit/s (`run_metrics.target_kbps`).
         var target: Double? { metrics["target_kbps"] ?? nil }
     }

@@ -222,7 +222,7 @@ extension LabStore {
             FROM runs r, json_each(CASE WHEN json_valid(r.settings) AND json_type(r.settings, '$.check.expect') = 'object'
                                         THEN r.settings ELSE '{}' END, '$.check.expect') e
             WHERE r.experiment = ?
-            """, [.text(RuleCheck.experiment)]) {
+            """, [.text(CheckRuns.experiment)]) {
             guard let id = values[0].int, let name = values[1].string else { continue }
             let value = values[2].string ?? values[2].int.map(String.init) ?? values[2].double.map { "\($0)" } ?? ""
             out[id, default: ReportRules()].expected[name] = value
