@@ -4,8 +4,9 @@
 # install).
 #
 # usage: scripts/report-screenshot.sh PAGE.html OUT.png [WIDTH HEIGHT]
-#   e.g. enclab report --db results/quickstart.sqlite --out results/quickstart-report
-#        scripts/report-screenshot.sh results/quickstart-report/quickstart/index.html docs/report.png
+#   e.g. enclab report --db results/tour.sqlite --out results/tour-report
+#        scripts/report-screenshot.sh results/tour-report/encode/index.html docs/img/report-experiment.png 1280 900
+#   (the guides' screenshots are docs/img/report-experiment.png, report-run.png and report-check.png)
 set -euo pipefail
 if [ $# -lt 2 ]; then
     echo "usage: $0 PAGE.html OUT.png [WIDTH HEIGHT]" >&2
