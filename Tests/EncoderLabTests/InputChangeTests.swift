@@ -23,7 +23,7 @@ struct InputChangeTests {
         let digest = try Self.sha256sum(clip)
         let header = original.firstIndex(of: 0x0A)! + 1
         let frameBytes = 6 + 160 * 120 * 3 / 2
-        let lab = try Lab(databasePath: scratch.file("lab.sqlite"), outDirectory: scratch.file("out"))
+        let lab = try Runner(databasePath: scratch.file("lab.sqlite"), outDirectory: scratch.file("out"))
         // The hook: a run says its warnings once its clip is open and before it reads the first frame
         // (Pipeline.execute); two psy tunes make one ("only 1 psy tuning can be used"). The clip changes there.
         nonisolated(unsafe) var changed = false
@@ -46,7 +46,7 @@ struct InputChangeTests {
             }
         }
         let (settings, _) = try EncodeSettings.parse(arguments: ["--preset", "ultrafast", "--threads", "1", "--tune", "film,grain"])
-        let checked = try Lab.check([Experiment.Run(clip: clip, settings: settings, label: "")], experiment: "encode")
+        let checked = try Runner.check([Experiment.Run(clip: clip, settings: settings, label: "")], experiment: "encode")
         var thrown: LabError?
         do { _ = try lab.run(checked[0]) } catch let error as LabError { thrown = error }
         #expect(changed)
@@ -56,9 +56,9 @@ struct InputChangeTests {
                 == "failed \(digest)\n")
         // The intact file again: encoded (not "already done"), all 30 frames, under its own digest.
         try original.write(to: URL(fileURLWithPath: clip))
-        let again = try Lab(databasePath: scratch.file("lab.sqlite"), outDirectory: scratch.file("out"))
+        let again = try Runner(databasePath: scratch.file("lab.sqlite"), outDirectory: scratch.file("out"))
         again.warn = { _ in }
-        let outcome = try again.run(try Lab.check([Experiment.Run(clip: clip, settings: settings, label: "")], experiment: "encode")[0])
+        let outcome = try again.run(try Runner.check([Experiment.Run(clip: clip, settings: settings, label: "")], experiment: "encode")[0])
         #expect(!outcome.alreadyDone && outcome.frames == 30)
         #expect(try Witness.run("sqlite3", [scratch.file("lab.sqlite"), "SELECT clip_sha256 FROM runs WHERE status = 'done'"]).stdout
                 == "\(digest)\n")

@@ -15,7 +15,7 @@ struct PipelineExecuteTests {
         let clip = try TestSupport.makeClip(in: dir, SyntheticClip(width: 64, height: 48, frames: 12, seed: 7))
         let settings = try EncodeSettings.parse(arguments: ["--preset", "ultrafast", "--threads", "1", "--bframes", "2", "--crf", "26",
                                                             "--keyint", "6", "--min-keyint", "6", "--scenecut", "0"]).0
-        let checked = try Lab.check([Experiment.Run(clip: clip, settings: settings, label: "")], experiment: "t")
+        let checked = try Runner.check([Experiment.Run(clip: clip, settings: settings, label: "")], experiment: "t")
         let spec = Pipeline.spec(checked[0], clip: ClipIdentity(path: clip, sha256: String(repeating: "0", count: 64)))
         let folder = "\(dir)/run"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)

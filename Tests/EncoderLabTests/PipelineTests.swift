@@ -62,11 +62,11 @@ struct PipelineTests {
         try Self.clip.write(to: scratch.file("c.y4m"))
         let run = Experiment.Run(clip: scratch.file("c.y4m"), settings: try EncodeSettings.parse(arguments: ["--rc", "crf", "--crf", "0"]).0, label: "")
         #expect(throws: LabError(.usage, "rc crf but x264 settled on rate-control method cqp (settings: --crf 0)")) {
-            try Lab.check([run], experiment: "t")
+            try Runner.check([run], experiment: "t")
         }
         // crf 1 stays CRF.
         let kept = Experiment.Run(clip: scratch.file("c.y4m"), settings: try EncodeSettings.parse(arguments: ["--rc", "crf", "--crf", "1"]).0, label: "")
-        #expect(try Lab.check([kept], experiment: "t")[0].resolved.rcMethod == "crf")
+        #expect(try Runner.check([kept], experiment: "t")[0].resolved.rcMethod == "crf")
     }
 
     @Test("provenance: given, added by --rc, the preset's default, changed by x264 (a profile dropping CABAC and B-frames)")
@@ -197,15 +197,15 @@ struct RunKeyTests {
         // As if the process had died between the commit and the rename (pid 2^22 + 1 is above Linux's pid_max).
         // Temporary names carry the database (the first 8 hex digits of the SHA-256 of its real path).
         let database = String(SHA256.hex(of: Paths.real(scratch.file("l.sqlite"))!).prefix(8))
-        let dead = ".tmp-\(key)-\(database)-\(Lab.hostTag)-4194305-deadbeef"
+        let dead = ".tmp-\(key)-\(database)-\(Runner.hostTag)-4194305-deadbeef"
         try FileManager.default.moveItem(atPath: "\(out)/\(key.prefix(16))", toPath: "\(out)/\(dead)")
         // A live process's folder (this test's) of a key that is not done stays.
-        let live = ".tmp-\(String(repeating: "a", count: 64))-\(database)-\(Lab.hostTag)-\(getpid())-cafef00d"
+        let live = ".tmp-\(String(repeating: "a", count: 64))-\(database)-\(Runner.hostTag)-\(getpid())-cafef00d"
         try FileManager.default.createDirectory(atPath: "\(out)/\(live)", withIntermediateDirectories: true)
         // And a dead process's folder of a key that is not done is removed.
-        let lost = ".tmp-\(String(repeating: "b", count: 64))-\(database)-\(Lab.hostTag)-4194305-0badf00d"
+        let lost = ".tmp-\(String(repeating: "b", count: 64))-\(database)-\(Runner.hostTag)-4194305-0badf00d"
         // Another database's folder, its process gone, is left alone: only its own database may settle it.
-        let foreign = ".tmp-\(String(repeating: "c", count: 64))-0123abcd-\(Lab.hostTag)-4194305-f00dcafe"
+        let foreign = ".tmp-\(String(repeating: "c", count: 64))-0123abcd-\(Runner.hostTag)-4194305-f00dcafe"
         try FileManager.default.createDirectory(atPath: "\(out)/\(foreign)", withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: "\(out)/\(lost)", withIntermediateDirectories: true)
         let r = try Self.enclab(["encode", "c.y4m", "--threads", "1", "--db", "l.sqlite"], in: dir)
@@ -224,10 +224,10 @@ struct RunKeyTests {
         let out = scratch.file("results/encode"), final = "\(out)/\(key.prefix(16))"
         let database = String(SHA256.hex(of: Paths.real(scratch.file("l.sqlite"))!).prefix(8))
         // A live process (this test) still plotting a run whose key is done: never moved by another start.
-        let live = ".tmp-\(key)-\(database)-\(Lab.hostTag)-\(getpid())-11111111"
+        let live = ".tmp-\(key)-\(database)-\(Runner.hostTag)-\(getpid())-11111111"
         try FileManager.default.copyItem(atPath: final, toPath: "\(out)/\(live)")
         // A --force killed after its commit: the row's bytes are in the temporary folder, the final folder has others.
-        let forced = ".tmp-\(key)-\(database)-\(Lab.hostTag)-4194305-22222222"
+        let forced = ".tmp-\(key)-\(database)-\(Runner.hostTag)-4194305-22222222"
         try FileManager.default.copyItem(atPath: final, toPath: "\(out)/\(forced)")
         let stale = try FileHandle(forWritingTo: URL(fileURLWithPath: "\(final)/stream.264"))
         try stale.seekToEnd()

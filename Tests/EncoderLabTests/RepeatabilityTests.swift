@@ -33,7 +33,7 @@ import Testing
         let lab = try Witness.enclab(["encode", source, "--rc", "abr", "--db", scratch.file("lab.sqlite"), "--out", scratch.file("out")] + flags,
                                      in: scratch.path, environment: ["MALLOC_PERTURB_": "1"])
         try #require(lab.status == 0, "\(lab.stderr)")
-        let store = try Lab(databasePath: scratch.file("lab.sqlite"), outDirectory: scratch.file("out"))
+        let store = try Runner(databasePath: scratch.file("lab.sqlite"), outDirectory: scratch.file("out"))
         let row = try #require(try store.store.runs().last)
         let ours = try Data(contentsOf: URL(fileURLWithPath: try store.outcome(of: row, alreadyDone: false).streamPath))
         let theirs = try Data(contentsOf: URL(fileURLWithPath: reference))
@@ -61,7 +61,7 @@ import Testing
         let lab = try Witness.enclab(["encode", source, "--rc", "abr", "--tcfile-in", scratch.file("tc.txt"), "--db", scratch.file("l.sqlite"),
                                       "--out", scratch.file("out")] + flags, in: scratch.path)
         try #require(lab.status == 0, "\(lab.stderr)")
-        let store = try Lab(databasePath: scratch.file("l.sqlite"), outDirectory: scratch.file("out"))
+        let store = try Runner(databasePath: scratch.file("l.sqlite"), outDirectory: scratch.file("out"))
         let row = try #require(try store.store.runs().last)
         let ours = try Data(contentsOf: URL(fileURLWithPath: try store.outcome(of: row, alreadyDone: false).streamPath))
         let theirs = try Data(contentsOf: URL(fileURLWithPath: scratch.file("cli.264")))

@@ -3,7 +3,7 @@ import Testing
 @testable import EncoderLab
 
 /// The run key's hashed bytes do not move when code moves between stages (issue 18, item 2): each spec below is made
-/// by the lab's check (``Lab/check(_:experiment:)``, ``Pipeline/spec(_:clip:)``) and its key compared with the key the
+/// by the lab's check (``Runner/check(_:experiment:)``, ``Pipeline/spec(_:clip:)``) and its key compared with the key the
 /// same spec had at main 5ec344a, before the timestamps stage took over the plan and the keyframe rule and
 /// `TimestampPlan.forcedTypes` went away. What depends on the x264 build (its options string and version) is set to
 /// fixed text, so the keys hold on any build; the clip's digest is fixed too.
@@ -36,7 +36,7 @@ struct RunKeyStabilityTests {
         try SyntheticClip(width: 96, height: 64, frames: 12, seed: 11).write(to: scratch.file("c.y4m"))
         for (n, (flags, expected)) in Self.cases.enumerated() {
             let settings = try EncodeSettings.parse(arguments: flags).0
-            let checked = try Lab.check([Experiment.Run(clip: scratch.file("c.y4m"), settings: settings, label: "")], experiment: "e")[0]
+            let checked = try Runner.check([Experiment.Run(clip: scratch.file("c.y4m"), settings: settings, label: "")], experiment: "e")[0]
             var spec = Pipeline.spec(checked, clip: ClipIdentity(path: "c.y4m", sha256: String(repeating: "ab", count: 32)))
             spec.resolved.optionsString = "fixed"
             spec.x264Build = "fixed"

@@ -19,7 +19,7 @@ import Testing
         let identity = ClipIdentity(path: scratch.file("c.y4m"), sha256: String(repeating: "0", count: 64))
         let auto = Experiment.Run(clip: scratch.file("c.y4m"), settings: try EncodeSettings.parse(arguments: ["--crf", "30"]).0, label: "")
         let one = Experiment.Run(clip: scratch.file("c.y4m"), settings: try EncodeSettings.parse(arguments: ["--crf", "30", "--threads", "1"]).0, label: "")
-        let checked = try Lab.check([auto, one], experiment: "t")
+        let checked = try Runner.check([auto, one], experiment: "t")
         let expected = Self.x264AutoThreads(cores: Sweep.cores, height: 144)
         #expect(checked[0].resolved.threads == expected)
         #expect(checked[1].resolved.threads == 1)
@@ -33,7 +33,7 @@ import Testing
         let otherThreads = expected == 1 ? 2 : 1
         let other = Experiment.Run(clip: scratch.file("c.y4m"),
                                    settings: try EncodeSettings.parse(arguments: ["--crf", "30", "--threads", String(otherThreads)]).0, label: "")
-        let otherKey = Pipeline.spec(try Lab.check([other], experiment: "t")[0], clip: identity)
+        let otherKey = Pipeline.spec(try Runner.check([other], experiment: "t")[0], clip: identity)
         #expect(otherKey.keyMaterial.contains(" threads=\(otherThreads) "), "\(otherKey.keyMaterial)")
         #expect(keys[0].key != otherKey.key)
         // Sweep.cores is what x264 counts: sched_getaffinity's CPUs, as nproc prints them.

@@ -157,7 +157,7 @@ func labEncode(_ clip: String, _ flags: [String], in scratch: Scratch) throws ->
     guard r.status == 0 else {
         throw LabError(.software, "enclab encode \(flags.joined(separator: " ")) exited \(r.status): \(r.stderr)")
     }
-    let lab = try Lab(databasePath: scratch.file("lab.sqlite"), outDirectory: scratch.file("out"))
+    let lab = try Runner(databasePath: scratch.file("lab.sqlite"), outDirectory: scratch.file("out"))
     guard let row = try lab.store.runs().last else { throw LabError(.software, "enclab encode recorded no run") }
     return (try lab.outcome(of: row, alreadyDone: false), lab.store)
 }

@@ -96,8 +96,9 @@ struct HostileInputTests {
         }
         // Two series (one per opencl-clbin value, crf dropped from the label), their key titles as given.
         let svg = try String(contentsOfFile: "\(dir)/\(out)/rd.svg", encoding: .utf8)
-        let shownClip = clip.replacingOccurrences(of: "\n", with: "\\n")
-        #expect(svg.contains("<text>\(shownClip) crf opencl-clbin=x';system('touch PWNED');'</text>"))
-        #expect(svg.contains("<text>\(shownClip) crf opencl-clbin=y\\nsystem \"touch PWNED\"\\n#</text>"))
+        // One clip: the key names the configuration only (the report's rq chart is the same chart); the second curve
+        // lies on the first and says so after its own title.
+        #expect(svg.contains("<text>crf opencl-clbin=x';system('touch PWNED');'</text>"))
+        #expect(svg.contains("<text>crf opencl-clbin=y\\nsystem \"touch PWNED\"\\n# [on crf opencl-clbin=x';system('touch PWNED');': every point within 1 % of the axes]</text>"))
     }
 }

@@ -29,7 +29,6 @@ public struct RunOutcome: Sendable {
 }
 
 /// The name the command line and the tests know the runner by.
-public typealias Lab = Runner
 
 /// The lab's runner: it checks runs (``check(_:experiment:)``), skips those whose key is already done, executes the
 /// rest (``Pipeline/execute(_:in:matroska:warn:)``) in a temporary folder, has the store's one writer record each

@@ -412,7 +412,7 @@ public enum Report {
         }
         let others = list.filter { $0.configuration != anchor }
         let badge = " <span class=\"unverified\">unverified</span>"
-        var html = "<p>BD-rate against the anchor <b>\(HTML.escape(anchor))</b>\(base.unverified.isEmpty ? "" : badge) (\(base.points.count) points): negative means fewer bits for the same PSNR; BD-PSNR positive means more PSNR at the same rate.</p>\n"
+        var html = "<p>BD-rate against the anchor <b>\(HTML.escape(anchor))</b>\(base.unverified.isEmpty ? "" : badge) (\(base.points.count) point\(base.points.count == 1 ? "" : "s")): negative means fewer bits for the same PSNR; BD-PSNR positive means more PSNR at the same rate.</p>\n"
         if list.contains(where: { !$0.unverified.isEmpty }) {
             html += "<p class=\"unverified-note\">Configurations marked unverified hold runs encoded with --verify none: their PSNR is x264's own report, not the lab's decode, and so are the BD numbers computed from them.</p>\n"
         }

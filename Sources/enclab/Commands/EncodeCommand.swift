@@ -132,10 +132,10 @@ struct EncodeCommand: Command {
 
     func run(_ o: Options) throws -> Int32 {
         // Settings, clip and tools are checked before any database or folder is made.
-        try Lab.requireTools()
-        let checked = try Lab.check([Experiment.Run(clip: o.input, settings: o.settings, label: "")], experiment: "encode")
-        if o.mkv { try Lab.requireMatroska() }
-        let lab = try Lab(databasePath: o.db, outDirectory: o.out, force: o.force)
+        try Runner.requireTools()
+        let checked = try Runner.check([Experiment.Run(clip: o.input, settings: o.settings, label: "")], experiment: "encode")
+        if o.mkv { try Runner.requireMatroska() }
+        let lab = try Runner(databasePath: o.db, outDirectory: o.out, force: o.force)
         lab.matroska = o.mkv
         lab.plotMode = o.noPlots ? .none : .eachRun
         do {

@@ -118,12 +118,12 @@ struct RunCommand: Command {
         if let verify = o.verify {
             for k in experiment.runs.indices { experiment.runs[k].settings.verify = verify }
         }
-        try Lab.requireTools()
+        try Runner.requireTools()
         let shard = o.shard
         let runs = shard.map { $0.share(of: experiment.runs) } ?? experiment.runs
-        let checked = try Lab.check(runs, experiment: experiment.name)
-        if o.mkv { try Lab.requireMatroska() }
-        let lab = try Lab(databasePath: o.db ?? "results/\(experiment.name).sqlite", outDirectory: o.out ?? "results/\(experiment.name)",
+        let checked = try Runner.check(runs, experiment: experiment.name)
+        if o.mkv { try Runner.requireMatroska() }
+        let lab = try Runner(databasePath: o.db ?? "results/\(experiment.name).sqlite", outDirectory: o.out ?? "results/\(experiment.name)",
                           force: o.force)
         lab.matroska = o.mkv
         lab.plotMode = o.noPlots ? .none : .batched
