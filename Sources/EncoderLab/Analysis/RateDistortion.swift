@@ -1,31 +1,9 @@
 import Foundation
 
-/// An experiment's rate-distortion points, read from the store: one point per done run that measured PSNR, one
-/// line per clip, rate-control mode and combination of the grid's settings other than the rate.
+/// An experiment's rate-distortion points: one point per done run that measured PSNR, one line per clip, rate-control
+/// mode and combination of the grid's settings other than the rate. Here the naming of the lines; the points, read from
+/// the store as the plot's values, are Plot's (Plot/RateDistortionPoints.swift).
 public enum RateDistortion {
-    /// The points of `experiment`'s done runs among `runs`, by run_id, from the run metrics (``RunMetrics``: the
-    /// run's `run_metrics` row, or computed from its frames when it has none, as `enclab compare` reads them):
-    /// - kbps: `run_metrics.bitrate_kbps` (all bytes over the PTS span plus the last frame's duration);
-    /// - psnr: the chart's `metric`, by default `run_metrics.psnr_global` (PSNR of the squared error pooled over all
-    ///   samples, from the lab's own decode); runs without it (lossless `--qp 0`, no squared errors stored) give no point;
-    /// - clip: the file name of `runs.clip`; mode: the run's configuration as the report names it (``lineName(_:)``);
-    /// - unverified: `run_metrics.psnr_source` is `x264` (a run encoded with `--verify none`).
-    /// - Throws: `.data` naming the run when its settings are not JSON or a stored metric is damaged (the caller names
-    ///   the database); the store's errors.
-    public static func points(experiment: String, runs: [LabStore.RunRow], store: LabStore,
-                              metric: Plots.QualityMetric = .psnrGlobal) throws -> [Plots.RDPoint] {
-        var points: [Plots.RDPoint] = []
-        for run in runs.sorted(by: { $0.runID < $1.runID }) where run.experiment == experiment && run.status == "done" {
-            let metrics = try RunMetrics.stored(database: store.database, runID: run.runID, shownPath: store.database.path)
-            guard let kbps = metrics["bitrate_kbps"]?.double, kbps > 0, kbps.isFinite,
-                  let value = metrics[metric.rawValue]?.double, value.isFinite else { continue }
-            let settings = try StoredRunSettings(json: run.settingsJSON, runID: run.runID)
-            points.append(Plots.RDPoint(clip: Paths.fileName(run.clip), mode: lineName(settings), kbps: kbps, psnr: value,
-                                        runID: run.runID, unverified: metrics["psnr_source"]?.string == "x264"))
-        }
-        return points
-    }
-
     /// The name of the line a run's point belongs to (after its clip): its configuration as the report names it
     /// (``ReportData/configuration(_:)``: the rate-control mode, then the grid's settings other than those that set the
     /// rate, `qp`, `crf`, `bitrate`, `rc` and every `vbv-` key), so that a configuration is one curve, with one colour

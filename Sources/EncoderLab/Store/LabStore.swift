@@ -356,13 +356,3 @@ struct Machine {
     /// `{"cpu": "...", "cores": N}`.
     var json: String { JSON.string(["cpu": cpu, "cores": cores]) }
 }
-
-/// Compact JSON text with sorted keys, for values stored in the database.
-enum JSON {
-    static func string(_ value: Any) -> String {
-        guard let data = try? JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .fragmentsAllowed]) else {
-            preconditionFailure("value is not JSON-serialisable")
-        }
-        return String(decoding: data, as: UTF8.self)
-    }
-}

@@ -4,50 +4,24 @@ import Foundation
 /// it reads of a run and writes to `run_metrics` and `run_gops`. Values that a damaged database may hold in the wrong
 /// kind are handed over as stored (``SQLValue``), so the analysis names the run, frame and column it refuses.
 extension Database {
-    /// The columns of a `runs` row that the metrics read.
-    struct MetricsRun {
-        var status: SQLValue
-        var settings: SQLValue
-        var timebaseNum: SQLValue
-        var timebaseDen: SQLValue
-        var fpsNum: SQLValue
-        var fpsDen: SQLValue
-        var width: SQLValue
-        var height: SQLValue
-    }
-
-    /// One `frames` row as the metrics read it, each column as stored.
-    struct MetricsFrame {
-        var codedIndex: SQLValue
-        var type: SQLValue
-        var keyframe: SQLValue
-        var sizeBytes: SQLValue
-        var pts: SQLValue
-        var dts: SQLValue
-        var qp: SQLValue
-        var sseY: SQLValue
-        var sseU: SQLValue
-        var sseV: SQLValue
-        var ssim: SQLValue
-    }
-
     /// Run `runID`'s `runs` row, or nil when there is none.
-    func metricsRun(id runID: Int64) throws -> MetricsRun? {
+    func metricsRun(id runID: Int64) throws -> RunMetrics.StoredRun? {
         try rows("SELECT * FROM runs WHERE run_id = ?", [.integer(runID)]).first.map {
-            MetricsRun(status: $0["status"], settings: $0["settings"], timebaseNum: $0["timebase_num"], timebaseDen: $0["timebase_den"],
-                       fpsNum: $0["fps_num"], fpsDen: $0["fps_den"], width: $0["width"], height: $0["height"])
+            RunMetrics.StoredRun(status: $0["status"], settings: $0["settings"], timebaseNum: $0["timebase_num"],
+                                 timebaseDen: $0["timebase_den"], fpsNum: $0["fps_num"], fpsDen: $0["fps_den"], width: $0["width"],
+                                 height: $0["height"])
         }
     }
 
     /// Run `runID`'s frames in coded order.
-    func metricsFrames(run runID: Int64) throws -> [MetricsFrame] {
+    func metricsFrames(run runID: Int64) throws -> [RunMetrics.StoredFrame] {
         try rows("""
             SELECT coded_index, type, keyframe, size_bytes, pts, dts, qp, sse_y, sse_u, sse_v, ssim
             FROM frames WHERE run_id = ? ORDER BY coded_index
             """, [.integer(runID)]).map {
-            MetricsFrame(codedIndex: $0["coded_index"], type: $0["type"], keyframe: $0["keyframe"], sizeBytes: $0["size_bytes"],
-                         pts: $0["pts"], dts: $0["dts"], qp: $0["qp"], sseY: $0["sse_y"], sseU: $0["sse_u"], sseV: $0["sse_v"],
-                         ssim: $0["ssim"])
+            RunMetrics.StoredFrame(codedIndex: $0["coded_index"], type: $0["type"], keyframe: $0["keyframe"],
+                                   sizeBytes: $0["size_bytes"], pts: $0["pts"], dts: $0["dts"], qp: $0["qp"], sseY: $0["sse_y"],
+                                   sseU: $0["sse_u"], sseV: $0["sse_v"], ssim: $0["ssim"])
         }
     }
 

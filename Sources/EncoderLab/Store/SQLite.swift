@@ -1,22 +1,6 @@
 internal import CSQLite3
 import Foundation
 
-/// A value bound to or read from an SQLite statement.
-public enum SQLValue: Equatable, Sendable {
-    case null
-    case integer(Int64)
-    case real(Double)
-    case text(String)
-    /// A BLOB's bytes (the lab writes none; one in a damaged database is reported, never read as NULL).
-    case blob([UInt8])
-
-    public var int: Int64? { if case .integer(let v) = self { return v }; return nil }
-    public var double: Double? {
-        switch self { case .real(let v): return v; case .integer(let v): return Double(v); default: return nil }
-    }
-    public var string: String? { if case .text(let v) = self { return v }; return nil }
-}
-
 /// What SQLite said of a failure, kept in the lab's error (``LabError/sqlite``) as GRDB's `DatabaseError` keeps it:
 /// the primary result code (`SQLITE_CONSTRAINT`, 19), the extended one (`SQLITE_CONSTRAINT_CHECK`, 275), SQLite's
 /// message (`sqlite3_errmsg`) and the statement that failed (nil when opening the file failed). sqlite.org/rescode.html.
@@ -254,22 +238,6 @@ public final class Database {
         } catch {
             if let handle, sqlite3_get_autocommit(handle) == 0 { sqlite3_exec(handle, "ROLLBACK", nil, nil, nil) }
             throw error
-        }
-    }
-}
-
-extension SQLValue {
-    /// A stored number as every reader of the lab's REAL columns takes it (qp, psnr_*, ssim of a frame; checked here
-    /// by kind, in one place): NULL is `.some(nil)`, an integer or a finite real its Double; text, a BLOB and a real
-    /// that is not finite are nil, refused. SQLite keeps a REAL overflowing a double as ±Inf (1e999 reads back as
-    /// +Inf), which a mean would carry and a plot could not draw; it stores no NaN (a NaN bound as REAL is NULL).
-    public var measurement: Double?? {
-        switch self {
-        case .null: return .some(nil)
-        case .integer(let v): return .some(Double(v))
-        // Spelled out: `v.isFinite ? v : nil` would be a Double? wrapped again, reading an Inf as NULL.
-        case .real(let v): return v.isFinite ? .some(v) : .none
-        case .text, .blob: return .none
         }
     }
 }
