@@ -55,6 +55,31 @@ struct ConsoleAnswerTests {
         #expect(lines[1] == expected)
     }
 
+    @Test("vt-compat with both keyframe limits: the frame limit is said not applied, not '0 violations', where ffprobe finds GOPs over it and check counts them")
+    func vtCompatFrameLimit() throws {
+        let scratch = Scratch()
+        try Self.clip.write(to: scratch.file("c.y4m"))
+        let r = try Witness.enclab(["encode", "c.y4m", "--preset", "ultrafast", "--threads", "1", "--bframes", "0",
+                                    "--scenecut", "0", "--crf", "30", "--vt", "MaxKeyFrameIntervalDuration=1",
+                                    "--vt", "MaxKeyFrameInterval=10", "--vt-compat", "--no-plots", "--db", "e.sqlite", "--out", "out"],
+                                   in: scratch.path)
+        try #require(r.status == 0, "\(r.stderr)")
+        let lines = r.stdout.split(separator: "\n").map(String.init)
+        try #require(lines.count == 2, "\(lines)")
+        let stream = try #require(lines[0].split(separator: " ").last.map(String.init))
+        // ffprobe: the stream's GOPs (keyframe to keyframe, the last to frame 75); some are over 10 frames.
+        let keys = try packets(scratch.file(stream), "flags").enumerated().filter { $0.element[0].hasPrefix("K") }.map(\.offset)
+        let gops = zip(keys, keys.dropFirst() + [75]).map { $1 - $0 }
+        try #require(gops.contains { $0 > 10 }, "\(gops)")
+        #expect(lines[1].contains("MaxKeyFrameInterval=10: not applied (vt-compat keeps the duration limit alone; 'enclab check' counts against it)"),
+                "\(lines[1])")
+        #expect(!lines[1].contains("MaxKeyFrameInterval=10: 0 violations"))
+        // check counts the documented rule against the same run: one violation per GOP over 10 frames.
+        let c = try Witness.enclab(["check", "--db", "e.sqlite", "--run", "1", "--expect", "MaxKeyFrameInterval=10"], in: scratch.path)
+        #expect(c.status == 1, "\(c.stderr)")
+        #expect(c.stdout.split(separator: "\n").filter { $0.hasPrefix("MaxKeyFrameInterval=10: ") }.count == gops.filter { $0 > 10 }.count)
+    }
+
     @Test("run prints each run's answers under its line: the largest GOP as ffprobe finds it; no target for CRF, the ratio for ABR")
     func runAnswers() throws {
         let scratch = Scratch()

@@ -5,7 +5,7 @@ import Testing
 /// The lab's own quality numbers against witnesses that do not use the lab's code: the frames table's squared errors
 /// against summed squared differences written out here (an ffmpeg rawvideo decode of the stream and of the source),
 /// its PSNRs against FFmpeg's psnr filter, x264's PSNRs against the x264 CLI's own per-frame lines, and x264's SSIM
-/// against an implementation of its definition (README, "How every run is verified") in Python with numpy.
+/// against an implementation of its definition (docs/verification.md, "How every run is verified") in Python with numpy.
 @Suite("the lab's PSNR and x264's SSIM checked against independent arithmetic", .serialized)
 struct LabQualityTests {
     /// `ffmpeg -f lavfi -i testsrc2=size=WxH:rate=25 -frames:v N -pix_fmt yuv420p NAME`.
@@ -125,7 +125,7 @@ struct LabQualityTests {
         throw LabError.software("no python3 with numpy (bash scripts/setup.sh installs python3-numpy)")
     }
 
-    /// x264's SSIM (README, "Database schema", `frames.ssim`) written from its definition, in Python with numpy:
+    /// x264's SSIM (docs/schema.md, `frames.ssim`) written from its definition, in Python with numpy:
     /// luma only; 4x4 blocks whose corners lie on a grid 4 samples apart starting 2 samples in from the top and left,
     /// as many as fit in the picture; every 8x8 window of 2x2 neighbouring blocks (windows overlap by 4); per window,
     /// from the sums s1, s2 (the samples of each picture), ss (the squares of both) and s12 (the products) over its 64

@@ -150,7 +150,7 @@ final class Scratch {
 /// returns the run's outcome as stored and the store.
 ///
 /// A process of its own, as users run it. (libx264's AVX-512 mbtree code once made encodes after other encodes in
-/// one process give other bytes; the lab now turns AVX-512 off, see README "How the numbers are checked" and
+/// one process give other bytes; the lab now turns AVX-512 off, see docs/verification.md, "How the numbers are checked" and
 /// `RepeatabilityTests`.)
 func labEncode(_ clip: String, _ flags: [String], in scratch: Scratch) throws -> (RunOutcome, LabStore) {
     let r = try Witness.enclab(["encode", clip, "--db", scratch.file("lab.sqlite"), "--out", scratch.file("out")] + flags, in: scratch.path)

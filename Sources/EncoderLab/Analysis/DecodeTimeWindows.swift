@@ -1,6 +1,6 @@
 import H264
 
-/// The lab's one window rule (README, "Windows over decode time"), used by the plots' windowed bitrate
+/// The lab's one window rule (docs/report.md, "Windows over decode time"), used by the plots' windowed bitrate
 /// (``WindowedBitrate``), the DataRateLimits check (``DataRateLimits/check(pair:dtsTicks:sizesBytes:timebase:)``) and
 /// the run metrics' peak 1-second bitrate (``RunMetrics``).
 ///

@@ -1,7 +1,7 @@
 import Foundation
 import H264
 
-/// A run's metrics (README, "Database schema", `run_metrics` and `run_gops`), computed from the store only: the
+/// A run's metrics (docs/schema.md, `run_metrics` and `run_gops`), computed from the store only: the
 /// `runs` row, its `frames` rows (sizes, types, PTS/DTS, QP, the lab's own `sse_*`, SSIM), `timestamp_analysis` and
 /// the stored settings. The encoder is never needed, so runs recorded by `enclab check --db` (foreign streams) are
 /// analysed too, with NULL where they carry no data (QP, PSNR, SSIM, target, VBV).

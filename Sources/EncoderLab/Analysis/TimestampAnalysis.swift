@@ -2,7 +2,7 @@ import Foundation
 import H264
 
 /// What a run's timestamps did, from what the lab handed x264 and what x264 returned (table
-/// `timestamp_analysis`, one row per run, and `frame_durations`, README "Timestamps").
+/// `timestamp_analysis`, one row per run, and `frame_durations`, docs/timestamps.md).
 ///
 /// All times are in ticks of the run's timebase (1/1000000 s for every plan but the CLI's constant-rate one,
 /// whose tick is one frame). Every count is over whole frames; nothing is sampled.

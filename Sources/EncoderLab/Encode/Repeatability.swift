@@ -1,7 +1,7 @@
 import Foundation
 
 /// Whether an x264 encode writes the same bytes every time it runs, decided from a run key's own fields
-/// (`runs.repeatable`; README, "Repeatable runs").
+/// (`runs.repeatable`; docs/runs.md, "Repeatable runs").
 ///
 /// x264 0.164 is not repeatable with VBV and more than one thread (frame or sliced threads): its rate control reads
 /// the other threads' in-flight frame-size estimates (ratecontrol.c, `frame_size_estimated`, `update_vbv_plan`), so

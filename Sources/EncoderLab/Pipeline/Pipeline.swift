@@ -257,7 +257,7 @@ public enum Pipeline {
         return order.map { counts[$0]! > 1 ? "\($0) (\(counts[$0]!) times)" : $0 }
     }
 
-    /// The structured settings of `runs.settings` (README, "Database schema"): the settings as given and resolved,
+    /// The structured settings of `runs.settings` (docs/schema.md): the settings as given and resolved,
     /// the grid's axes and values, x264's resolved parameters with each value's provenance, and the timestamps plan.
     static func settingsJSON(_ spec: RunSpec, resolved r: ResolvedParameters?, plan: TimestampPlan?) -> String {
         var object = spec.settings.jsonObject

@@ -1,7 +1,7 @@
 import Foundation
 import H264
 
-/// The timestamps experiments' plots (README, "Timestamps"), drawn from the store beside an experiment's `rd.*`:
+/// The timestamps experiments' plots (docs/timestamps.md), drawn from the store beside an experiment's `rd.*`:
 /// - when the grid has a `pts-offset` axis: `timestamps-bitrate.*` (bitrate error in % against the offset; only
 ///   when the runs have a bitrate target) and
 ///   `timestamps-pts.*` (input frames whose PTS was not after the previous one, x264's "non-strictly-monotonic

@@ -50,7 +50,7 @@ struct ReportData {
     /// the computed `bitrate_kbps`, `psnr_global`, `psnr_y_pooled`. `psnr_source` (text) is left out: the runs
     /// table shows it as its own column (``Run/unverified``).
     var metricColumns: [String]
-    /// Per experiment, the anchor its experiment file gave (`report.anchor`, README "Experiment files") as stored in the
+    /// Per experiment, the anchor its experiment file gave (`report.anchor`, docs/runs.md, "Experiment files") as stored in the
     /// settings of its most recent run (the highest run id; none when that run's settings have no `report.anchor`),
     /// with that run's id.
     var fileAnchors: [String: (runID: Int64, anchor: String)] = [:]

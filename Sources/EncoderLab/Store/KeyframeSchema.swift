@@ -1,6 +1,6 @@
 import Foundation
 
-/// The VideoToolbox part of the store (README, "Database schema"): writing `keyframe_analysis`, `keyframe_violations`
+/// The VideoToolbox part of the store (docs/schema.md): writing `keyframe_analysis`, `keyframe_violations`
 /// and `data_rate_windows`, the tables of schema version 5 (``LabStore/version5Tables``).
 extension LabStore {
     /// Writes a run's keyframe analysis rows.

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The run metrics part of the schema (README, "Database schema", `run_metrics` and `run_gops`), added by the
+/// The run metrics part of the schema (docs/schema.md, `run_metrics` and `run_gops`), added by the
 /// migration from version 5 to 6 (``LabStore/version6Tables``) and written by ``RunMetrics``.
 extension LabStore {
     /// The columns of `run_metrics` after `run_id`, in table order, with their SQL types, as ``version6Tables`` has

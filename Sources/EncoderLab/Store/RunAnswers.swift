@@ -15,6 +15,10 @@ public struct RunAnswers: Sendable, Equatable {
         public var frameLimitViolations: Int
         /// Gaps longer than the duration limit, and stalls (`kind` 'duration-limit' and 'stall').
         public var durationLimitViolations: Int
+        /// Whether the frame limit was applied (`keyframe_analysis.frame_limit` not NULL): with vt-compat and both
+        /// limits set, VideoToolbox as it is reported to behave keeps the time limit alone, and no frame-limit
+        /// violation is counted (`enclab check` counts against the documented rule).
+        public var frameLimitApplied: Bool = true
     }
 
     /// One DataRateLimits pair (`data_rate_windows`).
@@ -56,7 +60,7 @@ extension LabStore {
             SELECT gop_max_frames, gop_max_seconds, peak_1s_kbps, target_kbps FROM run_metrics WHERE run_id = ?
             """, [id]).first.map { $0.at("run \(runID)") }
         var keyframes: RunAnswers.KeyframeLimits?
-        if let k = try database.rows("SELECT max_frames, max_duration FROM keyframe_analysis WHERE run_id = ?", [id]).first {
+        if let k = try database.rows("SELECT max_frames, max_duration, frame_limit FROM keyframe_analysis WHERE run_id = ?", [id]).first {
             let row = k.at("run \(runID)")
             var counts: [String: Int] = [:]
             for c in try database.rows("SELECT kind, COUNT(*) AS n FROM keyframe_violations WHERE run_id = ? GROUP BY kind", [id]) {
@@ -64,7 +68,8 @@ extension LabStore {
             }
             keyframes = .init(maxFrames: try row.integer("max_frames"), maxDuration: try row.text("max_duration"),
                               frameLimitViolations: counts["frame-limit", default: 0],
-                              durationLimitViolations: counts["duration-limit", default: 0] + counts["stall", default: 0])
+                              durationLimitViolations: counts["duration-limit", default: 0] + counts["stall", default: 0],
+                              frameLimitApplied: try row.optionalNumber("frame_limit") != nil)
         }
         let pairs = try database.rows("""
             SELECT pair, bytes, seconds, honoured, windows, windows_over, worst_ratio FROM data_rate_windows

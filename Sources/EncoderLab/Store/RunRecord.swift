@@ -93,7 +93,7 @@ extension LabStore {
         /// where the frame decodes without error or has no independent decode.
         public var psnrY: Double?
         public var psnrAvg: Double?
-        /// x264's luma SSIM (`frames.ssim`, README "Database schema"); nil when x264 computed none.
+        /// x264's luma SSIM (`frames.ssim`, docs/schema.md); nil when x264 computed none.
         public var ssim: Double?
 
         public init(codedIndex: Int, displayIndex: Int, type: String, sizeBytes: Int, pts: Int64, dts: Int64, qp: Double?,
@@ -111,7 +111,7 @@ extension LabStore {
         }
     }
 
-    /// A stored `runs` row (README, "Database schema"); a NULL column reads as nil.
+    /// A stored `runs` row (docs/schema.md); a NULL column reads as nil.
     public struct RunRow: Sendable {
         public var runID: Int64
         /// The run's identity, 64 lowercase hex digits; nil for a run migrated from schema version 1 or older.

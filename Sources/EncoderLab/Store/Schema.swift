@@ -1,6 +1,6 @@
 import Foundation
 
-/// The database's schema, by version (README, "Database schema"). The version is kept in `PRAGMA user_version`;
+/// The database's schema, by version (docs/schema.md). The version is kept in `PRAGMA user_version`;
 /// ``LabStore/migrations`` take a file of an older version to ``LabStore/schemaVersion``. Each version's SQL is
 /// literal and frozen, in SchemaVersions.swift.
 extension LabStore {

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The timestamps part of the store (README, "Database schema" and "Timestamps"): writing `timestamp_analysis` and
+/// The timestamps part of the store (docs/schema.md and "Timestamps"): writing `timestamp_analysis` and
 /// `frame_durations`, the tables of schema version 4 (``LabStore/version4Tables``); times in ticks of the run's
 /// timebase (`runs.timebase_num/timebase_den`).
 extension LabStore {

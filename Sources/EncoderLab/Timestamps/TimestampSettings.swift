@@ -11,7 +11,7 @@ public enum PTSClock: String, Sendable, Codable, CaseIterable {
 }
 
 /// The timestamps stage as a run's settings give it: where the presentation times come from, and what happens to
-/// them on the way to the encoder (README, "Timestamps"). All default to the clip's constant rate handed over as
+/// them on the way to the encoder (docs/timestamps.md). All default to the clip's constant rate handed over as
 /// x264's CLI does (timebase 1/fps, PTS = frame index), which keeps streams byte-identical to the CLI's.
 ///
 /// The stages, in order: source (constant rate, the file's own times, a timecode v2 file, or a generated

@@ -261,7 +261,7 @@ extension TimestampPlan {
         return try constantRate(fpsNum: fpsNum, fpsDen: fpsDen)
     }
 
-    /// The timestamps stage's plan for one run (README, "Timestamps"): the CLI's constant-rate plan when no
+    /// The timestamps stage's plan for one run (docs/timestamps.md): the CLI's constant-rate plan when no
     /// timestamp setting is given, else a microsecond plan whose source times are read and checked here, before
     /// anything is written.
     /// - Parameters:

@@ -20,7 +20,7 @@ extension PlaneErrors {
 
 /// One frame's quality as the `frames` table stores it: the lab's own squared error per plane (`sse_*`, from
 /// FFmpeg's decode of the written stream against the source), the PSNRs derived from it (`psnr_*`), and whether
-/// x264's own report (`x264_psnr_*`) disagrees (`x264_psnr_differs`). README, "How every run is verified".
+/// x264's own report (`x264_psnr_*`) disagrees (`x264_psnr_differs`). docs/verification.md, "How every run is verified".
 public struct FrameQuality: Equatable, Sendable {
     /// The lab's squared error per plane: the decoded picture against the (cropped) source.
     public var errors: PlaneErrors

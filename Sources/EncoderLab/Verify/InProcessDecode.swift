@@ -4,7 +4,7 @@ import Foundation
 /// FFmpeg's H.264 decoder (libavcodec, the decoder the `ffmpeg` CLI runs) inside the process: the verify stage hands
 /// it each access unit as x264 writes it and measures each picture it outputs against the source picture the
 /// pipeline still holds, so no second pass over the source, no `ffmpeg` process and no raw-video pipe
-/// (README, "How every run is verified"). ``IndependentDecode`` (the `ffmpeg` CLI) stays the tests' witness.
+/// (docs/verification.md, "How every run is verified"). ``IndependentDecode`` (the `ffmpeg` CLI) stays the tests' witness.
 ///
 /// One thread (`thread_count` 1): the decode is deterministic and runs on the verify stage's thread (the pipeline's,
 /// or one of its own when x264 has threads: ``VerifyStage``) while x264's own threads encode the next frames; one

@@ -11,7 +11,7 @@ public enum VerifyMode: String, Sendable, CaseIterable {
     case none
 }
 
-/// The verify stage (README, "How every run is verified"), fed as the stream is written so that memory stays flat
+/// The verify stage (docs/verification.md, "How every run is verified"), fed as the stream is written so that memory stays flat
 /// in clip length: each source picture as it is handed to x264 (``source(_:)``), each frame's bytes as they are
 /// written to `stream.264` (``written(_:bytes:)``), then ``finish(frames:resolved:profile:)``.
 ///

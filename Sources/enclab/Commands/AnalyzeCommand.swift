@@ -13,7 +13,7 @@ struct AnalyzeCommand: Command {
     ]
     let about = """
         Reads each run's frames, settings and timestamps from the database and writes its rows in run_metrics and
-        run_gops (README, "Database schema"), replacing those it had: bitrate over the span, error against the target,
+        run_gops (docs/schema.md), replacing those it had: bitrate over the span, error against the target,
         peak 1-second and per-GOP bitrate, frame sizes per type, GOPs, PSNR pooled in named ways from the lab's own
         squared errors, SSIM, QP per type, VBV underflows. The encoder is not needed; runs recorded by 'enclab check
         --db' are analysed too. Each run is one transaction. Progress goes to stderr (a bar on a terminal, plain lines

@@ -188,7 +188,10 @@ func describe(_ a: RunAnswers, runID: Int64) -> String {
     }
     func violations(_ n: Int64) -> String { "\(n) violation\(n == 1 ? "" : "s")" }
     if let k = a.keyframeLimits {
-        if k.maxFrames > 0 { parts.append("MaxKeyFrameInterval=\(k.maxFrames): \(violations(Int64(k.frameLimitViolations)))") }
+        if k.maxFrames > 0 {
+            parts.append("MaxKeyFrameInterval=\(k.maxFrames): " + (k.frameLimitApplied ? violations(Int64(k.frameLimitViolations))
+                : "not applied (vt-compat keeps the duration limit alone; 'enclab check' counts against it)"))
+        }
         if k.maxDuration != "0" {
             // Stored exact (`1/2`, `1001/500`): shown as a decimal of at most 6 places, as the property is written.
             let parts2 = k.maxDuration.split(separator: "/").compactMap { Double($0) }

@@ -10,7 +10,7 @@ struct CompareCommand: Command {
     ]
     let about = """
         RUN_A and RUN_B are run ids (12 or run-12), run keys or their first 8 or more hex digits. stdout gets one line
-        per run_metrics column (README, "Database schema"): its name, run A's value, run B's, the difference B - A, and
+        per run_metrics column (docs/schema.md): its name, run A's value, run B's, the difference B - A, and
         (B - A) / |A| in % where that means something (not for values in dB, percentages, frame indices or event
         counts, nor when A is 0). NULL shows as '-'; reals with 3 decimals, or as %.6g (1e+308, 2.5e-07) from 10^12
         up and below 0.001. A run without run_metrics rows (a database not analysed since it was migrated) is

@@ -55,12 +55,12 @@ struct EncodeCommand: Command {
               VBVBufferDuration (s, default 2.5)   VBVInitialDelayPercentage (0-100, default 90)
               An x264 flag that sets the same parameter wins over the property, with a warning naming both.
             """),
-         ("timestamps (README, \"Timestamps\"; any of them hands x264 PTS in microseconds, b_vfr_input=1)", """
+         ("timestamps (docs/timestamps.md; any of them hands x264 PTS in microseconds, b_vfr_input=1)", """
               --pts-source constant-rate|file   the clip's nominal rate (default), or its own timestamps (ffprobe;
                                                 a clip decoded by ffmpeg)
               --tcfile-in FILE                  a timecode v2 file (x264's and mkvmerge's format): entry k times frame k
               --pts-schedule SPEC               a generated schedule, e.g. rate=30;jitter=2ms;seed=7;switch=60@0s,20@2s;
-                                                drop=0.1;dup=0.05;back=3@1.2s (grammar in the README)
+                                                drop=0.1;dup=0.05;back=3@1.2s (grammar in docs/timestamps.md, "Schedule grammar")
               --pts-clock schedule|capture      with --pts-schedule: the recorder's stamps (default) or the capture clock
               --pts-offset MICROSECONDS         added to every PTS (host uptime: 10^9 to 10^13)
               --pts-rebase                      subtract the first PTS, before the precision stage

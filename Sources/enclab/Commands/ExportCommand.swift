@@ -21,7 +21,8 @@ struct ExportCommand: Command {
     let about = """
         Writes a table's rows in the table's order (frames by run_id and coded_index, runs by run_id, metrics by
         its primary key), with the table's own columns in its order; frames also carry the run's run_key after
-        run_id, to join with runs. CSV fields holding a comma, a double quote, CR or LF are quoted, with double
+        run_id, to join with runs, and pts_time and dts_time after pts and dts (seconds from the run's timebase,
+        exact, 6 decimals as ffprobe's pkt_pts_time; empty/null without a timebase). CSV fields holding a comma, a double quote, CR or LF are quoted, with double
         quotes doubled; NULL is an empty field (empty text is ""). JSON Lines give NULL as null. Numbers are
         written as SQLite stores them: integers in decimal, reals in the shortest form that reads back to the same
         double (36.41, 36.0, 1e-05). Rows are streamed, not held in memory. With --out, stdout gets one line

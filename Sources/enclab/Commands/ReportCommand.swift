@@ -21,13 +21,17 @@ struct ReportCommand: Command {
     ]
     let about = """
         Reads the database only (no encode, no server, nothing from the network) and writes OUT/index.html listing the
-        experiments; per experiment a page with the runs and their metrics in a sortable table, the rate-quality curves
-        (one per clip and configuration: the rate-control mode and the grid settings other than qp, crf, bitrate and
-        vbv-*) and a BD-rate table (PCHIP and cubic) against the anchor; per chosen run a page with frame sizes by type,
-        windowed bitrate, keyframe timeline, VBV occupancy, PTS and DTS steps and the worst-PSNR frame, source beside
-        decoded. Plots are gnuplot's, each with its .gp script and data file beside it. A run whose stream or source file
-        is missing here is reported as such, and so is a run encoded with --verify none (its PSNR is x264's, unverified).
-        stdout gets the report's index path.
+        experiments; per experiment a page with what the numbers cannot say (short clips, too few points, CBR filler,
+        unverified runs, non-increasing PTS), the runs in a sortable table (10 columns, the other metrics behind a
+        column chooser), the rate-quality curves (one per clip and configuration: the rate-control mode and the grid
+        settings other than qp, crf, bitrate and vbv-*), a BD-rate table (PCHIP and cubic) against the anchor (per-rate
+        differences below 4 points) and chosen runs overlaid; per chosen run (and every run stored by check --db) a page
+        with its rules' badges and violations, frame sizes by type, windowed bitrate, PSNR and SSIM per frame, keyframe
+        timeline, VBV occupancy, PTS and DTS steps and the worst-PSNR frame, source beside decoded. The charts are
+        interactive (Debian's libjs-dygraphs, copied into OUT/assets: drag zooms, shift-drag pans, double-click resets,
+        hover shows a frame's values); each also as a gnuplot picture with its .gp script and data file beside it. A
+        run whose stream or source file is missing here is reported as such, and so is a run encoded with --verify none
+        (its PSNR is x264's, unverified). stdout gets the report's index path.
         """
     var sections: [(title: String, text: String)] {
         [databaseEnvironment]
