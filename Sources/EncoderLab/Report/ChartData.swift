@@ -106,24 +106,12 @@ struct ChartGroup {
         return out + "]}"
     }
 
-    /// `text` as a JSON string literal that is also safe inside a `<script>` element: quotes, backslashes and control
-    /// characters escaped as JSON requires, and `<`, `>`, `&`, U+2028, U+2029 as `\u` escapes.
+    /// `text` as a JSON string literal that is also safe inside a `<script>` element: the export's JSON string
+    /// (``Export/jsonString(_:)``: quotes, backslashes, control characters, U+2028 and U+2029 escaped), with `<`, `>`
+    /// and `&` as `\u` escapes (inside a JSON string they can only stand for themselves).
     static func string(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case "<", ">", "&", "\u{2028}", "\u{2029}":
-                out += String(format: "\\u%04x", scalar.value)
-            default:
-                if scalar.value < 0x20 { out += String(format: "\\u%04x", scalar.value) } else { out.unicodeScalars.append(scalar) }
-            }
-        }
-        return out + "\""
+        Export.jsonString(text).replacingOccurrences(of: "<", with: "\\u003c")
+            .replacingOccurrences(of: ">", with: "\\u003e").replacingOccurrences(of: "&", with: "\\u0026")
     }
 
     /// A finite number as JSON (its shortest exact text); `null` for NaN or an infinity.
