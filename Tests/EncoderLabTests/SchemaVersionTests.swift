@@ -10,10 +10,11 @@ import Testing
 struct SchemaVersionTests {
     static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures").path
 
-    /// The fixtures, one per schema version 0 ... 6, each written by the last commit of main with that version
+    /// The fixtures, one per schema version 0 ... 7, each written by the last commit of main with that version
     /// (version 3: the commit that introduced it, merged as version 3 in 3c8b8fa).
     static let versions: [(file: String, version: Int32)] = [
         ("aef06d9.sqlite", 0), ("v1-0dea841.sqlite", 1), ("v2-ad1e90e.sqlite", 2), ("v3-e6c4661.sqlite", 3), ("v4-18965e2.sqlite", 4), ("v5-e8c29d0.sqlite", 5), ("v6-3eff049.sqlite", 6),
+        ("v7-2251b96.sqlite", 7),
     ]
 
     /// `sqlite_master` of `db` as `type|name|tbl_name|sql` lines by name, SQLite's own objects left out. A table
@@ -43,7 +44,7 @@ struct SchemaVersionTests {
             let path = Self.fixtures + "/" + file
             #expect(try Self.sqlite(path, "PRAGMA user_version") == [String(version)], "\(file)")
             let literal = [1: LabStore.schemaVersion1, 2: LabStore.schemaVersion2, 3: LabStore.schemaVersion3, 4: LabStore.schemaVersion4,
-                           5: LabStore.schemaVersion5, 6: LabStore.schemaVersion6][max(version, 1)]!
+                           5: LabStore.schemaVersion5, 6: LabStore.schemaVersion6, 7: LabStore.schemaVersion7][max(version, 1)]!
             let made = scratch.file("literal-\(version).sqlite")
             try Database(path: made, busyTimeoutMilliseconds: 0).execute(literal)
             #expect(try Self.schema(made) == Self.schema(path), "\(file)")
