@@ -57,7 +57,7 @@ struct SchemaVersionTests {
         let fresh = scratch.file("new.sqlite")
         _ = try LabStore(path: fresh, busyTimeoutMilliseconds: 0)
         let newSchema = try Self.schema(fresh)
-        #expect(newSchema.count == 15)  // 13 tables, 2 indexes
+        #expect(newSchema.count == 17)  // 15 tables, 2 indexes
         for (file, version) in Self.versions {
             let fixture = Self.fixtures + "/" + file
             let path = scratch.file("copy-\(file)")
@@ -72,20 +72,12 @@ struct SchemaVersionTests {
             #expect(before.count >= 8, "\(file)")
 
             _ = try LabStore(path: path, busyTimeoutMilliseconds: 0)
-            #expect(try Self.sqlite(path, "PRAGMA user_version") == ["7"], "\(file)")
-            if version == 4 {
-                // Known: e7c8bae (during version 5) made timestamp_analysis.span_ticks, span_s and achieved_kbps
-                // nullable with no migration, so a file version 4 wrote keeps them NOT NULL after every migration (a
-                // run whose span is not positive cannot be stored in it). Taking it out needs a migration of its own.
-                let migrated = try Self.schema(path)
-                #expect(migrated.filter { !$0.contains("CREATE TABLE timestamp_analysis") }
-                        == newSchema.filter { !$0.contains("CREATE TABLE timestamp_analysis") }, "\(file)")
-                withKnownIssue("a version 4 file keeps timestamp_analysis.span_ticks, span_s, achieved_kbps NOT NULL") {
-                    #expect(migrated.first { $0.contains("CREATE TABLE timestamp_analysis") }
-                            == newSchema.first { $0.contains("CREATE TABLE timestamp_analysis") }, "\(file)")
-                }
-            } else {
-                #expect(try Self.schema(path) == newSchema, "\(file)")
+            #expect(try Self.sqlite(path, "PRAGMA user_version") == ["8"], "\(file)")
+            // A version 4 file too (its timestamp_analysis rebuilt by the migration from version 7).
+            #expect(try Self.schema(path) == newSchema, "\(file)")
+            if version >= 4 {
+                #expect(try Self.timestampRows(path) == Self.timestampRows(fixture), "\(file)")
+                #expect(try Self.timestampRows(fixture).count == 3, "\(file)")
             }
             #expect(try frames(path, renamed) == before, "\(file)")
             #expect(try Self.sqlite(path, "SELECT run_id, clip, settings, frames, bytes FROM runs ORDER BY run_id") == runsBefore, "\(file)")
@@ -94,6 +86,61 @@ struct SchemaVersionTests {
             }
             #expect(try Self.sqlite(path, "SELECT count(*) FROM pragma_foreign_key_check") == ["0"], "\(file)")
         }
+    }
+
+    /// Every row of `timestamp_analysis` in `db`, each value as `sqlite3 -quote` writes it (its type shown: 8 and 8.0
+    /// differ), in run order.
+    static func timestampRows(_ db: String) throws -> [String] {
+        try StoreMigrationTests.quoted(db, "SELECT * FROM timestamp_analysis ORDER BY run_id")
+    }
+
+    @Test("a version 4 file's timestamp_analysis loses NOT NULL on span_ticks, span_s, achieved_kbps, so a run without a span can be stored")
+    func versionFourTimestampsNullable() throws {
+        let scratch = Scratch()
+        let fixture = Self.fixtures + "/v4-18965e2.sqlite"
+        let path = scratch.file("v4.sqlite")
+        try FileManager.default.copyItem(atPath: fixture, toPath: path)
+        let notNull = "SELECT name || ' ' || \"notnull\" FROM pragma_table_info('timestamp_analysis') WHERE name IN ('span_ticks', 'span_s', 'achieved_kbps') ORDER BY cid"
+        #expect(try Self.sqlite(fixture, notNull) == ["span_ticks 1", "span_s 1", "achieved_kbps 1"])
+        // The row a run whose span is not positive writes (TimestampAnalysis: span nil), refused before the migration.
+        let spanless = """
+            INSERT INTO timestamp_analysis (run_id, source, frames, non_increasing_input_pts, duplicate_dts, decreasing_dts,
+                pts_before_dts, min_composition_offset, max_composition_offset, span_ticks, span_s, achieved_kbps,
+                x264_timestamp_warnings) VALUES (4, 'file', 1, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, 0)
+            """
+        let run4 = "INSERT INTO runs (run_id, experiment, clip, settings, status, lab_version, machine, created_at) VALUES (4, 'e', 'c', '{}', 'done', 'v', 'm', 't');"
+        let refused = try Witness.run("sqlite3", [scratch.file("v4.sqlite"), "PRAGMA foreign_keys = ON; " + run4 + spanless])
+        #expect(refused.stderr.contains("NOT NULL constraint failed: timestamp_analysis.span_ticks"), "\(refused.stderr)")
+        try FileManager.default.removeItem(atPath: path)
+        try FileManager.default.copyItem(atPath: fixture, toPath: path)
+        _ = try LabStore(path: path, busyTimeoutMilliseconds: 0)
+        #expect(try Self.sqlite(path, notNull) == ["span_ticks 0", "span_s 0", "achieved_kbps 0"])
+        #expect(try Self.timestampRows(path) == Self.timestampRows(fixture))
+        _ = try Self.sqlite(path, "PRAGMA foreign_keys = ON; " + run4 + spanless)
+        #expect(try Self.sqlite(path, "SELECT run_id, quote(span_ticks), quote(span_s), quote(achieved_kbps) FROM timestamp_analysis WHERE run_id = 4")
+                == ["4|NULL|NULL|NULL"])
+        #expect(try Self.sqlite(path, "SELECT count(*) FROM pragma_foreign_key_check") == ["0"])
+    }
+
+    @Test("the migration from version 7 leaves a timestamp_analysis that is nullable already as it was (no rebuild: its SQL unquoted)")
+    func nullableTimestampsNotRebuilt() throws {
+        let scratch = Scratch()
+        for file in ["v5-e8c29d0.sqlite", "v6-3eff049.sqlite", "v7-2251b96.sqlite"] {
+            let fixture = Self.fixtures + "/" + file
+            let path = scratch.file(file)
+            try FileManager.default.copyItem(atPath: fixture, toPath: path)
+            let sql = "SELECT sql FROM sqlite_master WHERE name = 'timestamp_analysis'"
+            let before = try Self.sqlite(fixture, sql)
+            #expect(before.first?.hasPrefix("CREATE TABLE timestamp_analysis (") == true, "\(file)")
+            _ = try LabStore(path: path, busyTimeoutMilliseconds: 0)
+            #expect(try Self.sqlite(path, sql) == before, "\(file)")
+            #expect(try Self.timestampRows(path) == Self.timestampRows(fixture), "\(file)")
+        }
+        // The version 4 file's table is rebuilt: SQLite keeps a renamed table's name quoted.
+        let v4 = scratch.file("v4.sqlite")
+        try FileManager.default.copyItem(atPath: Self.fixtures + "/v4-18965e2.sqlite", toPath: v4)
+        _ = try LabStore(path: v4, busyTimeoutMilliseconds: 0)
+        #expect(try Self.sqlite(v4, "SELECT sql FROM sqlite_master WHERE name = 'timestamp_analysis'").first?.hasPrefix("CREATE TABLE \"timestamp_analysis\" (") == true)
     }
 
     @Test("run_metrics of the frozen schema has the columns runMetricsColumns names, in order, with their types")

@@ -35,6 +35,11 @@ extension LabStore {
                   foreignKeysOff: false) { db in try db.execute(version6Tables) },
         Migration(from: 6, summary: "runs.repeatable (from each run's stored settings); runs_done_by_key lets a run that is not repeatable be done again under its key",
                   foreignKeysOff: true) { db in try migrateVersion6To7(db) },
+        Migration(from: 7, summary: "timestamp_analysis.span_ticks, span_s, achieved_kbps nullable in a file version 4 made; frame_delays, run_delay (encoder delay per frame)",
+                  foreignKeysOff: true) { db in
+            try migrateVersion7To8TimestampAnalysis(db)
+            try db.execute(version8Tables)
+        },
     ]
 
     /// Runs `migration` inside the caller's transaction, then checks that it left no more rows pointing at a missing
@@ -249,6 +254,34 @@ extension LabStore {
             try update.run([.integer(repeatable ? 1 : 0), .integer(id)])
         }
         try db.execute(schemaVersion7)
+    }
+
+    /// The first part of version 7 → 8: a file made by version 4 (or by version 5 before e7c8bae) still has
+    /// `timestamp_analysis.span_ticks`, `span_s` and `achieved_kbps` NOT NULL (e7c8bae made them nullable in new files
+    /// without a migration), so a run whose span is not positive could not be stored in it. When any of the three is
+    /// NOT NULL (`pragma_table_info`), the table is rebuilt as in ``migrateVersion1To2(_:)`` (new table, copy, drop,
+    /// rename) with the columns of version 7 (``version8TimestampAnalysis``), every row copied as it was; otherwise
+    /// nothing is done. Foreign keys must be off (``Migration/foreignKeysOff``).
+    static func migrateVersion7To8TimestampAnalysis(_ db: Database) throws {
+        // A version 7 file may lack a table or index of its version: it is made first.
+        try db.execute(schemaVersion7)
+        let notNull = try db.rows("""
+            SELECT count(*) AS n FROM pragma_table_info('timestamp_analysis')
+            WHERE name IN ('span_ticks', 'span_s', 'achieved_kbps') AND "notnull" = 1
+            """).first?["n"].int ?? 0
+        guard notNull > 0 else { return }
+        try db.execute(version8TimestampAnalysis)
+        try db.execute("""
+            INSERT INTO new_timestamp_analysis (run_id, source, frames, non_increasing_input_pts, duplicate_dts, decreasing_dts,
+                pts_before_dts, min_composition_offset, max_composition_offset, span_ticks, span_s, achieved_kbps, target_kbps,
+                bitrate_error_pct, x264_timestamp_warnings, x264_warnings)
+            SELECT run_id, source, frames, non_increasing_input_pts, duplicate_dts, decreasing_dts,
+                pts_before_dts, min_composition_offset, max_composition_offset, span_ticks, span_s, achieved_kbps, target_kbps,
+                bitrate_error_pct, x264_timestamp_warnings, x264_warnings
+            FROM timestamp_analysis;
+            DROP TABLE timestamp_analysis;
+            ALTER TABLE new_timestamp_analysis RENAME TO timestamp_analysis;
+            """)
     }
 
     /// Whether a run of `settingsJSON` (its `runs.settings`) wrote the same bytes every time, by the rule of schema

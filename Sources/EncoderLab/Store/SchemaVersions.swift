@@ -10,6 +10,13 @@ import Foundation
 /// `frames.input_pts` (versions 4 to 7) and `runs.repeatable` (version 7) are indented by 12 spaces, as the builders
 /// of those versions wrote them.
 extension LabStore {
+    /// The schema of version 8: version 7 and ``version8Tables`` (`timestamp_analysis` as version 7 has it: the
+    /// migration from version 7 rebuilds it in a file that still has the NOT NULL columns of version 4).
+    static let schemaVersion8 = schemaVersion7 + "\n" + version8Tables
+
+    /// The tables version 8 adds, each in a Schema8*.swift of its topic. Every statement `IF NOT EXISTS`.
+    static let version8Tables = [version8DelayTables].joined(separator: "\n")
+
     /// The schema of version 7 (commit 615fab9): version 6 with `runs.repeatable` and `runs_done_by_key` over the runs
     /// that are repeatable (or not known not to be): a key is done once among them, a run that is not repeatable may be
     /// done several times under one key. Every statement `IF NOT EXISTS`.
@@ -1261,6 +1268,29 @@ extension LabStore {
         warnings        TEXT,
         error           TEXT,
                 repeatable      INTEGER CHECK (repeatable IN (0, 1))
+    );
+    """
+
+    /// Version 8's `timestamp_analysis` (`span_ticks`, `span_s`, `achieved_kbps` nullable, the text of version 7),
+    /// built as `new_timestamp_analysis` by the migration from version 7 in a file version 4 made.
+    static let version8TimestampAnalysis = """
+    CREATE TABLE new_timestamp_analysis (
+        run_id                   INTEGER PRIMARY KEY REFERENCES runs(run_id),
+        source                   TEXT NOT NULL CHECK (source IN ('constant-rate', 'file', 'tcfile', 'schedule')),
+        frames                   INTEGER NOT NULL,
+        non_increasing_input_pts INTEGER NOT NULL,
+        duplicate_dts            INTEGER NOT NULL,
+        decreasing_dts           INTEGER NOT NULL,
+        pts_before_dts           INTEGER NOT NULL,
+        min_composition_offset   INTEGER NOT NULL,
+        max_composition_offset   INTEGER NOT NULL,
+        span_ticks               INTEGER,
+        span_s                   REAL,
+        achieved_kbps            REAL,
+        target_kbps              REAL,
+        bitrate_error_pct        REAL,
+        x264_timestamp_warnings  INTEGER NOT NULL,
+        x264_warnings            TEXT
     );
     """
 }
