@@ -167,7 +167,7 @@ struct ExportCommandTests {
         #expect(field(2, try #require(header.firstIndex(of: "psnr_u"))) == "")
     }
 
-    @Test("--run selects runs by id or key prefix; metrics exports run_metrics whatever its columns")
+    @Test("--run selects runs by id or key prefix; metrics exports run_metrics whatever its columns, then run_delay's max_delay_frames")
     func runsAndMetrics() throws {
         let dir = try lab()
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -193,8 +193,10 @@ struct ExportCommandTests {
         for format in ["csv", "jsonl"] {
             let m = try cli.enclab(["export", "--db", "lab.sqlite", "--table", "metrics", "--format", format, "--out", "m.\(format)"], in: dir)
             #expect(m.status == 0, "\(m.stderr)")
-            #expect(try check(format, "\(dir)/m.\(format)", db: db, source: "SELECT * FROM run_metrics", order: "run_id",
-                              columns: metricsColumns) == "ok \(runCount)\n")
+            // Then each run's max_delay_frames from run_delay (schema 8), as sqlite3 joins it.
+            #expect(try check(format, "\(dir)/m.\(format)", db: db,
+                              source: "SELECT m.*, d.max_delay_frames AS max_delay_frames FROM run_metrics AS m LEFT JOIN run_delay AS d ON d.run_id = m.run_id",
+                              order: "run_id", columns: metricsColumns + ["max_delay_frames"]) == "ok \(runCount)\n")
         }
     }
 

@@ -53,6 +53,11 @@ public struct EncodedFrame: Sendable {
     public let headerBytes: Int
     /// Bytes of filler data NAL units (type 12), start codes included.
     public let fillerBytes: Int
+    /// The encoder call that returned this frame, counted from 0 (one per picture handed in, then one per flush
+    /// call); nil for an encoder that does not say (docs/schema.md, "Encoder delay").
+    public var outputCall: Int?
+    /// The frames the encoder held right after that call (x264's `x264_encoder_delayed_frames`); nil likewise.
+    public var delayedFrames: Int?
 
     init(codedIndex: Int, displayIndex: Int, type: FrameType, keyframe: Bool, pts: Int64, dts: Int64, qp: Double,
          psnrY: Double?, psnrU: Double?, psnrV: Double?, psnrAvg: Double?, ssim: Double?, nals: [WrittenNAL]) {

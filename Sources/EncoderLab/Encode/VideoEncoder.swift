@@ -12,6 +12,13 @@ public protocol VideoEncoder: AnyObject {
     var delayedFrames: Int { get }
     /// The encoder's warnings and errors since the last call.
     func takeWarnings() -> [String]
+    /// The most frames the encoder says it will hold (x264's `x264_encoder_maximum_delayed_frames`), read once when
+    /// it opened; nil for an encoder that does not say.
+    var maximumDelayedFrames: Int? { get }
+}
+
+extension VideoEncoder {
+    public var maximumDelayedFrames: Int? { nil }
 }
 
 extension X264Session: VideoEncoder {}

@@ -155,6 +155,10 @@ public final class X264Session {
     public let resolved: ResolvedParameters
     private let measuresQuality: Bool
     private var codedCount = 0
+    /// Calls of ``encode(_:pts:displayIndex:forcedType:)`` so far (each frame's ``EncodedFrame/outputCall``).
+    private var calls = 0
+    /// `x264_encoder_maximum_delayed_frames`, read when the encoder opened.
+    public let maximumDelayedFrames: Int?
     private let width: Int
     private let height: Int
 
@@ -285,6 +289,11 @@ public final class X264Session {
         p.analyse.b_psnr = 1
         p.analyse.b_ssim = 1
         p.b_full_recon = 1
+        // VideoToolbox's MaxFrameDelayCount: x264's delay capped (FrameDelayLimit.swift), the options given left alone.
+        if let limit = settings.videoToolbox.maxFrameDelayCount {
+            let given = min(vtEnd, settings.options.count)..<max(min(vtEnd, settings.options.count), min(givenEnd, settings.options.count))
+            if let note = X264DelayParameters.limit(&p, to: limit, given: Set(settings.options[given].map(\.name))) { warnings.append(note) }
+        }
         return p
     }
 
@@ -370,6 +379,7 @@ public final class X264Session {
             }
         }
         resolved = r
+        maximumDelayedFrames = Int(x264_encoder_maximum_delayed_frames(h))
         measuresQuality = q.analyse.b_psnr != 0
         width = input.width
         height = input.height
@@ -435,6 +445,8 @@ public final class X264Session {
         var count: Int32 = 0
         var out = x264_picture_t()
         var size: Int32
+        let call = calls
+        calls += 1
         if let picture {
             precondition(picture.width == width && picture.height == height, "picture size differs from the session's")
             var pic = x264_picture_t()
@@ -488,12 +500,14 @@ public final class X264Session {
         }
         let display = out.opaque.map { Int(bitPattern: $0) - 1 } ?? -1
         let psnr = out.prop.f_psnr
-        let frame = EncodedFrame(
+        var frame = EncodedFrame(
             codedIndex: codedCount, displayIndex: display, type: type, keyframe: out.b_keyframe != 0,
             pts: out.i_pts, dts: out.i_dts, qp: qp,
             psnrY: measuresQuality ? psnr.0 : nil, psnrU: measuresQuality ? psnr.1 : nil,
             psnrV: measuresQuality ? psnr.2 : nil, psnrAvg: measuresQuality ? out.prop.f_psnr_avg : nil,
             ssim: resolved.ssim ? out.prop.f_ssim : nil, nals: written)
+        frame.outputCall = call
+        frame.delayedFrames = delayedFrames
         codedCount += 1
         return frame
     }

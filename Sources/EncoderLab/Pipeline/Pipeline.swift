@@ -164,6 +164,13 @@ public enum Pipeline {
         }
         guard !frames.isEmpty else { throw LabError.data("\(spec.clip.path): no whole frame to encode") }
         let r = session.resolved
+        // The encoder's delay per frame, checked against its own bound and MaxFrameDelayCount.
+        let delay = EncoderDelay(frames: frames, maximumDelayedFrames: session.maximumDelayedFrames,
+                                 limit: settings.videoToolbox.maxFrameDelayCount)
+        for w in delay?.warnings ?? [] {
+            warn(w)
+            warnings.append(w)
+        }
         // Timestamps, as handed in and as returned.
         let analysis = try TimestampAnalysis.analyse(
             inputPTS: inputPTS, frames: frames.map { .init(pts: $0.pts, dts: $0.dts, sizeBytes: $0.sizeBytes) }, timebase: r.timebase,
@@ -235,6 +242,7 @@ public enum Pipeline {
         measurements.keyframes = keyframes
         measurements.dataRateWindows = windows
         measurements.dataRateLimitsVTCompat = limits != nil && settings.videoToolbox.compat
+        measurements.encoderDelay = delay
         return RunResult(spec: spec, folder: folder, warnings: warnings, resolved: r, measured: measurements,
                          crop: clip.info.cropDescription, ffmpegVersion: clip.info.ffmpegVersion, createdAt: createdAt)
     }

@@ -39,6 +39,8 @@ public struct RunMeasurements: Sendable {
     /// was honoured (vt-compat).
     public var dataRateWindows: [DataRateLimits.WindowCheck]?
     public var dataRateLimitsVTCompat = false
+    /// The encoder's delay per frame and per run (`frame_delays`, `run_delay`), when the encoder reports it.
+    public var encoderDelay: EncoderDelay?
     /// Whether the frames' `qp` are x264's; false for a stream the lab did not make (`enclab check --db`), whose
     /// `frames.qp` are stored NULL.
     public var qpFromX264 = true

@@ -20,6 +20,9 @@ import H264
 ///   3_1, 3_2, 4_0, 4_1, 4_2, 5_0, 5_1, 5_2), each profile's `_AutoLevel`, and `H264_ConstrainedBaseline_AutoLevel`.
 ///   `H264_Extended_5_0`, `H264_Extended_AutoLevel` and `H264_ConstrainedHigh_AutoLevel` are Apple's too but x264
 ///   cannot signal them (it has no Extended profile, and never sets constraint_set4_flag/constraint_set5_flag): errors.
+/// - `MaxFrameDelayCount`: frames, ≥ 0: before the call that encodes frame N returns, frame N − M has been emitted
+///   (Apple's default, kVTUnlimitedFrameDelayCount, is the property not given). Applied in x264's parameters when the
+///   encoder is made (``X264DelayParameters``), checked per frame after the run (``EncoderDelay``).
 /// - `RealTime`, `AllowOpenGOP`: booleans. `ExpectedFrameRate`: frames per second, ≥ 0 (a hint; recorded only).
 /// - `ConstantBitRate`, `VariableBitRate`, `VBVMaxBitRate`: bit/s. `VBVBufferDuration`: seconds, > 0 (Apple's default
 ///   2.5). `VBVInitialDelayPercentage`: 0 to 100 (Apple's default 90).
@@ -47,6 +50,7 @@ public struct VideoToolboxSettings: Equatable, Sendable {
         case vbvMaxBitRate = "VBVMaxBitRate"
         case vbvBufferDuration = "VBVBufferDuration"
         case vbvInitialDelayPercentage = "VBVInitialDelayPercentage"
+        case maxFrameDelayCount = "MaxFrameDelayCount"
     }
 
     /// `kVTH264EntropyMode_CAVLC` or `kVTH264EntropyMode_CABAC`.
@@ -103,6 +107,8 @@ public struct VideoToolboxSettings: Equatable, Sendable {
     public var vbvBufferDuration: Rational?
     /// `VBVInitialDelayPercentage`, 0 to 100.
     public var vbvInitialDelayPercentage: Rational?
+    /// `MaxFrameDelayCount` in frames (nil: Apple's default, unlimited).
+    public var maxFrameDelayCount: Int?
     /// `--vt-compat` / `"vt-compat": true`: resolve combinations as VideoToolbox is reported to (docs/videotoolbox.md).
     public var compat = false
 
@@ -224,6 +230,11 @@ public struct VideoToolboxSettings: Equatable, Sendable {
             guard p <= Rational(100) else { throw bad("a percentage from 0 to 100") }
             vbvInitialDelayPercentage = p
         case .allowFrameReordering: allowFrameReordering = try boolean()
+        case .maxFrameDelayCount:
+            guard !text.isEmpty, text.utf8.allSatisfy({ (48...57).contains($0) }), let n = Int(text), n <= Int(Int32.max) else {
+                throw bad("a whole number of frames from 0 to \(Int32.max); Apple's default, kVTUnlimitedFrameDelayCount (-1), is the property not given")
+            }
+            maxFrameDelayCount = n
         case .realTime: realTime = try boolean()
         case .allowOpenGOP: allowOpenGOP = try boolean()
         case .h264EntropyMode:
@@ -376,6 +387,7 @@ public struct VideoToolboxSettings: Equatable, Sendable {
         put(.vbvMaxBitRate, vbvMaxBitRate)
         put(.vbvBufferDuration, vbvBufferDuration.map(Self.text))
         put(.vbvInitialDelayPercentage, vbvInitialDelayPercentage.map(Self.text))
+        put(.maxFrameDelayCount, maxFrameDelayCount)
         return o
     }
 

@@ -5,7 +5,7 @@ import Foundation
 /// - Tables: `frames` (one row per frame, ordered by run_id and coded_index; `run_key` from `runs` follows
 ///   `run_id` when the database has keys, so rows join to `runs` by either), `runs` (one row per run, by run_id) and
 ///   `metrics` (the table `run_metrics` that `enclab analyze` writes, exported whatever its columns, ordered by its
-///   primary key). The columns of each are the table's own, in the table's order (`PRAGMA table_info`), so an older
+///   primary key; then `max_delay_frames` from `run_delay` where the file has that table, empty for a run without it). The columns of each are the table's own, in the table's order (`PRAGMA table_info`), so an older
 ///   schema version exports what it has.
 /// - CSV (RFC 4180): a header row of column names, then one record per row; records end with CRLF, as RFC 4180
 ///   section 2 says (Python's csv module, pandas, R and spreadsheets read it); a field with
@@ -276,6 +276,13 @@ public enum Export {
             times = (pts, dts)
             names.insert("pts_time", at: names.firstIndex(of: "pts")! + 1)
             names.insert("dts_time", at: names.firstIndex(of: "dts")! + 1)
+        }
+        // The metrics gain each run's largest encoder delay (`run_delay`, schema 8) when the file has it.
+        if table == .metrics, columns.contains("run_id"), !columns.contains("max_delay_frames"),
+           !(try database.rows("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'run_delay'")).isEmpty {
+            selected.append("d.max_delay_frames")
+            names.append("max_delay_frames")
+            from += " LEFT JOIN run_delay AS d ON d.run_id = t.run_id"
         }
         let order = primaryKey.isEmpty ? (columns.contains("run_id") ? ["run_id"] : []) : primaryKey
         let orderBy = order.isEmpty ? "" : " ORDER BY " + order.map { "t." + identifier($0) }.joined(separator: ", ")

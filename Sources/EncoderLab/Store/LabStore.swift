@@ -189,6 +189,7 @@ public final class LabStore {
                 if let a = f.timestampAnalysis { try insertTimestampAnalysis(runID, source: f.timestampSource, a) }
                 if let k = f.keyframes { try insertKeyframeAnalysis(runID, k) }
                 if let w = f.dataRateWindows { try insertDataRateWindows(runID, w, vtCompat: f.dataRateLimitsVTCompat) }
+                if let d = f.encoderDelay { try insertEncoderDelay(runID, d) }
                 try insertVerification(runID, f.verification, f.decoded)
             }
             try beforeCommit(runID)

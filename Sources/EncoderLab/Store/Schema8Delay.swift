@@ -27,4 +27,21 @@ extension LabStore {
         frames_over_limit         INTEGER CHECK ((frames_over_limit IS NULL) = (frame_delay_limit IS NULL) AND frames_over_limit >= 0)
     );
     """
+
+    /// Writes a run's `frame_delays` and `run_delay` rows, as given.
+    func insertEncoderDelay(_ runID: Int64, _ d: EncoderDelay) throws {
+        let insert = try database.prepare("""
+            INSERT INTO frame_delays (run_id, coded_index, input_index, output_call, delayed_frames) VALUES (?, ?, ?, ?, ?)
+            """)
+        for f in d.frames {
+            try insert.run([.integer(runID), .integer(Int64(f.codedIndex)), .integer(Int64(f.inputIndex)),
+                            .integer(Int64(f.outputCall)), .integer(Int64(f.delayedFrames))])
+        }
+        func int(_ v: Int?) -> SQLValue { v.map { .integer(Int64($0)) } ?? .null }
+        try database.prepare("""
+            INSERT INTO run_delay (run_id, max_delay_frames, first_output_delay_frames, max_held_frames, maximum_delayed_frames,
+                frame_delay_limit, frames_over_limit) VALUES (?, ?, ?, ?, ?, ?, ?)
+            """).run([.integer(runID), int(d.maxDelayFrames), int(d.firstOutputDelayFrames), int(d.maxHeldFrames),
+                      int(d.maximumDelayedFrames), int(d.frameDelayLimit), int(d.framesOverLimit)])
+    }
 }

@@ -53,6 +53,7 @@ struct EncodeCommand: Command {
               ProfileLevel=H264_Main_4_1 (Apple's H.264 list; Extended and ConstrainedHigh are refused)   RealTime
               ExpectedFrameRate (frames/s)   AllowOpenGOP   ConstantBitRate, VariableBitRate, VBVMaxBitRate (bit/s)
               VBVBufferDuration (s, default 2.5)   VBVInitialDelayPercentage (0-100, default 90)
+              MaxFrameDelayCount (frames a picture may be held; caps x264's lookahead, B-frames, frame threads)
               An x264 flag that sets the same parameter wins over the property, with a warning naming both.
             """),
          ("timestamps (docs/timestamps.md; any of them hands x264 PTS in microseconds, b_vfr_input=1)", """
