@@ -12,7 +12,8 @@ struct EncoderDelayTests {
 
     /// Opens an encoder with x264's own defaults for PRESET [TUNE] and THREADS threads at 64x48, 25 fps, constant rate
     /// (`b_vfr_input` 0, as the lab's constant-rate plan), and prints the delay parameters as x264 has them before it
-    /// opens, then `x264_encoder_maximum_delayed_frames`.
+    /// opens, then `x264_encoder_maximum_delayed_frames`. With six more arguments BFRAMES B_ADAPT RC_LOOKAHEAD MBTREE
+    /// SLICED_THREADS VFR_INPUT, those are set first (TUNE `-` for none).
     static let probe = """
         #include <stdio.h>
         #include <stdlib.h>
@@ -20,10 +21,15 @@ struct EncoderDelayTests {
         #include <x264.h>
         int main(int argc, char **argv) {
             x264_param_t p;
-            if (x264_param_default_preset(&p, argv[1], argc > 3 ? argv[3] : NULL) < 0) return 2;
+            const char *tune = argc > 3 && argv[3][0] != '-' ? argv[3] : NULL;
+            if (x264_param_default_preset(&p, argv[1], tune) < 0) return 2;
             p.i_threads = atoi(argv[2]);
             p.i_width = 64; p.i_height = 48; p.i_csp = X264_CSP_I420;
             p.i_fps_num = 25; p.i_fps_den = 1; p.i_timebase_num = 1; p.i_timebase_den = 25; p.b_vfr_input = 0;
+            if (argc > 9) {
+                p.i_bframe = atoi(argv[4]); p.i_bframe_adaptive = atoi(argv[5]); p.rc.i_lookahead = atoi(argv[6]);
+                p.rc.b_mb_tree = atoi(argv[7]); p.b_sliced_threads = atoi(argv[8]); p.b_vfr_input = atoi(argv[9]);
+            }
             p.i_log_level = X264_LOG_NONE;
             printf("%d %d %d %d %d %d %d %d %d %d\\n", p.i_bframe, p.i_bframe_adaptive, p.i_bframe_pyramid, p.rc.i_lookahead,
                    p.rc.b_mb_tree, p.rc.i_vbv_buffer_size > 0, p.i_threads, p.b_sliced_threads, p.i_sync_lookahead, p.b_vfr_input);
@@ -44,8 +50,13 @@ struct EncoderDelayTests {
     }
 
     /// What the probe prints: the parameters before opening and libx264's maximum delayed frames.
-    static func library(_ probe: String, preset: String, threads: Int, tune: String? = nil) throws -> (X264DelayParameters, Int) {
-        let r = try Tools.run(probe, [preset, String(threads)] + (tune.map { [$0] } ?? []))
+    static func library(_ probe: String, preset: String, threads: Int, tune: String? = nil,
+                        set q: X264DelayParameters? = nil) throws -> (X264DelayParameters, Int) {
+        var arguments = [preset, String(threads), tune ?? "-"]
+        if let q {
+            arguments += [q.bframes, q.bAdapt, q.lookahead, q.mbtree ? 1 : 0, q.slicedThreads ? 1 : 0, q.vfrInput ? 1 : 0].map(String.init)
+        }
+        let r = try Tools.run(probe, arguments)
         guard r.status == 0 else { throw LabError.software("probe \(preset) \(threads): exit \(r.status)") }
         let lines = String(decoding: r.stdout, as: UTF8.self).split(separator: "\n")
         let n = lines[0].split(separator: " ").map { Int($0)! }
@@ -82,6 +93,33 @@ struct EncoderDelayTests {
         #expect(try Self.library(probe, preset: "medium", threads: 4).1 == 40 + 3 + 4)
         #expect(try Self.library(probe, preset: "veryslow", threads: 1).1 == 60)
         #expect(try Self.library(probe, preset: "medium", threads: 4, tune: "zerolatency").1 == 0)
+    }
+
+    @Test("MaxFrameDelayCount's cap, applied to x264's own preset defaults: libx264's maximum delayed frames plus the B-frame reordering stays within the limit")
+    func capWithinLimit() throws {
+        let scratch = Scratch()
+        let probe = try Self.buildProbe(scratch)
+        for preset in ["ultrafast", "veryfast", "medium", "veryslow"] {
+            for threads in [1, 4] {
+                for vfr in [false, true] {
+                    for limit in [1, 2, 3, 4, 6, 10, 30] {
+                        var (p, _) = try Self.library(probe, preset: preset, threads: threads)
+                        p.vfrInput = vfr
+                        let (q, _) = p.capped(to: limit, given: [])
+                        let (_, maximum) = try Self.library(probe, preset: preset, threads: threads, set: q)
+                        // x264 drops the pyramid below 2 B-frames itself (encoder.c); the model's reorderDelay says so.
+                        #expect(maximum + q.reorderDelay <= limit, "\(preset) threads \(threads) vfr \(vfr) limit \(limit): \(q)")
+                        #expect(q.longestHold == maximum + q.reorderDelay, "\(preset) threads \(threads) vfr \(vfr) limit \(limit)")
+                    }
+                }
+            }
+        }
+        // Written out, veryslow (bframes 8, b-adapt 2, B-pyramid, rc-lookahead 60) at limit 10: trellis's max(8, 3) x 4 = 32
+        // does not fit, b-adapt 1; 8 + 2 = 10 fits; rc-lookahead 10 - 2 = 8: x264's delay max(8, 8) = 8, + 2 = 10.
+        let (veryslow, _) = try Self.library(probe, preset: "veryslow", threads: 1)
+        let (capped, changes) = veryslow.capped(to: 10, given: [])
+        #expect(changes == ["b-adapt 2 -> 1", "rc-lookahead 60 -> 8"])
+        #expect(try Self.library(probe, preset: "veryslow", threads: 1, set: capped).1 == 8)
     }
 
     @Test("a default run (preset medium) at 1 and 4 threads: the first output and the largest delay are x264's maximum delayed frames; each frame comes out at call D + its coded index, in the x264 CLI's order",
