@@ -217,6 +217,19 @@ struct EncoderDelayTests {
         #expect(try Self.sqlite(db, "SELECT warnings LIKE '%MaxFrameDelayCount=4: 60 of 60 frames held longer%' FROM runs") == ["1"])
     }
 
+    @Test("MaxFrameDelayCount takes a whole number of frames from 0, recorded among the properties only when given")
+    func parsing() throws {
+        var vt = VideoToolboxSettings()
+        #expect(vt.canonicalProperties["MaxFrameDelayCount"] == nil)
+        try vt.set("kVTCompressionPropertyKey_MaxFrameDelayCount", "0")
+        #expect(vt.maxFrameDelayCount == 0 && vt.canonicalProperties["MaxFrameDelayCount"] as? Int == 0)
+        for bad in ["-1", "", "2.5", "x", "2147483648"] {
+            #expect(throws: LabError(.usage, "bad value for VideoToolbox property 'MaxFrameDelayCount': '\(bad)' (a whole number of frames from 0 to 2147483647; Apple's default, kVTUnlimitedFrameDelayCount (-1), is the property not given)")) {
+                try vt.set("MaxFrameDelayCount", bad)
+            }
+        }
+    }
+
     @Test("the metrics export ends with each run's max_delay_frames")
     func exportColumn() throws {
         let scratch = Scratch()
