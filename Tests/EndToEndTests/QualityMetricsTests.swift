@@ -214,4 +214,34 @@ struct QualityMetricsTests {
         #expect(Array(after.dropLast()) == Array(before.dropLast()))
         #expect(try TestSupport.sqlite("\(dir)/e.sqlite", "SELECT count(*) FROM run_quality_metrics WHERE run_id = 1") == ["7"])
     }
+    @Test("run with the experiment's 'metrics': every run scored, only what was asked stored; a VFR encode (timecode file) pairs by index")
+    func experimentKeyAndVFR() throws {
+        let dir = TestSupport.scratchFolder("enclab-vmaf")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try Self.clip(dir, frames: 8)
+        let json: [String: Any] = ["name": "q", "clips": ["c.y4m"], "metrics": ["psnr-hvs", "vmaf"], "base": ["threads": 1], "grid": ["crf": [28, 40]]]
+        try JSONSerialization.data(withJSONObject: json).write(to: URL(fileURLWithPath: "\(dir)/q.json"))
+        let r = try TestSupport.enclab(["run", "q.json", "--no-plots", "--db", "r.sqlite", "--out", "r"], in: dir)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(try TestSupport.sqlite("\(dir)/r.sqlite", """
+            SELECT run_id, count(*), count(vmaf), count(psnr_hvs), count(xpsnr) FROM frame_quality_metrics GROUP BY run_id ORDER BY run_id;
+            SELECT group_concat(metric) FROM (SELECT metric FROM run_quality_metrics ORDER BY run_id, metric)
+            """) == ["1|8|8|8|0", "2|8|8|8|0", "psnr_hvs,vmaf,psnr_hvs,vmaf"])
+        // The worse encode scores lower: the runs' means differ the right way.
+        let means = try TestSupport.sqlite("\(dir)/r.sqlite", "SELECT mean FROM run_quality_metrics WHERE metric = 'vmaf' ORDER BY run_id").compactMap(Double.init)
+        #expect(means.count == 2 && means[0] > means[1], "\(means)")
+        // Irregular times: 0, 40, 100, 120, 200, ... ms; the pairs are by display index all the same.
+        try "# timecode format v2\n0\n40\n100\n120\n200\n240\n330\n360\n".write(toFile: "\(dir)/tc.txt", atomically: true, encoding: .utf8)
+        let v = try TestSupport.enclab(["encode", "c.y4m", "--threads", "1", "--crf", "30", "--tcfile-in", "tc.txt", "--no-plots",
+                                        "--metrics", "vmaf,psnr-hvs", "--db", "v.sqlite", "--out", "v"], in: dir)
+        #expect(v.status == 0, "\(v.stderr)")
+        let folder = try CommandLineTests.runFolder("\(dir)/v.sqlite")
+        try Self.decode("\(dir)/\(folder)/stream.264", to: "\(dir)/dec.y4m")
+        let hand = try Self.byHand(dist: "dec.y4m", ref: "c.y4m", in: dir)
+        let stored = try Self.stored("\(dir)/v.sqlite")
+        #expect(stored.count == 8 && hand.frames.count == 8)
+        for (k, (a, b)) in zip(stored, hand.frames).enumerated() {
+            for c in ["vmaf", "psnr_hvs"] { #expect(abs(a[c]! - b[c]!) <= 1e-4, "frame \(k) \(c): stored \(a[c]!), by hand \(b[c]!)") }
+        }
+    }
 }
