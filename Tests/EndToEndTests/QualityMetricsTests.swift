@@ -244,4 +244,18 @@ struct QualityMetricsTests {
             for c in ["vmaf", "psnr_hvs"] { #expect(abs(a[c]! - b[c]!) <= 1e-4, "frame \(k) \(c): stored \(a[c]!), by hand \(b[c]!)") }
         }
     }
+    @Test("a lossless encode (--qp 0): psnr_hvs, ciede2000 and xpsnr have no finite value (libvmaf's null, xpsnr's inf), stored NULL with a warning naming them; ssim is 1")
+    func losslessSaysWhatIsMissing() throws {
+        let dir = TestSupport.scratchFolder("enclab-vmaf")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try Self.clip(dir, frames: 4, size: "176x176")
+        let e = try TestSupport.enclab(["encode", "c.y4m", "--threads", "1", "--qp", "0", "--no-plots", "--metrics", "psnr-hvs,ciede2000,xpsnr,ssim",
+                                        "--db", "e.sqlite", "--out", "e"], in: dir)
+        #expect(e.status == 0, "\(e.stderr)")
+        #expect(e.stderr.contains("--metrics: psnr_hvs has no finite value for 4 of 4 frames (display 0, 1, 2, 3); ciede2000 has no finite value for 4 of 4 frames (display 0, 1, 2, 3); xpsnr has no finite value for 4 of 4 frames"), "\(e.stderr)")
+        #expect(try TestSupport.sqlite("\(dir)/e.sqlite", """
+            SELECT count(*), count(psnr_hvs), count(ciede2000), count(xpsnr), min(float_ssim) FROM frame_quality_metrics;
+            SELECT group_concat(metric) FROM run_quality_metrics
+            """) == ["4|0|0|0|1.0", "float_ssim"])
+    }
 }

@@ -245,8 +245,13 @@ public enum Pipeline {
         measurements.dataRateLimitsVTCompat = limits != nil && settings.videoToolbox.compat
         if let quality, let pairs {
             // Every displayed frame scored, or the run fails: x264 displays each frame it coded.
-            measurements.perceptual = try LibVMAF.score(pairs, metrics: quality.metrics, displayedFrames: frames.count,
-                                                        ffmpeg: quality.ffmpeg, threads: r.threads)
+            let scores = try LibVMAF.score(pairs, metrics: quality.metrics, displayedFrames: frames.count,
+                                           ffmpeg: quality.ffmpeg, threads: r.threads)
+            if let w = scores.missingWarning() {
+                warn(w)
+                warnings.append(w)
+            }
+            measurements.perceptual = scores
         }
         return RunResult(spec: spec, folder: folder, warnings: warnings, resolved: r, measured: measurements,
                          crop: clip.info.cropDescription, ffmpegVersion: clip.info.ffmpegVersion, createdAt: createdAt)

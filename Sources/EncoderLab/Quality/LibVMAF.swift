@@ -18,6 +18,23 @@ public struct QualityScores: Sendable {
         self.libvmafVersion = libvmafVersion
     }
 
+    /// The run's warning when a requested metric has no finite value for some frames (stored NULL), else nil:
+    /// which metric, how many frames, the first display indices, and why (libvmaf's null and xpsnr's `inf` stand for
+    /// a picture identical to its source, as in a lossless encode), e.g. "--metrics: psnr_hvs has no finite value for
+    /// 12 of 12 frames (display 0, 1, ...)...". Pooled values are over the frames that have one.
+    public func missingWarning() -> String? {
+        var parts: [String] = []
+        for m in metrics {
+            let missing = frames.indices.filter { frames[$0][m] == nil }
+            guard !missing.isEmpty else { continue }
+            let shown = missing.prefix(8).map(String.init).joined(separator: ", ") + (missing.count > 8 ? ", ..." : "")
+            parts.append("\(m.column) has no finite value for \(missing.count) of \(frames.count) frames (display \(shown))")
+        }
+        guard !parts.isEmpty else { return nil }
+        return "--metrics: " + parts.joined(separator: "; ")
+            + ": libvmaf writes null, and the xpsnr filter inf, for a picture identical to its source (a lossless encode); stored NULL, pooled over the other frames"
+    }
+
     /// The pooled values of `metric` over the frames that have one, nil when none has.
     public func pool(_ metric: QualityMetric) -> QualityPool? {
         let values = frames.compactMap { $0[metric] }

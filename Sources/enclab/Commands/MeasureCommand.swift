@@ -59,6 +59,7 @@ struct MeasureCommand: Command {
         }
         try Measure.run(databasePath: o.db, runs: o.runs, request: request) { id, scores in
             let means = scores.metrics.compactMap { m in scores.pool(m).map { "\(m.column) " + String(format: "%.4f", $0.mean) } }
+            if let w = scores.missingWarning() { FileHandle.standardError.write(Data("warning: run \(id): \(w)\n".utf8)) }
             print("measured run \(id): \(scores.frames.count) frames, mean \(means.joined(separator: ", "))")
             fflush(nil)
         }
