@@ -36,4 +36,22 @@ if [ "${1:-}" = "--tests" ] && ! "$venv/bin/python" -c 'import bjontegaard, sys;
     $SUDO "$venv/bin/python" -m pip install --quiet --disable-pip-version-check bjontegaard==1.3.0
 fi
 
+# --metrics (docs/quality-metrics.md): libvmaf and the xpsnr filter come from the ffmpeg binary of the `imageio-ffmpeg`
+# PyPI wheel 0.8.1 (a static ffmpeg 9.0.2 built with --enable-libvmaf; GPLv3, the wheel's BSD licence covers only its
+# Python wrapper), in the same venv, for both of the README's commands; Debian has no libvmaf and Debian's ffmpeg stays
+# the lab's decoder and prober. With --tests, also ffmpeg-quality-metrics 3.13.0, the tests' anchor witness.
+if [ ! -x "$venv/bin/python" ]; then
+    SUDO=""; [ -w "$(dirname "$venv")" ] || SUDO="sudo"
+    $SUDO python3 -m venv "$venv"
+fi
+want=(imageio-ffmpeg==0.8.1)
+if [ "${1:-}" = "--tests" ]; then want+=(ffmpeg-quality-metrics==3.13.0); fi
+if ! "$venv/bin/python" -c 'import importlib.metadata as m, sys
+want = dict(a.split("==") for a in sys.argv[1:])
+sys.exit(any(m.version(n) != v for n, v in want.items()))' "${want[@]}" 2>/dev/null; then
+    echo "setup: installing ${want[*]} into $venv from PyPI"
+    SUDO=""; [ -w "$venv" ] || SUDO="sudo"
+    $SUDO "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "${want[@]}"
+fi
+
 bash scripts/fixtures.sh

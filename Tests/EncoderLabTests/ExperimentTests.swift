@@ -37,7 +37,7 @@ struct ExperimentTests {
         #expect(message(#"{"clips": ["a"]}"#) == "e.json: key 'name' must be a non-empty string")
         #expect(message(#"{"name": "t", "clips": []}"#) == "e.json: key 'clips' must be a non-empty list of paths")
         #expect(message(#"{"name": "t", "clips": ["a"], "grid": {"crf": 20}}"#) == "e.json: grid key 'crf' must be a non-empty list")
-        #expect(message(#"{"name": "t", "clips": ["a"], "gird": {}}"#) == "e.json: unknown key 'gird' (expected name, clips, base, grid, description, report)")
+        #expect(message(#"{"name": "t", "clips": ["a"], "gird": {}}"#) == "e.json: unknown key 'gird' (expected name, clips, base, grid, description, report, metrics)")
         #expect(message(#"{"name": "../x", "clips": ["a"]}"#)?.contains("key 'name' may hold only") == true)
         #expect(message(#"{"name": "t", "clips": ["a"], "base": {"rc": "slow"}}"#) == "e.json: base: setting 'rc' must be one of cqp, crf, abr, cbr, vbr, got 'slow'")
     }

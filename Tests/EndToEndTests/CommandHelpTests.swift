@@ -10,12 +10,13 @@ struct CommandHelpTests {
     let cli = CommandLineTests()
 
     /// Every command, as the issue names them.
-    static let commands = ["encode", "run", "merge", "plot", "report", "analyze", "compare", "inspect", "convert", "check", "bd-rate", "export", "version", "help"]
+    static let commands = ["encode", "run", "merge", "plot", "report", "analyze", "measure", "compare", "inspect", "convert", "check", "bd-rate", "export", "version", "help"]
 
     /// Arguments that make each command do some work or refuse something, to put before `-h`.
     static let someArguments: [String: [String]] = [
         "encode": ["c.y4m", "--crf", "30", "--db", "x.sqlite"], "run": ["x.json", "--max-runs", "3"],
         "plot": ["--db", "x.sqlite", "--run", "1"], "report": ["--db", "x.sqlite", "--worst", "2"], "analyze": ["--db", "x.sqlite", "--run", "1"], "compare": ["--db", "x.sqlite", "1", "2"],
+        "measure": ["--db", "x.sqlite", "--metrics", "vmaf"],
         "inspect": ["s.264", "--json"], "convert": ["--to", "avcc", "a", "b"],
         "check": ["s.264", "--expect", "MaxKeyFrameInterval=30", "--db", "x.sqlite"], "merge": ["m.sqlite", "a.sqlite"], "version": ["extra"], "help": ["encode"],
         "bd-rate": ["--anchor", "1:30", "--method", "cubic"], "export": ["--db", "x.sqlite", "--table", "runs"],
@@ -61,13 +62,14 @@ struct CommandHelpTests {
     /// A value each placeholder accepts, so that giving the flag alone changes no outcome's kind.
     static func sample(_ placeholder: String) -> String {
         ["N": "5", "1|2|4": "2", "NUM[/DEN]": "25", "KEY|ID": "1", "FILE": "f.out", "DIR": "d.out",
-         "NAME=VALUE": "MaxKeyFrameInterval=30", "RATE:PSNR,...": "1:30,2:31,3:32", "K/N": "1/2", "ID,...": "1,2"][placeholder]
+         "NAME=VALUE": "MaxKeyFrameInterval=30", "RATE:PSNR,...": "1:30,2:31,3:32", "K/N": "1/2", "ID,...": "1,2", "LIST": "vmaf"][placeholder]
             ?? String(placeholder.split(separator: "|")[0])
     }
 
     /// Arguments with which each command fails early, without creating anything, and not with a usage error.
     static let failing: [String: [String]] = [
         "encode": ["missing.y4m"], "run": ["missing.json"], "plot": ["--db", "missing.sqlite"], "report": ["--db", "missing.sqlite"], "analyze": ["--db", "missing.sqlite"],
+        "measure": ["--db", "missing.sqlite", "--metrics", "vmaf"],
         "compare": ["--db", "missing.sqlite", "1", "2"], "inspect": ["missing.264"],
         "convert": ["--to", "avcc", "missing.264", "o.avcc"], "check": ["missing.264", "--expect", "MaxKeyFrameInterval=30"],
         "merge": ["m.sqlite", "missing.sqlite"], "version": [], "help": [],
@@ -121,12 +123,13 @@ struct CommandHelpTests {
         // 13, encode's and run's --mkv, inspect's and convert's --in-avcc-config and --parameter-sets, convert's
         // --avcc-config-first, encode's --vt and --vt-compat, check's --expect and --tcfile-in; bd-rate's --anchor,
         // --test and --method, export's --table and --format; run's --jobs and --shard; encode's and run's --verify and
-        // --no-plots; report's --experiment, --runs, --worst and --best (its --anchor is bd-rate's name).
-        #expect(everyFlag.count == 34, "\(everyFlag.keys.sorted())")
+        // --no-plots; report's --experiment, --runs, --worst and --best (its --anchor is bd-rate's name); encode's, run's
+        // and measure's --metrics and --vmaf-ffmpeg.
+        #expect(everyFlag.count == 36, "\(everyFlag.keys.sorted())")
         // The parser's own table, as its unknown-flag message lists it (encode hands unknown flags on to x264, so
-        // its own nine come from the issues).
+        // its own eleven come from the issues).
         if command == "encode" {
-            #expect(own.map(\.name).sorted() == ["--db", "--force", "--mkv", "--no-plots", "--out", "--rc", "--verify", "--vt", "--vt-compat"])
+            #expect(own.map(\.name).sorted() == ["--db", "--force", "--metrics", "--mkv", "--no-plots", "--out", "--rc", "--verify", "--vmaf-ffmpeg", "--vt", "--vt-compat"])
         } else {
             let r = try cli.enclab([command, "--no-such-flag"], in: dir)
             let prefix = "enclab: unknown flag '--no-such-flag' (\(command) takes "
@@ -176,7 +179,7 @@ struct CommandHelpTests {
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let r = try cli.enclab(["run", "x.json", "--json"], in: dir)
         #expect(r.status == 64 && r.stdout.isEmpty)
-        #expect(r.stderr == "enclab: unknown flag '--json' (run takes --db, --out, --max-runs, --verify, --force, --mkv, --no-plots, --jobs, --shard) (see 'enclab run --help')\n")
+        #expect(r.stderr == "enclab: unknown flag '--json' (run takes --db, --out, --max-runs, --verify, --force, --mkv, --no-plots, --metrics, --vmaf-ffmpeg, --jobs, --shard) (see 'enclab run --help')\n")
         let inspect = try cli.enclab(["inspect", "s.264", "--to", "avcc"], in: dir)
         #expect(inspect.status == 64)
         #expect(inspect.stderr == "enclab: unknown flag '--to' (inspect takes --json, --strict, --from, --length-size, --in-avcc-config, --parameter-sets) (see 'enclab inspect --help')\n")
@@ -218,7 +221,7 @@ struct CommandHelpTests {
         #expect(bare.status == 64 && bare.stdout.isEmpty && bare.stderr == list.stdout)
         let unknown = try cli.enclab(["help", "frobnicate"], in: dir)
         #expect(unknown.status == 64)
-        #expect(unknown.stderr == "enclab: unknown command 'frobnicate' (encode, run, merge, plot, report, analyze, compare, inspect, convert, check, bd-rate, export, version, help) (see 'enclab help')\n")
+        #expect(unknown.stderr == "enclab: unknown command 'frobnicate' (encode, run, merge, plot, report, analyze, measure, compare, inspect, convert, check, bd-rate, export, version, help) (see 'enclab help')\n")
     }
 
     @Test("encode refused before it starts leaves the folder as it was: no database, no results folder")

@@ -34,6 +34,7 @@ struct ExportCommandTests {
             UPDATE frames SET qp = 0.1 + 0.2, ssim = 1.0 / 3 WHERE run_id = 1 AND coded_index = 0;
             UPDATE frames SET qp = 1e-300, psnr_u = NULL WHERE run_id = 1 AND coded_index = 1;
             UPDATE frames SET qp = 123456789.123456789 WHERE run_id = 2 AND coded_index = 2;
+            INSERT INTO frame_quality_metrics (run_id, display_index, vmaf, xpsnr) VALUES (1, 0, 93.25, 41.5), (2, 3, 0.1 + 0.2, NULL);
             """)
         return dir
     }
@@ -96,18 +97,23 @@ struct ExportCommandTests {
             .split(separator: "\n").map(String.init)
     }
 
-    /// frames with run_key after run_id, pts_time after pts and dts_time after dts, as export writes them.
+    /// frames with run_key after run_id, pts_time after pts and dts_time after dts, then the perceptual quality of
+    /// frame_quality_metrics (schema 8), as export writes them.
     func frameColumns(_ db: String) throws -> [String] {
         var c = try columns(db, "frames")
         c.insert("run_key", at: c.firstIndex(of: "run_id")! + 1)
         c.insert("pts_time", at: c.firstIndex(of: "pts")! + 1)
         c.insert("dts_time", at: c.firstIndex(of: "dts")! + 1)
-        return c
+        return c + Self.qualityColumns
     }
+    static let qualityColumns = ["vmaf", "vmaf_neg", "vmaf_4k", "psnr_hvs", "float_ssim", "ms_ssim", "ciede2000", "xpsnr"]
     /// The times as sqlite3 works them out: ticks x timebase_num / timebase_den in doubles, rounded to 6 decimals (the
     /// checker compares the number export writes with it as a double).
     let framesSource = "SELECT f.*, r.run_key AS run_key, round(f.pts * 1.0 * r.timebase_num / r.timebase_den, 6) AS pts_time, "
-        + "round(f.dts * 1.0 * r.timebase_num / r.timebase_den, 6) AS dts_time FROM frames AS f JOIN runs AS r ON r.run_id = f.run_id"
+        + "round(f.dts * 1.0 * r.timebase_num / r.timebase_den, 6) AS dts_time, "
+        + ExportCommandTests.qualityColumns.map { "q.\($0) AS \($0)" }.joined(separator: ", ")
+        + " FROM frames AS f JOIN runs AS r ON r.run_id = f.run_id"
+        + " LEFT JOIN frame_quality_metrics AS q ON q.run_id = f.run_id AND q.display_index = f.display_index"
 
     @Test("frames and runs, CSV and JSONL, to stdout and to --out: every field as sqlite3 reads it", arguments: ["csv", "jsonl"])
     func tables(format: String) throws {

@@ -16,6 +16,8 @@ import Foundation
 /// otherwise: `{"anchor": "CONFIG"}`, the BD-rate anchor configuration as the report names it (``Report``).
 public struct Experiment: Sendable {
     public var name: String
+    /// The file's `metrics` (`--metrics` over it): what libvmaf scores in every run; empty without the key.
+    public var metrics: [QualityMetric] = []
     public var clips: [String]
     /// The file's `report` object; nil without one. Stored in each run's settings (`runs.settings` `$.report`),
     /// never in its key.
@@ -75,9 +77,17 @@ public struct Experiment: Sendable {
     /// Expands an already parsed experiment object (see ``init(path:)``).
     public init(object: Any, file: String, baseDirectory: String, maxRuns: Int = Experiment.defaultMaxRuns) throws {
         guard let root = object as? [String: Any] else { throw LabError.usage("\(file): the experiment must be a JSON object") }
-        let known: Set<String> = ["name", "clips", "base", "grid", "description", "report"]
+        let known: Set<String> = ["name", "clips", "base", "grid", "description", "report", "metrics"]
         if let extra = root.keys.sorted().first(where: { !known.contains($0) }) {
-            throw LabError.usage("\(file): unknown key '\(extra)' (expected name, clips, base, grid, description, report)")
+            throw LabError.usage("\(file): unknown key '\(extra)' (expected name, clips, base, grid, description, report, metrics)")
+        }
+        if let value = root["metrics"] {
+            // A comma-separated string or a list of names; what every run measures, never part of a run key.
+            let text = (value as? String) ?? (value as? [String])?.joined(separator: ",")
+            guard let text, !text.isEmpty else {
+                throw LabError.usage("\(file): key 'metrics' must be a list of metric names or a comma-separated string (\"vmaf,psnr-hvs\")")
+            }
+            metrics = try QualityMetric.list(text, flag: "\(file): key 'metrics'")
         }
         if let value = root["report"] {
             guard let object = value as? [String: Any] else { throw LabError.usage("\(file): key 'report' must be an object ({\"anchor\": \"CONFIG\"})") }

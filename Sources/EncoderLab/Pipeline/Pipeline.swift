@@ -36,7 +36,7 @@ public struct RunResult: Sendable {
 /// The run's stages, in order: input (the clip), timestamps (each picture's PTS and forced type), encode (x264),
 /// output (the stream and its companions in the run's folder), verify (the stream parsed back and decoded
 /// independently). ``Runner/check(_:experiment:)`` runs the first of them far enough to refuse bad input before
-/// anything is written; ``execute(_:in:matroska:warn:)`` runs them all. Only the store's writer (``Runner``) records the result.
+/// anything is written; ``execute(_:in:matroska:quality:warn:)`` runs them all. Only the store's writer (``Runner``) records the result.
 public enum Pipeline {
     /// The run spec of a checked run, once its clip's digest is known.
     public static func spec(_ checked: CheckedRun, clip: ClipIdentity) -> RunSpec {
@@ -79,7 +79,11 @@ public enum Pipeline {
     ///   contradicts x264, its packet round trip changes it or libavcodec's decode fails, `.cantCreate`/`.ioError` for output, `.interrupted`.
     /// - Parameter matroska: also write `stream.mkv` with the PTS x264 returned (``Matroska``); times a container
     ///   cannot hold (decreasing, negative) leave it out with a warning, the run is still done.
-    public static func execute(_ spec: RunSpec, in folder: String, matroska: Bool = false, warn: (String) -> Void) throws -> RunResult {
+    /// - Parameter quality: `--metrics`: each decoded picture (display order) scored by libvmaf against the source
+    ///   picture it was measured against (``LibVMAF``), the scores in ``RunMeasurements/perceptual``; the run fails
+    ///   (65) unless libvmaf scored exactly the displayed frames.
+    public static func execute(_ spec: RunSpec, in folder: String, matroska: Bool = false, quality: QualityRequest? = nil,
+                               warn: (String) -> Void) throws -> RunResult {
         let createdAt = Date()
         let settings = spec.settings
         // Input.
@@ -106,10 +110,14 @@ public enum Pipeline {
         var frames: [EncodedFrame] = []
         // Each frame's bytes without start codes (DataRateLimits counts NAL units alone, so raw and MP4 count alike).
         var payloadBytes: [Int] = []
+        // --metrics: the pairs the verify stage's decoder writes for libvmaf (in the run's folder, removed after).
+        if let quality { try QualityMetric.check(quality.metrics, width: input.width, height: input.height, clip: spec.clip.path) }
+        let pairs = try quality.map { _ in try PairedPictures(folder: "\(folder)/.quality", width: input.width, height: input.height) }
+        defer { pairs?.remove() }
         // Verify, as the stream is written: each access unit parsed back, round-tripped through packets and decoded.
         let verify = try VerifyStage(folder: folder, width: input.width, height: input.height,
                                      timebaseNum: session.resolved.timebaseNum, timebaseDen: session.resolved.timebaseDen,
-                                     mode: settings.verify, background: session.resolved.threads > 1)
+                                     mode: settings.verify, background: session.resolved.threads > 1, pairs: pairs)
         func keep(_ frame: EncodedFrame?) throws {
             guard var frame else { return }
             payloadBytes.append(frame.nals.reduce(0) { $0 + $1.bytes.count - Self.startCodeLength($1.bytes) })
@@ -243,6 +251,16 @@ public enum Pipeline {
         measurements.dataRateWindows = windows
         measurements.dataRateLimitsVTCompat = limits != nil && settings.videoToolbox.compat
         measurements.encoderDelay = delay
+        if let quality, let pairs {
+            // Every displayed frame scored, or the run fails: x264 displays each frame it coded.
+            let scores = try LibVMAF.score(pairs, metrics: quality.metrics, displayedFrames: frames.count,
+                                           ffmpeg: quality.ffmpeg, threads: r.threads)
+            if let w = scores.missingWarning() {
+                warn(w)
+                warnings.append(w)
+            }
+            measurements.perceptual = scores
+        }
         return RunResult(spec: spec, folder: folder, warnings: warnings, resolved: r, measured: measurements,
                          crop: clip.info.cropDescription, ffmpegVersion: clip.info.ffmpegVersion, createdAt: createdAt)
     }

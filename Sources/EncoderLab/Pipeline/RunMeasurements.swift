@@ -1,7 +1,7 @@
 import Foundation
 
 /// What a done run measured, made once and written as given. The runner makes it where the verify stage's results
-/// become the run's result (``Pipeline/execute(_:in:matroska:warn:)``), `enclab check --db` for a stream the lab did
+/// become the run's result (``Pipeline/execute(_:in:matroska:quality:warn:)``), `enclab check --db` for a stream the lab did
 /// not make (``RuleCheck/record(_:expect:report:databasePath:createdAt:)``); the store records it
 /// (``LabStore/recordRun(_:replacing:beforeCommit:)``) without computing any of it again. A new measurement is a
 /// field here, set where it is measured and written in one place of the store.
@@ -44,6 +44,9 @@ public struct RunMeasurements: Sendable {
     /// Whether the frames' `qp` are x264's; false for a stream the lab did not make (`enclab check --db`), whose
     /// `frames.qp` are stored NULL.
     public var qpFromX264 = true
+    /// The perceptual quality libvmaf (and the xpsnr filter) gave each displayed frame with `--metrics`
+    /// (`frame_quality_metrics`, `run_quality_metrics`), nil without the flag.
+    public var perceptual: QualityScores?
 
     /// One picture of an independent decode with its PSNRs, as a `decoded_frames` row holds it.
     public struct DecodedPicture: Sendable {

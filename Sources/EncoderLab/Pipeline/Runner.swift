@@ -31,7 +31,7 @@ public struct RunOutcome: Sendable {
 /// The name the command line and the tests know the runner by.
 
 /// The lab's runner: it checks runs (``check(_:experiment:)``), skips those whose key is already done, executes the
-/// rest (``Pipeline/execute(_:in:matroska:warn:)``) in a temporary folder, has the store's one writer record each
+/// rest (``Pipeline/execute(_:in:matroska:quality:warn:)``) in a temporary folder, has the store's one writer record each
 /// result in one transaction and move its folder into place (``RunWriter``), then draws its plots from the store.
 /// It settles the temporary folders killed processes left (``settleTemporaryFolders()``).
 public final class Runner {
@@ -43,6 +43,8 @@ public final class Runner {
     /// `--mkv`: each run also writes `stream.mkv`, its stream in Matroska with the recorded PTS
     /// (``Matroska/write(stream:ptsMicroseconds:to:knownFrames:)``); mkvmerge (Debian's mkvtoolnix) must be installed.
     public var matroska = false
+    /// `--metrics`: each run's frames scored by libvmaf (``Pipeline/execute(_:in:matroska:quality:warn:)``); never part of a run key.
+    public var quality: QualityRequest?
     /// When the per-run plots (`frames`, `psnr`) are drawn.
     public enum PlotMode: String, Sendable {
         /// After each run is recorded and its folder moved into place, both plots by one gnuplot process
@@ -303,7 +305,7 @@ public final class Runner {
         case .done(let outcome):
             return outcome
         case .ready(let job):
-            return try record(job, Self.execute(job.spec, in: job.temporary, matroska: matroska, warn: warn))
+            return try record(job, Self.execute(job.spec, in: job.temporary, matroska: matroska, quality: quality, warn: warn))
         }
     }
 
@@ -393,11 +395,12 @@ public final class Runner {
         return count > 0 && count == row.frames ?? -1
     }
 
-    /// A run's stages (``Pipeline/execute(_:in:matroska:warn:)``) into `folder`; no store access, so any thread may
+    /// A run's stages (``Pipeline/execute(_:in:matroska:quality:warn:)``) into `folder`; no store access, so any thread may
     /// call it. A signal that arrived meanwhile fails the run (before anything is recorded as done).
-    static func execute(_ spec: RunSpec, in folder: String, matroska: Bool, warn: (String) -> Void) -> Result<RunResult, any Error> {
+    static func execute(_ spec: RunSpec, in folder: String, matroska: Bool, quality: QualityRequest? = nil,
+                        warn: (String) -> Void) -> Result<RunResult, any Error> {
         Result {
-            let result = try Pipeline.execute(spec, in: folder, matroska: matroska, warn: warn)
+            let result = try Pipeline.execute(spec, in: folder, matroska: matroska, quality: quality, warn: warn)
             // A signal during verification fails the run here, before anything is recorded as done.
             try Interruption.check()
             return result

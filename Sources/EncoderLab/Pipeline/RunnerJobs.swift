@@ -35,7 +35,7 @@ extension Runner {
     /// whose key is done, makes each run's temporary folder, and has the store's writer record the results in the runs'
     /// order as they arrive, each in one transaction, and move each folder into place, then draws its plots
     /// (``record(_:_:)``); so
-    /// run ids follow the experiment's order as with `jobs` 1. The runs' stages (``Pipeline/execute(_:in:matroska:warn:)``:
+    /// run ids follow the experiment's order as with `jobs` 1. The runs' stages (``Pipeline/execute(_:in:matroska:quality:warn:)``:
     /// input, encode, output, verification) run on up to `jobs` worker threads, which touch no store; a run that
     /// ends before an earlier one waits to be recorded, and at most 4 × `jobs` runs are started ahead of the first
     /// one not yet recorded. Two runs of one key never go at once: the second waits, and is then found done.
@@ -69,6 +69,7 @@ extension Runner {
         var next = 0, nextToRecord = 0, working = 0
         var firstError: (any Error)?
         let matroska = self.matroska
+        let quality = self.quality
         while true {
             // Start runs while a worker is free, nothing has failed, the window allows, and the next key is not under way.
             while firstError == nil && working < jobs && next < runs.count && next - nextToRecord < 4 * jobs {
@@ -85,7 +86,7 @@ extension Runner {
                         let index = next, folder = job.temporary
                         let thread = Thread {
                             var warnings: [String] = []
-                            let result = Runner.execute(spec, in: folder, matroska: matroska) { warnings.append($0) }
+                            let result = Runner.execute(spec, in: folder, matroska: matroska, quality: quality) { warnings.append($0) }
                             mailbox.put(Executed(index: index, result: result, warnings: warnings))
                         }
                         thread.name = "enclab run \(index)"

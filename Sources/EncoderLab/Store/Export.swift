@@ -17,6 +17,9 @@ import Foundation
 ///   rational timebase (`runs.timebase_num`/`timebase_den`) and rounded to 6 decimals (a tie to even), written
 ///   as ffprobe writes `pkt_pts_time` (`0.033367`, `2.000000`; a number in CSV and JSONL); empty/null when the run
 ///   has no timebase.
+/// - `frames` ends with the perceptual quality of `frame_quality_metrics` (schema 8, `--metrics`, `enclab measure`)
+///   joined by run and display index: `vmaf`, `vmaf_neg`, `vmaf_4k`, `psnr_hvs`, `float_ssim`, `ms_ssim`,
+///   `ciede2000`, `xpsnr`, empty/null where not scored (`ssim` stays x264's).
 /// - Numbers as SQLite stores them: an INTEGER in decimal; a REAL in the shortest decimal that reads back to the same
 ///   double (Swift's description: `36.41`, `36.0`, `1e-05`), so `float()` in Python gives the stored value exactly.
 ///   An infinite REAL is `inf`/`-inf` in CSV (as Python and pandas read it) and `null` in JSONL (JSON has no
@@ -266,6 +269,15 @@ public enum Export {
             names.insert("run_key", at: at + 1)
             from += " LEFT JOIN runs AS r ON r.run_id = t.run_id"
             joined = true
+        }
+        // The perceptual quality of each frame (`frame_quality_metrics`, by display index), NULL where not scored;
+        // before the timebase columns, which must stay last.
+        let qualityTable = try !database.rows("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'frame_quality_metrics'").isEmpty
+        if table == .frames, qualityTable, columns.contains("run_id"), columns.contains("display_index") {
+            let quality = ["vmaf", "vmaf_neg", "vmaf_4k", "psnr_hvs", "float_ssim", "ms_ssim", "ciede2000", "xpsnr"].filter { !names.contains($0) }
+            selected += quality.map { "q." + identifier($0) }
+            names += quality
+            from += " LEFT JOIN frame_quality_metrics AS q ON q.run_id = t.run_id AND q.display_index = t.display_index"
         }
         var times: (pts: Int, dts: Int)?
         if table == .frames, columns.contains("run_id"), runColumns.contains("timebase_num"), runColumns.contains("timebase_den"),

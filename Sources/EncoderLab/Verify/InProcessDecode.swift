@@ -27,6 +27,8 @@ final class H264StreamDecoder {
     private(set) var largestWindow = 0
     /// The stream's path, for messages.
     let name: String
+    /// With `--metrics`: each decoded picture and its source picture are written here as they are measured.
+    var pairs: PairedPictures?
 
     /// libavcodec logs to stderr through av_log: only errors (as `ffmpeg -v error` did), set once per process.
     private static let quietLog: Void = av_log_set_level(AV_LOG_ERROR)
@@ -116,6 +118,7 @@ final class H264StreamDecoder {
             }
             let source = window.removeFirst()
             errors.append(source.withUnsafeBytes { Self.squaredErrors(frame, source: $0, width: width, height: height) })
+            try pairs?.write(decoded: frame, source: source)
             decodedCount += 1
         }
     }

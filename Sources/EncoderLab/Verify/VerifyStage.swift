@@ -34,6 +34,7 @@ public enum VerifyMode: String, Sendable, CaseIterable {
 /// results/verify-thread-priority.md.
 final class VerifyStage {
     let streamPath: String
+    let mode: VerifyMode
     /// The state the work changes. The verify thread's jobs hold it, not the stage, so that the stage's last
     /// reference is the pipeline's: its `deinit` (which stops the thread) runs when the pipeline lets it go, on the
     /// pipeline's thread, never on the verify thread from inside a job.
@@ -84,13 +85,16 @@ final class VerifyStage {
     ///   - mode: `.none` skips the decode.
     ///   - background: run the work on a thread of its own (when x264 encodes on threads of its own).
     /// - Throws: `.cantCreate` for the packet files; `.software` when libavcodec's decoder cannot be opened.
+    ///   - pairs: with `--metrics`, where the decoder writes each decoded picture and its source picture for libvmaf;
+    ///     the stream is then decoded even with `mode` `.none` (whose finish still returns no decoded pictures).
     init(folder: String, width: Int, height: Int, timebaseNum: Int, timebaseDen: Int, mode: VerifyMode,
-         background: Bool) throws {
+         background: Bool, pairs: PairedPictures? = nil) throws {
         streamPath = "\(folder)/stream.264"
+        self.mode = mode
         let sink = try PacketSink(folder: folder, timebaseNum: timebaseNum, timebaseDen: timebaseDen)
-        work = Work(check: StreamCheck { unit, frame in try sink.add(unit, frame) },
-                    decoder: mode == .full ? try H264StreamDecoder(width: width, height: height, name: streamPath) : nil,
-                    packets: sink)
+        let decoder = mode == .full || pairs != nil ? try H264StreamDecoder(width: width, height: height, name: streamPath) : nil
+        decoder?.pairs = pairs
+        work = Work(check: StreamCheck { unit, frame in try sink.add(unit, frame) }, decoder: decoder, packets: sink)
         worker = background ? SerialWorker(name: "enclab verify", limit: 16, niceIncrement: 5) : nil
     }
 
@@ -133,6 +137,8 @@ final class VerifyStage {
         guard decoded.count == frames.count else {
             throw LabError.software("\(streamPath): libavcodec decoded \(decoded.count) pictures, x264 reported \(frames.count)")
         }
+        // Decoded for --metrics alone: the run stays unverified, its PSNRs x264's.
+        if mode == .none { return (verification, []) }
         // x264's squared error per display index, recovered from its PSNR (zero when it measured none: --qp 0).
         var expected = [Int: PlaneErrors]()
         for f in frames {

@@ -101,7 +101,7 @@ extension Command {
 
 /// Every command, in the order `enclab help` lists them, and the names `main` dispatches on.
 enum Commands {
-    static let all: [any Command] = [EncodeCommand(), RunCommand(), MergeCommand(), PlotCommand(), ReportCommand(), AnalyzeCommand(), CompareCommand(),
+    static let all: [any Command] = [EncodeCommand(), RunCommand(), MergeCommand(), PlotCommand(), ReportCommand(), AnalyzeCommand(), MeasureCommand(), CompareCommand(),
                                      InspectCommand(), ConvertCommand(), CheckCommand(), BDRateCommand(), ExportCommand(),
                                      VersionCommand(), HelpCommand()]
 

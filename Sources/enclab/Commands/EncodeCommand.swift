@@ -25,6 +25,10 @@ struct EncodeCommand: Command {
         Flag("--force", about: "encode even when the database holds a done run with the same run key"),
         Flag("--mkv", about: "also write each run's stream as stream.mkv (Matroska, mkvmerge) with the PTS x264 returned, to the microsecond"),
         Flag("--no-plots", about: "draw no per-run plots (frames, psnr), for speed studies; 'enclab plot --db FILE' draws them later"),
+        Flag("--metrics", value: "LIST", about: "score every displayed frame with libvmaf against its source picture: vmaf, vmaf-neg, vmaf-4k, psnr-hvs, ms-ssim, ssim, ciede2000, xpsnr, comma-separated (docs/quality-metrics.md); not part of the run key",
+             default: "none"),
+        Flag("--vmaf-ffmpeg", value: "PATH", about: "the ffmpeg built with libvmaf that scores --metrics",
+             default: "$ENCLAB_VMAF_FFMPEG, else the imageio-ffmpeg binary in $ENCLAB_VENV (/opt/enclab-venv)"),
     ]
     let about = """
         Encodes INPUT once with libx264, verifies the stream (parsed back, and decoded by libavcodec), draws its plots and
@@ -72,10 +76,10 @@ struct EncodeCommand: Command {
     }
     let exitStatuses: [(status: Int32, meaning: String)] = [
         (0, "the run is done"),
-        (64, "usage: a bad flag or value, an unknown or contradictory setting (x264's or VideoToolbox's), --db :memory:, a run folder that another database made under the same --out"),
-        (65, "bad data: a malformed y4m, a file ffmpeg cannot decode, a frame damaged midway (the run is recorded failed), a database that is not the lab's, a timecode file with a bad line, too few entries or times that do not increase"),
+        (64, "usage: a bad flag or value, --metrics ms-ssim on a clip under 176 px either side, an unknown or contradictory setting (x264's or VideoToolbox's), --db :memory:, a run folder that another database made under the same --out"),
+        (65, "bad data: a malformed y4m, a file ffmpeg cannot decode, a frame damaged midway (the run is recorded failed), libvmaf scoring another number of frames than the run displayed, a database that is not the lab's, a timecode file with a bad line, too few entries or times that do not increase"),
         (66, "INPUT or the --tcfile-in file is missing, or INPUT is not a regular file"),
-        (70, "ffmpeg or gnuplot is missing, or the lab failed"),
+        (70, "ffmpeg or gnuplot is missing, --metrics without an ffmpeg with libvmaf (the PyPI package imageio-ffmpeg), or the lab failed"),
         (73, "--out or --db cannot be created"),
         (74, "a write failed part-way (a full disk)"),
         (75, "the database is locked by another process (see ENCLAB_DB_TIMEOUT_MS)"),
@@ -93,6 +97,9 @@ struct EncodeCommand: Command {
         var force = false
         var mkv = false
         var noPlots = false
+        /// `--metrics` as given (checked by ``QualityMetric/list(_:flag:)``), nil without it.
+        var metrics: String?
+        var vmafFFmpeg: String?
     }
 
     /// Flags neither the lab's nor x264's are refused by x264's flag parser, which alone knows which words take a
@@ -128,6 +135,11 @@ struct EncodeCommand: Command {
         o.force = parsed.has("--force")
         o.mkv = parsed.has("--mkv")
         o.noPlots = parsed.has("--no-plots")
+        if let m = parsed.value("--metrics") {
+            _ = try QualityMetric.list(m)
+            o.metrics = m
+        }
+        o.vmafFFmpeg = try parsed.path("--vmaf-ffmpeg", what: "the path of an ffmpeg built with libvmaf")
         return o
     }
 
@@ -136,8 +148,14 @@ struct EncodeCommand: Command {
         try Runner.requireTools()
         let checked = try Runner.check([Experiment.Run(clip: o.input, settings: o.settings, label: "")], experiment: "encode")
         if o.mkv { try Runner.requireMatroska() }
+        // --metrics: the ffmpeg with libvmaf found and the request checked against the clip before anything is made.
+        let quality = try QualityRequest.given(o.metrics, vmafFFmpeg: o.vmafFFmpeg)
+        if let quality {
+            try QualityMetric.check(quality.metrics, width: checked[0].input.width, height: checked[0].input.height, clip: checked[0].clipPath)
+        }
         let lab = try Runner(databasePath: o.db, outDirectory: o.out, force: o.force)
         lab.matroska = o.mkv
+        lab.quality = quality
         lab.plotMode = o.noPlots ? .none : .eachRun
         do {
             let outcome = try lab.run(checked[0])

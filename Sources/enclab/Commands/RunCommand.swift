@@ -16,6 +16,10 @@ struct RunCommand: Command {
         Flag("--force", about: "run even the runs whose run key the database holds done"),
         Flag("--mkv", about: "also write each run's stream as stream.mkv (Matroska, mkvmerge) with the PTS x264 returned, to the microsecond"),
         Flag("--no-plots", about: "draw no per-run plots (frames, psnr), for speed studies; 'enclab plot --db FILE' draws them later"),
+        Flag("--metrics", value: "LIST", about: "score every displayed frame with libvmaf against its source picture: vmaf, vmaf-neg, vmaf-4k, psnr-hvs, ms-ssim, ssim, ciede2000, xpsnr, comma-separated (docs/quality-metrics.md); not part of the run key",
+             default: "none, or the experiment's 'metrics'"),
+        Flag("--vmaf-ffmpeg", value: "PATH", about: "the ffmpeg built with libvmaf that scores --metrics",
+             default: "$ENCLAB_VMAF_FFMPEG, else the imageio-ffmpeg binary in $ENCLAB_VENV (/opt/enclab-venv)"),
         Flag("--jobs", value: "N", about: "encode up to N runs at once (it never changes a run: x264's threads come from the settings)",
              default: "the cores divided by the largest x264 thread count of the runs, at least 1"),
         Flag("--shard", value: "K/N", about: "run only shard K of N (1 <= K <= N): the runs whose index in the expanded experiment, from 0, is K-1 modulo N; merge the shards' databases with 'enclab merge'",
@@ -41,7 +45,8 @@ struct RunCommand: Command {
               name: letters, digits, '.', '_', '-' (names the default database and folder); clips: paths relative to
               the file's folder; base: settings by x264 CLI name without dashes (true: a flag without argument);
               grid: setting name to a list of values (an entry may be an object of settings applied together);
-              description: optional text. Any other key is refused.
+              description: optional text; metrics: what libvmaf scores in every run ("vmaf,psnr-hvs" or a list; --metrics
+              overrides it; never part of a run key). Any other key is refused.
             """),
          databaseEnvironment]
     }
@@ -50,7 +55,7 @@ struct RunCommand: Command {
         (64, "usage: a bad flag or value, a bad experiment file (unknown key, setting or value, contradictory settings), more runs than --max-runs, a run folder that another database made under the same --out"),
         (65, "bad data: a malformed clip or experiment JSON, a frame damaged midway (that run is recorded failed), a database that is not the lab's"),
         (66, "the experiment file or one of its clips is missing or not a regular file"),
-        (70, "ffmpeg or gnuplot is missing, or the lab failed"),
+        (70, "ffmpeg or gnuplot is missing, --metrics without an ffmpeg with libvmaf (the PyPI package imageio-ffmpeg), or the lab failed"),
         (73, "--out or --db cannot be created"),
         (74, "a write failed part-way (a full disk)"),
         (75, "the database is locked by another process (see ENCLAB_DB_TIMEOUT_MS)"),
@@ -74,6 +79,9 @@ struct RunCommand: Command {
         var force = false
         var mkv = false
         var noPlots = false
+        /// `--metrics` as given (checked by ``QualityMetric/list(_:flag:)``), nil without it.
+        var metrics: String?
+        var vmafFFmpeg: String?
         /// nil: the cores divided by the largest x264 thread count.
         var jobs: Int?
         var shard: Sweep.Shard?
@@ -110,6 +118,11 @@ struct RunCommand: Command {
         o.force = parsed.has("--force")
         o.mkv = parsed.has("--mkv")
         o.noPlots = parsed.has("--no-plots")
+        if let m = parsed.value("--metrics") {
+            _ = try QualityMetric.list(m)
+            o.metrics = m
+        }
+        o.vmafFFmpeg = try parsed.path("--vmaf-ffmpeg", what: "the path of an ffmpeg built with libvmaf")
         return o
     }
 
@@ -123,9 +136,15 @@ struct RunCommand: Command {
         let runs = shard.map { $0.share(of: experiment.runs) } ?? experiment.runs
         let checked = try Runner.check(runs, experiment: experiment.name)
         if o.mkv { try Runner.requireMatroska() }
+        // --metrics (over the experiment's 'metrics'): the ffmpeg with libvmaf found and every clip checked first.
+        let quality = try QualityRequest.given(o.metrics ?? experiment.metrics.map(\.rawValue).joined(separator: ","), vmafFFmpeg: o.vmafFFmpeg)
+        if let quality {
+            for c in checked { try QualityMetric.check(quality.metrics, width: c.input.width, height: c.input.height, clip: c.clipPath) }
+        }
         let lab = try Runner(databasePath: o.db ?? "results/\(experiment.name).sqlite", outDirectory: o.out ?? "results/\(experiment.name)",
                           force: o.force)
         lab.matroska = o.mkv
+        lab.quality = quality
         lab.plotMode = o.noPlots ? .none : .batched
         let progress = Progress(label: "run", total: checked.count, unit: "runs", everyStep: true)
         defer { progress.finish() }

@@ -1,0 +1,162 @@
+import Foundation
+
+/// The perceptual quality of a run's frames (`--metrics`): per display index, each requested metric's value, as
+/// libvmaf's JSON log (and the xpsnr filter's stats file) gave it, and the libvmaf version. What the store records
+/// as given (`frame_quality_metrics`, `run_quality_metrics`).
+public struct QualityScores: Sendable {
+    /// The metrics asked for, in the lab's order.
+    public var metrics: [QualityMetric]
+    /// One entry per displayed frame, by display index: each requested metric's value (absent only where the value
+    /// is not a finite number: libvmaf's null, such as CIEDE2000 of identical pictures, or XPSNR's `inf`; stored NULL).
+    public var frames: [[QualityMetric: Double]]
+    /// libvmaf's `version` from its JSON log (a git revision such as `86da14d`), nil when only XPSNR was asked for.
+    public var libvmafVersion: String?
+
+    public init(metrics: [QualityMetric], frames: [[QualityMetric: Double]], libvmafVersion: String?) {
+        self.metrics = metrics
+        self.frames = frames
+        self.libvmafVersion = libvmafVersion
+    }
+
+    /// The run's warning when a requested metric has no finite value for some frames (stored NULL), else nil:
+    /// which metric, how many frames, the first display indices, and why (libvmaf's null and xpsnr's `inf` stand for
+    /// a picture identical to its source, as in a lossless encode), e.g. "--metrics: psnr_hvs has no finite value for
+    /// 12 of 12 frames (display 0, 1, ...)...". Pooled values are over the frames that have one.
+    public func missingWarning() -> String? {
+        var parts: [String] = []
+        for m in metrics {
+            let missing = frames.indices.filter { frames[$0][m] == nil }
+            guard !missing.isEmpty else { continue }
+            let shown = missing.prefix(8).map(String.init).joined(separator: ", ") + (missing.count > 8 ? ", ..." : "")
+            parts.append("\(m.column) has no finite value for \(missing.count) of \(frames.count) frames (display \(shown))")
+        }
+        guard !parts.isEmpty else { return nil }
+        return "--metrics: " + parts.joined(separator: "; ")
+            + ": libvmaf writes null, and the xpsnr filter inf, for a picture identical to its source (a lossless encode); stored NULL, pooled over the other frames"
+    }
+
+    /// The pooled values of `metric` over the frames that have one, nil when none has.
+    public func pool(_ metric: QualityMetric) -> QualityPool? {
+        let values = frames.compactMap { $0[metric] }
+        return values.isEmpty ? nil : QualityPool(values)
+    }
+}
+
+/// Scores paired pictures with libvmaf (and FFmpeg's xpsnr filter) in the ffmpeg ``VMAFFFmpeg`` found.
+enum LibVMAF {
+    /// The filter graph: input 0 (the decoded pictures) is libvmaf's `main` (distorted), input 1 (the source) its
+    /// `reference`. `shortest=1` ends at the shorter input, so a pair missing on one side shortens the log (and fails
+    /// the count check) instead of framesync repeating a picture. The logs go to fixed names in the working directory
+    /// (nothing a user wrote enters the graph).
+    static func filterGraph(_ metrics: [QualityMetric], threads: Int) -> (graph: String, outputs: [String]) {
+        let libvmaf = metrics.contains { $0.libvmafKey != nil }
+        let xpsnr = metrics.contains(.xpsnr)
+        var options = ["log_fmt=json", "log_path=vmaf.json", "n_threads=\(max(1, threads))", "shortest=1"]
+        let features = metrics.compactMap(\.feature)
+        if !features.isEmpty { options.append("feature=" + features.map { "name=\($0)" }.joined(separator: "|")) }
+        // Each model with its name, so the JSON's keys are the lab's columns (vmaf, vmaf_neg, vmaf_4k); the colon
+        // inside an option value is escaped for the filter's option parser, then again for the graph's.
+        let models = metrics.compactMap { m in m.model.map { "version=\($0)\\\\:name=\(m.column)" } }
+        if !models.isEmpty { options.append("model=" + models.joined(separator: "|")) }
+        let vmafFilter = "libvmaf=" + options.joined(separator: ":")
+        let xpsnrFilter = "xpsnr=stats_file=xpsnr.log:shortest=1"
+        switch (libvmaf, xpsnr) {
+        case (true, true):
+            return ("[0:v]split[d0][d1];[1:v]split[s0][s1];[d0][s0]\(vmafFilter)[q0];[d1][s1]\(xpsnrFilter)[q1]", ["[q0]", "[q1]"])
+        case (true, false):
+            return ("[0:v][1:v]\(vmafFilter)[q0]", ["[q0]"])
+        default:
+            return ("[0:v][1:v]\(xpsnrFilter)[q0]", ["[q0]"])
+        }
+    }
+
+    /// Scores the pairs written to `pairs` (closed here) and checks that every displayed frame was scored.
+    /// - Parameters:
+    ///   - displayedFrames: the run's displayed frames: libvmaf's log must hold exactly this many.
+    ///   - threads: libvmaf's `n_threads`.
+    /// - Throws: `.data` (65) naming both counts when the log holds another number of frames; `.software` when ffmpeg
+    ///   fails or its log lacks a requested metric for a frame.
+    static func score(_ pairs: PairedPictures, metrics: [QualityMetric], displayedFrames: Int, ffmpeg: String,
+                      threads: Int) throws -> QualityScores {
+        try pairs.close()
+        let (graph, outputs) = filterGraph(metrics, threads: threads)
+        var args = ["-hide_banner", "-nostdin", "-v", "error",
+                    "-r", String(PairedPictures.rate), "-i", "file:\(pairs.decodedPath)",
+                    "-r", String(PairedPictures.rate), "-i", "file:\(pairs.sourcePath)",
+                    "-filter_complex", graph]
+        for o in outputs { args += ["-map", o, "-f", "null", "-"] }
+        let result = try Tools.run(ffmpeg, args, workingDirectory: pairs.folder)
+        try Interruption.check()
+        guard result.status == 0 else {
+            let message = String(decoding: result.stderr, as: UTF8.self).split(separator: "\n").suffix(3).joined(separator: "; ")
+            throw LabError.software("\(ffmpeg) (libvmaf) failed with status \(result.status) scoring \(pairs.decodedPath) against \(pairs.sourcePath): \(message)")
+        }
+        let counts = "\(pairs.decodedCount) decoded and \(pairs.sourceCount) source pictures paired"
+        var frames = [[QualityMetric: Double]](repeating: [:], count: displayedFrames)
+        var version: String?
+        let vmafMetrics = metrics.filter { $0.libvmafKey != nil }
+        if !vmafMetrics.isEmpty {
+            let log = try parseJSONLog(path: "\(pairs.folder)/vmaf.json")
+            version = log.version
+            guard log.frames.count == displayedFrames else {
+                throw LabError.data("libvmaf scored \(log.frames.count) frames, the run displayed \(displayedFrames) (\(counts)): the pairs do not line up, nothing scored")
+            }
+            for (k, values) in log.frames.enumerated() {
+                for m in vmafMetrics {
+                    guard let v = values[m.libvmafKey!] else {
+                        throw LabError.software("libvmaf's log \(pairs.folder)/vmaf.json has no \(m.libvmafKey!) for frame \(k) (asked for \(m.rawValue))")
+                    }
+                    if v.isFinite { frames[k][m] = v }
+                }
+            }
+        }
+        if metrics.contains(.xpsnr) {
+            let values = try parseXPSNR(path: "\(pairs.folder)/xpsnr.log")
+            guard values.count == displayedFrames else {
+                throw LabError.data("the xpsnr filter scored \(values.count) frames, the run displayed \(displayedFrames) (\(counts)): the pairs do not line up, nothing scored")
+            }
+            for (k, v) in values.enumerated() where v.isFinite { frames[k][.xpsnr] = v }
+        }
+        return QualityScores(metrics: metrics, frames: frames, libvmafVersion: version)
+    }
+
+    /// libvmaf's JSON log: its `version`, and each frame's metrics in `frameNum` order.
+    /// - Throws: `.software` when the file is missing or not libvmaf's JSON.
+    static func parseJSONLog(path: String) throws -> (version: String?, frames: [[String: Double]]) {
+        guard let data = FileManager.default.contents(atPath: path),
+              let root = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+              let list = root["frames"] as? [[String: Any]] else {
+            throw LabError.software("\(path): libvmaf wrote no JSON log with a frames list")
+        }
+        var frames: [(Int, [String: Double])] = []
+        for (k, entry) in list.enumerated() {
+            let number = (entry["frameNum"] as? NSNumber)?.intValue ?? k
+            var values: [String: Double] = [:]
+            for (key, value) in entry["metrics"] as? [String: Any] ?? [:] {
+                // libvmaf writes null for a value that is not finite (CIEDE2000 of identical pictures): present, stored NULL.
+                if let n = value as? NSNumber { values[key] = n.doubleValue } else if value is NSNull { values[key] = .infinity }
+            }
+            frames.append((number, values))
+        }
+        return (root["version"] as? String, frames.sorted { $0.0 < $1.0 }.map(\.1))
+    }
+
+    /// The xpsnr filter's stats file: per frame a line `n:    1  XPSNR y: 36.6779  XPSNR u: 38.5837  XPSNR v: 38.1923`
+    /// (frames counted from 1); the lab keeps the luma value, `XPSNR y`.
+    /// - Throws: `.software` when the file is missing or a frame line does not read.
+    static func parseXPSNR(path: String) throws -> [Double] {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw LabError.software("\(path): the xpsnr filter wrote no stats file")
+        }
+        var values: [(Int, Double)] = []
+        for line in String(decoding: data, as: UTF8.self).split(separator: "\n") where line.hasPrefix("n:") {
+            let words = line.split(separator: " ")
+            guard words.count >= 2, let n = Int(words[1]), let y = words.firstIndex(of: "y:"), y + 1 < words.count,
+                  let value = Double(words[y + 1]) else {
+                throw LabError.software("\(path): a line the lab cannot read: \(line)")
+            }
+            values.append((n, value))
+        }
+        return values.sorted { $0.0 < $1.0 }.map(\.1)
+    }
+}

@@ -1,0 +1,106 @@
+import Foundation
+import H264
+
+/// `enclab measure --db FILE [--run ID ...] --metrics LIST`: the perceptual quality of runs already stored, from
+/// each run's stream and its clip (nothing encoded again). The stream is decoded by libavcodec in the process, as the
+/// verify stage decodes it (``H264StreamDecoder``), each decoded picture paired with the source picture of its
+/// display index (the clip read from the run's `--seek` on), then scored by libvmaf (``LibVMAF``) and recorded in
+/// one transaction per run (``LabStore/recordQuality(runID:_:)``). A run recorded with `--verify none` is decoded
+/// here all the same.
+public enum Measure {
+    /// Measures the runs `selectors` name (every done run when empty), in order; `measured` is called after each
+    /// run's commit with its id and its scores.
+    /// - Throws: `.usage` for a bad selector or MS-SSIM on pictures under 176 px; `.noInput` for a missing database,
+    ///   run, stream or clip; `.data` for a run that is not done, a clip whose digest is not the run's, a stream
+    ///   with another number of pictures than the run's frames, libvmaf scoring another count; `.software` for
+    ///   ffmpeg's failures. The runs measured before stay measured.
+    public static func run(databasePath: String, runs selectors: [String], request: QualityRequest,
+                           measured: (Int64, QualityScores) -> Void = { _, _ in }) throws {
+        try LabStore.requireDatabaseFile(databasePath)
+        try LabStore.requireLabDatabase(path: databasePath)
+        let store = try LabStore(path: databasePath)
+        let rows = try store.runs()
+        let chosen = try LabStore.select(selectors, rows: rows, keys: try store.runKeys(), databasePath: databasePath)
+        if let failed = chosen.first(where: { $0.status != "done" }) {
+            throw LabError.data("\(databasePath): run \(failed.runID) is \(failed.status), it has no stream to measure")
+        }
+        // Every run's size checked before any is scored.
+        for run in chosen {
+            try QualityMetric.check(request.metrics, width: run.width ?? 0, height: run.height ?? 0, clip: "\(databasePath): run \(run.runID) (\(run.clip))")
+        }
+        let bar = Progress(label: "measure", total: chosen.count, unit: "runs")
+        defer { bar.finish() }
+        for run in chosen {
+            try Interruption.check()
+            let scores = try score(run, store: store, databasePath: databasePath, request: request)
+            try store.recordQuality(runID: run.runID, scores)
+            measured(run.runID, scores)
+            bar.advance(detail: "run \(run.runID)")
+        }
+    }
+
+    /// The run's `--seek` from its stored settings (`seek`, null or absent: 0).
+    static func seek(_ settingsJSON: String) -> Int {
+        guard let object = (try? JSONSerialization.jsonObject(with: Data(settingsJSON.utf8))) as? [String: Any],
+              let n = object["seek"] as? NSNumber, String(cString: n.objCType) != "c" else { return 0 }
+        return max(0, n.intValue)
+    }
+
+    /// Decodes one stored run's stream against its clip and scores the pairs.
+    static func score(_ run: LabStore.RunRow, store: LabStore, databasePath: String, request: QualityRequest) throws -> QualityScores {
+        let what = "\(databasePath): run \(run.runID)"
+        guard let streamPath = run.streamPath, let frames = run.frames, frames > 0, let width = run.width, let height = run.height else {
+            throw LabError.data("\(what) has no stream path, frame count or picture size")
+        }
+        guard let bytes = FileManager.default.contents(atPath: streamPath) else {
+            throw LabError.noInput("\(streamPath): the stream of \(what) cannot be read (measure runs from the folder the runs were made in)")
+        }
+        guard FileManager.default.fileExists(atPath: run.clip) else {
+            throw LabError.noInput("\(run.clip): the clip of \(what) is missing")
+        }
+        if let digest = run.clipSHA256 {
+            let identity = try ClipIdentity.identify(run.clip, cache: store)
+            guard identity.sha256 == digest else {
+                throw LabError.data("\(run.clip): its SHA-256 is \(identity.sha256), \(what) encoded \(digest): not the clip the run encoded")
+            }
+        }
+        let units: [AccessUnit]
+        do {
+            units = try AccessUnit.split(try AnnexB.split(Array(bytes)).map(\.nal))
+        } catch {
+            throw LabError.data("\(streamPath): not an H.264 stream the lab can split (\(error))")
+        }
+        guard units.count == frames else {
+            throw LabError.data("\(streamPath): \(units.count) access units, \(what) has \(frames) frames")
+        }
+        let clip = try Clip(path: run.clip)
+        guard clip.info.width == width, clip.info.height == height else {
+            throw LabError.data("\(run.clip): \(clip.info.width)x\(clip.info.height), \(what) encoded \(width)x\(height)")
+        }
+        let pairs = try PairedPictures(folder: Paths.parent(streamPath) + "/.quality", width: width, height: height)
+        defer { pairs.remove() }
+        let decoder = try H264StreamDecoder(width: width, height: height, name: streamPath)
+        decoder.pairs = pairs
+        // Source picture k is handed over before access unit k (decode order): a picture of display index d is output
+        // only after d + 1 access units, so its source picture is always there.
+        var next: Picture? = try Pipeline.firstPicture(clip, seek: seek(run.settingsJSON))
+        var handed = 0
+        for unit in units {
+            try Interruption.check()
+            if let picture = next {
+                decoder.source(picture)
+                handed += 1
+                next = handed < frames ? try clip.next() : nil
+            }
+            var au: [UInt8] = []
+            for nal in unit.nalUnits { au += [0, 0, 0, 1] + nal.bytes }
+            try decoder.decode(au)
+        }
+        guard handed == frames else {
+            throw LabError.data("\(run.clip): \(handed) pictures from frame \(seek(run.settingsJSON)) on, \(what) encoded \(frames)")
+        }
+        _ = try decoder.finish()
+        return try LibVMAF.score(pairs, metrics: request.metrics, displayedFrames: frames, ffmpeg: request.ffmpeg,
+                                 threads: ProcessInfo.processInfo.activeProcessorCount)
+    }
+}
