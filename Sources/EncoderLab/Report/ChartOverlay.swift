@@ -170,7 +170,7 @@ enum ChartOverlay {
     }
 
     /// `NAME.dat` (one block per run of the group, in order: `x value`, the x of ``ChartGroup``, the value as the chart
-    /// draws it, NaN where the run has none) and `NAME.gp`, its PNG and SVG queued: each run in its colour, dash and
+    /// draws it, NaN where the run has none) and `NAME.gp`, its PNG and SVG queued: each run shown at first in its colour, dash and
     /// marker (gnuplot's point type of its configuration, every few points), the chart's limits as dashed lines.
     /// Key titles are "run N" (the lab's digits; the data file's block comments name each run's configuration).
     /// Nothing is written (false) when no run has a value to draw (a stream shorter than one 1-second window: gnuplot
@@ -191,7 +191,8 @@ enum ChartOverlay {
             let pointType = Plots.ConfigurationStyle.pointTypes[markers[s.run] % Plots.ConfigurationStyle.pointTypes.count]
             let dash = dashes[s.run].map { d in "dt (\(d.map(String.init).joined(separator: ",")))" } ?? "dt 1"
             let interval = max(1, x.count / 25)
-            guard drawable else { continue }
+            // The picture draws the runs shown at first (the data file holds every offered run).
+            guard drawable && run.visible else { continue }
             let with = view.style == "steps" ? "steps lw 1.5 \(dash)" : view.style == "typed" ? "linespoints lw 1 pt \(pointType) ps 0.6 pi \(interval)" : "linespoints lw 1.5 \(dash) pt \(pointType) ps 1 pi \(interval)"
             series.append("'\(name).dat' index \(k) using 1:2 with \(with) lc rgb '\(run.colour)' title 'run \(run.runID)'")
         }

@@ -94,10 +94,11 @@ enum RunPage {
             facts.append(["repeatable", repeatable ? "yes" : "<span class=\"missing\">no</span>: \(e(why ?? "not repeatable")); another encode of this run key gives other bytes (\(e(Repeatability.advice)))"])
         }
         body += HTML.table(headers: ["", ""], rows: facts, textColumns: [0, 1])
+        // The rules' badges and violations first: for a check run they are the answer.
+        body += RuleSection.runPage(run)
         body += "<h2>Metrics</h2>\n"
         body += metricsGrid(run, columns: columns)
         if !hasMetricsTable { body += "<p class=\"note\">Computed from the frames; <code>enclab analyze</code> adds the full metrics (table run_metrics).</p>\n" }
-        body += RuleSection.runPage(run)
 
         guard !frames.isEmpty, let tn = row.timebaseNum, let td = row.timebaseDen, tn > 0, td > 0,
               let timebase = try? Rational(Int64(tn), Int64(td)), let frameTicks = ReportData.frameTicks(row) else {
