@@ -12,7 +12,10 @@ For every run page (REPORT_DIR/*/run-*/index.html, or the --run-page ones):
   - hovering the middle frame's point on the frame-size chart shows that frame's stored values in the legend
     (coded/display index, type, size, PTS and DTS in seconds from the stored ticks and timebase, QP, PSNR per plane
     and of the frame, SSIM), compared with the row read with sqlite3 and formatted here;
-  - dragging across the chart zooms: its x range shrinks, and the other charts of the page follow.
+  - dragging across the chart zooms: its x range shrinks, and the other charts of the page follow;
+  - the first frame's stem stands right of the y axis (the x range is padded), not on it;
+  - the keyframe timeline (chart-keyframes, x = PTS) has one row per IDR and I frame (sqlite3) and one at each end;
+  - every table of the page fits a 1280 px window (no table wider than its box or the window).
 For every experiment page: no console errors; each overlay chart has as many points per run as the run has frames.
 --table-page PAGE: the page's first table fits a 1280 px window without scrolling.
 --timing PAGE: prints the page's weight (bytes of the HTML) and its draw time (performance.now() when the last
@@ -96,9 +99,30 @@ def run_page(driver, db, page):
     for required in ["chart-sizes"]:
         if required not in charts:
             fail(f"{page}: no chart {required}")
+    keys = con.execute("SELECT count(*) FROM frames WHERE run_id = ? AND type IN ('IDR', 'I')", (run_id,)).fetchone()[0]
     for chart, rows in charts.items():
-        if rows != n:
+        if chart == "chart-keyframes":
+            if rows != keys + 2:
+                fail(f"{page}: chart-keyframes has {rows} rows, the run has {keys} IDR and I frames in sqlite3 (plus 2 for the range's ends)")
+        elif rows != n:
             fail(f"{page}: {chart} has {rows} rows, the run has {n} frames in sqlite3")
+    # The first frame (an IDR) is drawn right of the y axis, not on it.
+    edge = driver.execute_script("""
+        var g = window.enclabCharts.graphs['chart-sizes'];
+        return [g.toDomXCoord(g.getValue(0, 0)), g.getArea().x];""")
+    if not edge[0] > edge[1] + 1:
+        fail(f"{page}: the first frame's stem is at x {edge[0]:.1f} px, on or left of the y axis at {edge[1]:.1f} px")
+    # A run with keyframe limits (keyframe_analysis) has them drawn on its keyframe timeline.
+    has_table = con.execute("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'keyframe_analysis'").fetchone()[0]
+    limited = has_table and con.execute("SELECT count(*) FROM keyframe_analysis WHERE run_id = ? AND "
+                                        "(frame_limit IS NOT NULL OR duration_limit IS NOT NULL)", (run_id,)).fetchone()[0]
+    if limited:
+        marks = driver.execute_script("""
+            var b = document.querySelector('script.enclab-chart-data[data-group="keyframes"]');
+            return b ? JSON.parse(b.textContent).charts[0].marks.length : -1;""")
+        if marks <= 0:
+            fail(f"{page}: the run has keyframe limits but its keyframe timeline draws no deadline ({marks})")
+    tables_fit(driver, page)
     points = driver.execute_script("""
         var g = window.enclabCharts.graphs['chart-sizes'], count = 0;
         for (var r = 0; r < g.numRows(); r++) for (var c = 1; c < g.numColumns(); c++) {
@@ -175,6 +199,19 @@ def experiment_page(driver, db, page):
             if count != n:
                 fail(f"{page}: {chart['id']}: run {run_id} has {count} points, {n} frames in sqlite3")
     con.close()
+
+
+def tables_fit(driver, page):
+    """Every table of the loaded page fits the window: its right edge inside it, its box not scrolled."""
+    wide = driver.execute_script("""
+        var out = [], width = document.documentElement.clientWidth;
+        document.querySelectorAll('table').forEach(function (t, i) {
+          var r = t.getBoundingClientRect(), box = t.parentElement;
+          if (r.right > width + 0.5 || box.scrollWidth > box.clientWidth) out.push([t.id || ('table ' + i), r.right, box.scrollWidth, box.clientWidth]);
+        });
+        return out;""")
+    for name, right, scroll, box in wide:
+        fail(f"{page}: {name} does not fit 1280 px: right edge at {right:.0f} px, {scroll} px wide in a {box} px box")
 
 
 def table_fits(page):

@@ -51,6 +51,16 @@ struct ReportBrowserTests {
         #expect(html.contains("id=\"chart-datarate-1\"") && html.contains("id=\"chart-datarate-2\""))
     }
 
+    @Test("run, check and overlay pages in chromium: the first frame right of the y axis, every table within 1280 px, the keyframe limits on the keyframe timeline")
+    func reviewedPages() throws {
+        try Self.requireBrowser()
+        let dir = cli.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try ReportReviewTests.lab(in: dir)
+        let r = try CLI.process("/usr/bin/python3", [Self.script, "--db", "lab.sqlite", "--report", "rep"], in: dir, limit: 900)
+        #expect(r.status == 0 && r.stdout.hasSuffix("ok\n"), "\(r.stdout)\(r.stderr)")
+    }
+
     @Test("the report's assets: dygraphs copied without source maps, so the folder works offline; chart data cannot close its script element")
     func assets() throws {
         let dir = cli.scratch()

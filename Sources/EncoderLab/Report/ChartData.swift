@@ -49,6 +49,31 @@ struct ChartGroup {
         /// `line`, `steps`, `points`, `impulses` (a stem from 0 per frame), `typed` (a line whose points take the
         /// colour of their frame's type).
         var style: String = "line"
+        /// A marker shape drawn on the line every few points (index in ``ChartGroup/markerShapes``, the shapes of
+        /// ``Plots/ConfigurationStyle/pointTypes`` in order); nil: none.
+        var marker: Int? = nil
+        /// The line's dash pattern in pixels (on, off); nil: solid.
+        var dash: [Int]? = nil
+    }
+
+    /// The marker shapes the script draws, in the order of gnuplot's point types of ``Plots/ConfigurationStyle``
+    /// (4, 6, 8, 12, 10, 14, 2, 1, 3): open square, open circle, open triangle, open diamond, open inverted
+    /// triangle, open pentagon, cross, plus, star.
+    static let markerShapes = ["square", "circle", "triangle", "diamond", "inverted-triangle", "pentagon", "cross", "plus", "star"]
+
+    /// A vertical line at `x` (a deadline: where the next keyframe was due), dashed, in the legend by `name`.
+    struct Mark {
+        var x: Double
+        var name: String
+        var colour: String
+    }
+
+    /// A shaded stretch of x (a violation), in the legend by `name`.
+    struct Span {
+        var from: Double
+        var to: Double
+        var name: String
+        var colour: String
     }
 
     /// A horizontal line: a limit or a reference (a target, a buffer size).
@@ -69,12 +94,20 @@ struct ChartGroup {
         var height = 280
         /// Decimals of the y axis's labels; nil: dygraphs' choice.
         var digits: Int?
+        /// Vertical lines and shaded stretches of x (keyframe deadlines and violations).
+        var marks: [Mark] = []
+        var spans: [Span] = []
+        /// A fixed x range (seconds) and y range; nil: the data's (x padded by a few pixels, so the first frame's
+        /// stem is not drawn on the y axis).
+        var xRange: (Double, Double)? = nil
+        var yRange: (Double, Double)? = nil
     }
 
     var runs: [Run] = []
     var charts: [Chart] = []
     /// The x axis's label.
     var xLabel = "decode time (s) from the run's first PTS"
+
 
     /// The group as JSON, ready to be placed in a `<script type="application/json">` element: `<`, `>`, `&`,
     /// U+2028 and U+2029 are written as `\u` escapes inside strings, and no other place holds text, so the element
@@ -97,11 +130,20 @@ struct ChartGroup {
                 if let k = s.type { t += ",\"type\":\(k)" }
                 if let f = s.whereField, let v = s.whereValue { t += ",\"where\":\(Self.string(f)),\"is\":\(v)" }
                 if let a = s.above { t += ",\"above\":\(Self.number(a))" }
+                if let m = s.marker { t += ",\"marker\":\(Self.string(Self.markerShapes[m % Self.markerShapes.count]))" }
+                if let d = s.dash { t += ",\"dash\":\(Self.integers(d))" }
                 return t + "}"
             }.joined(separator: ",")
             c += "],\"limits\":["
             c += chart.limits.map { "{\"name\":\(Self.string($0.name)),\"value\":\(Self.number($0.value)),\"colour\":\(Self.string($0.colour))}" }.joined(separator: ",")
-            return c + "]}"
+            c += "],\"marks\":["
+            c += chart.marks.map { "{\"x\":\(Self.number($0.x)),\"name\":\(Self.string($0.name)),\"colour\":\(Self.string($0.colour))}" }.joined(separator: ",")
+            c += "],\"spans\":["
+            c += chart.spans.map { "{\"from\":\(Self.number($0.from)),\"to\":\(Self.number($0.to)),\"name\":\(Self.string($0.name)),\"colour\":\(Self.string($0.colour))}" }.joined(separator: ",")
+            c += "]"
+            if let r = chart.xRange { c += ",\"xRange\":[\(Self.number(r.0)),\(Self.number(r.1))]" }
+            if let r = chart.yRange { c += ",\"yRange\":[\(Self.number(r.0)),\(Self.number(r.1))]" }
+            return c + "}"
         }.joined(separator: ",\n")
         return out + "]}"
     }

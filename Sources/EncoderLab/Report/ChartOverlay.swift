@@ -4,19 +4,33 @@ import H264
 /// The experiment page's overlay views: per clip, the runs a user picks drawn on one set of interactive charts that
 /// share one x column (decode time from each run's first PTS, ``ChartGroup``): the bitrate of 1-second windows of
 /// decode time, each frame's size (a line per run, its points coloured by frame type), per-frame PSNR of the frame
-/// and SSIM, and VBV occupancy for runs with a VBV; each shown run's target and vbv-maxrate as lines.
+/// and SSIM, and VBV occupancy for runs with a VBV; each shown run's target and vbv-maxrate as lines (one line,
+/// "target = vbv-maxrate", when they are equal).
 ///
 /// Which runs: the page offers, per clip, one run of each configuration (``ReportData/configuration(_:)``), the one
 /// at the middle of its rates (by bitrate, then run id; the lower middle of an even count), shown at first, and the
 /// runs that have a run page (``Report/Options/runs``, `--worst`, `--best`), hidden at first; checkboxes above the
-/// charts show and hide them. At most ``maxRuns`` per clip (the first configurations' first).
+/// charts show and hide them. `enclab report --overlay ID,...` (``Report/Options/overlay``) chooses the runs shown at
+/// first instead, in the experiments that hold them; the default choices are then offered hidden. At most
+/// ``maxRuns`` per clip (the shown ones first).
+///
+/// Styles: each run is drawn in its configuration's colour and marker shape, those of the experiment's rate-quality
+/// chart (``Plots/ConfigurationStyle/styles(for:)`` of the same configurations); two runs of one configuration differ
+/// by their dash. Each chart also has its gnuplot picture (`ovC-NAME.png`, `.svg`, `.gp`, `.dat`, one data block per
+/// run, `index` k the k-th run of the picker), drawn by the report in the same styles.
 enum ChartOverlay {
     static let maxRuns = 12
     static let colours = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"]
 
-    /// The runs offered for one clip: (run, shown at first), in order.
-    static func choices(_ runs: [ReportData.Run], paged: Set<Int64>) -> [(run: ReportData.Run, shown: Bool)] {
+    /// The runs offered for one clip: (run, shown at first), in order: with `picked` (``Report/Options/overlay``)
+    /// holding some of them, those shown and the default choices hidden; else the default choices shown.
+    static func choices(_ runs: [ReportData.Run], paged: Set<Int64>, picked: Set<Int64>? = nil) -> [(run: ReportData.Run, shown: Bool)] {
         let done = runs.filter { $0.row.status == "done" && ($0.row.frames ?? 0) > 0 }
+        if let picked, done.contains(where: { picked.contains($0.row.runID) }) {
+            let first = done.filter { picked.contains($0.row.runID) }.sorted { $0.row.runID < $1.row.runID }
+            let rest = choices(runs, paged: paged).map(\.run).filter { !picked.contains($0.row.runID) }
+            return Array((first.map { ($0, true) } + rest.map { ($0, false) }).prefix(maxRuns))
+        }
         var byConfiguration: [String: [ReportData.Run]] = [:]
         for run in done { byConfiguration[run.configuration, default: []].append(run) }
         var out: [(run: ReportData.Run, shown: Bool)] = []
@@ -31,21 +45,62 @@ enum ChartOverlay {
         return Array(out.prefix(maxRuns))
     }
 
+    /// One overlaid chart: its id (`PREFIX-NAME`), title, y label, the field drawn, its scale and style.
+    struct View {
+        var name: String
+        var title: String
+        var yLabel: String
+        var field: String
+        var scale: Double = 1
+        var style: String = "line"
+        var fromZero = true
+        var digits: Int? = nil
+    }
+
+    static let views: [View] = [
+        View(name: "bitrate", title: "Bitrate over 1-second windows of decode time (kbit/s), each window starting at a frame's DTS",
+             yLabel: "bitrate (kbit/s), 1 s window", field: "w"),
+        View(name: "sizes", title: "Frame size per frame (kbit); points coloured by type: IDR red, I orange, P blue, Bref green, B purple; their shape the run's configuration",
+             yLabel: "frame size (kbit)", field: "s", scale: 0.008, style: "typed"),
+        View(name: "psnr", title: "PSNR per frame, three planes' squared error pooled (frames.psnr_avg, the lab's decode), dB",
+             yLabel: "PSNR (dB)", field: "a", fromZero: false),
+        View(name: "ssim", title: "SSIM per frame (x264's, frames.ssim)", yLabel: "SSIM", field: "ss", fromZero: false, digits: 3),
+        View(name: "vbv", title: "VBV occupancy before each removal (replay against each run's VBV), kbit", yLabel: "buffer fullness (kbit)",
+             field: "vb", style: "steps"),
+    ]
+
+    /// A marker glyph for the picker, in the shape the charts draw (``ChartGroup/markerShapes``).
+    static let glyphs = ["□", "○", "△", "◇", "▽", "⬠", "×", "+", "✳"]
+
     /// The overlay section of an experiment page (HTML, the data blocks and scripts included; the page is one folder
-    /// below the report's top); empty when no clip has a run with frames.
-    /// - Throws: the store's errors; `.data` for a damaged frame row.
-    static func section(runs: [ReportData.Run], paged: Set<Int64>, store: LabStore) throws -> String {
+    /// below the report's top), its gnuplot files written in `dir` and their pictures queued on `queue` (drawn by the
+    /// caller, as the rate-quality charts); empty when no clip has a run with frames.
+    /// - Parameter picked: the runs to show at first (``Report/Options/overlay``); nil: the default choices.
+    /// - Throws: the store's errors; `.data` for a damaged frame row; the gnuplot files' write errors.
+    static func section(runs: [ReportData.Run], paged: Set<Int64>, picked: Set<Int64>? = nil, store: LabStore,
+                        dir: String? = nil, queue: PlotQueue? = nil) throws -> String {
         let byClip = Dictionary(grouping: runs, by: \.row.clip)
+        // The experiment's rate-quality chart's styles: the same configurations, so the same colour and marker.
+        let curveConfigurations = Report.curves(runs).values.flatMap { $0.map(\.configuration) }
+        let styles = Plots.ConfigurationStyle.styles(for: curveConfigurations)
+        let others = Array(Set(runs.map(\.configuration)).subtracting(styles.keys)).sorted()
+        func style(_ configuration: String) -> (colour: String, marker: Int) {
+            if let s = styles[configuration] { return (s.colour, Plots.ConfigurationStyle.pointTypes.firstIndex(of: s.pointType) ?? 0) }
+            let k = styles.count + (others.firstIndex(of: configuration) ?? 0)
+            return (Plots.ConfigurationStyle.colours[k % Plots.ConfigurationStyle.colours.count], k % ChartGroup.markerShapes.count)
+        }
         var html = "", groups = 0
+        var origins: [String] = []
         for (c, clip) in byClip.keys.sorted().enumerated() {
             try Interruption.check()
-            let offered = choices(byClip[clip]!, paged: paged)
+            let offered = choices(byClip[clip]!, paged: paged, picked: picked)
             guard !offered.isEmpty else { continue }
             var group = ChartGroup()
             group.xLabel = "decode time (s) from each run's first PTS"
             var rateLimits: [ChartGroup.Limit] = [], bufferLimits: [ChartGroup.Limit] = []
             var picker = "<div class=\"run-picker\">Runs shown: "
             let name = "clip-\(c + 1)"
+            var markers: [Int] = [], dashes: [[Int]?] = [], perConfiguration: [String: Int] = [:]
             for (run, shown) in offered {
                 try Interruption.check()
                 let row = run.row
@@ -58,55 +113,109 @@ enum ChartOverlay {
                 for f in input.frames { arrival.append(max(arrival.last ?? f.dts, f.dts)) }
                 let vbv = RunPage.vbvReplay(sizes: input.frames.map(\.sizeBytes), arrival: arrival, timebase: timebase, row: row, settings: settings)
                 let derived = ChartColumns.derive(input.frames, timebase: timebase, frameTicks: frameTicks, vbv: vbv?.result, limits: [])
-                let colour = colours[group.runs.count % colours.count]
+                let (colour, marker) = style(run.configuration)
+                // The second run of a configuration dashed, the third dotted, ...
+                let rank = perConfiguration[run.configuration, default: 0]
+                perConfiguration[run.configuration] = rank + 1
+                markers.append(marker)
+                dashes.append([nil, [8, 4], [2, 3], [10, 3, 2, 3]][rank % 4])
                 let label = "run \(row.runID): \(run.configuration) · \(run.label)"
                 group.runs.append(ChartGroup.Run(runID: row.runID, name: label, colour: colour, visible: shown,
                                                  fields: ChartColumns.fields(input.frames, derived: derived, timebase: timebase)))
+                let origin = ChartTime(pts: input.frames.map(\.pts), timebase: timebase).title
+                if !origin.isEmpty { origins.append("run \(row.runID): \(origin)") }
                 if shown {
-                    if settings?.rcMethod == "abr", let t = settings?.resolvedNumber("bitrate_kbps") {
-                        rateLimits.append(.init(name: "run \(row.runID) target \(ChartGroup.trimmed(String(format: "%.1f", t))) kbit/s", value: t, colour: colour))
-                    }
-                    if let m = vbv?.maxrate { rateLimits.append(.init(name: "run \(row.runID) vbv-maxrate \(Int64(m)) kbit/s", value: m, colour: colour)) }
+                    let target = settings?.rcMethod == "abr" ? settings?.resolvedNumber("bitrate_kbps") : nil
+                    rateLimits += ChartRunPage.rateLines(targetKbps: target, maxrateKbps: vbv?.maxrate, meanKbps: nil, prefix: "run \(row.runID) ", colour: colour)
                     if let b = derived.vbv?.bufferKbit { bufferLimits.append(.init(name: "run \(row.runID) vbv-bufsize \(ChartGroup.trimmed(String(format: "%.1f", b))) kbit", value: b, colour: colour)) }
                 }
                 let k = group.runs.count - 1
                 picker += "<label><input type=\"checkbox\" class=\"run-pick\" data-group=\"\(name)\" data-run=\"\(k)\"\(shown ? " checked" : "")> "
-                picker += "<span class=\"swatch\" style=\"background:\(colour)\"></span>\(HTML.escape(label))\(run.kbps.map { " (\(String(format: "%.0f", $0)) kbit/s)" } ?? "")</label> "
+                picker += "<span style=\"color:\(colour); font-weight: bold\">\(glyphs[marker % glyphs.count])</span> <span class=\"swatch\" style=\"background:\(colour)\"></span>\(HTML.escape(label))\(run.kbps.map { " (\(String(format: "%.0f", $0)) kbit/s)" } ?? "")</label> "
             }
             guard !group.runs.isEmpty else { continue }
             groups += 1
             let indices = Array(group.runs.indices)
-            func series(_ field: String, scale: Double = 1, style: String = "line") -> [ChartGroup.Series] {
-                indices.filter { r in group.runs[r].fields.contains { $0.name == field } }.map { r in
-                    .init(name: "run \(group.runs[r].runID)", colour: group.runs[r].colour, run: r, field: field, scale: scale, style: style)
-                }
-            }
             let prefix = "ov\(c + 1)"
-            var charts: [(ChartGroup.Chart, String)] = [
-                (.init(id: "\(prefix)-bitrate", yLabel: "bitrate (kbit/s), 1 s window", series: series("w"), limits: rateLimits),
-                 "Bitrate over 1-second windows of decode time (kbit/s), each window starting at a frame's DTS"),
-                (.init(id: "\(prefix)-sizes", yLabel: "frame size (kbit)", series: series("s", scale: 0.008, style: "typed")),
-                 "Frame size per frame (kbit); points coloured by type: IDR red, I orange, P blue, Bref green, B purple"),
-            ]
-            let psnr = series("a"), ssim = series("ss"), vbv = series("vb", style: "steps")
-            if !psnr.isEmpty {
-                charts.append((.init(id: "\(prefix)-psnr", yLabel: "PSNR (dB)", series: psnr, fromZero: false),
-                               "PSNR per frame, three planes' squared error pooled (frames.psnr_avg, the lab's decode), dB"))
+            var charts: [(chart: ChartGroup.Chart, view: View)] = []
+            for view in views {
+                let drawn = indices.filter { r in group.runs[r].fields.contains { $0.name == view.field } }
+                guard !drawn.isEmpty else { continue }
+                let series = drawn.map { r -> ChartGroup.Series in
+                    var s = ChartGroup.Series(name: "run \(group.runs[r].runID)", colour: group.runs[r].colour, run: r, field: view.field, scale: view.scale, style: view.style)
+                    s.marker = markers[r]
+                    s.dash = view.style == "typed" ? nil : dashes[r]
+                    return s
+                }
+                let limits = view.name == "bitrate" ? rateLimits : view.name == "vbv" ? bufferLimits : []
+                charts.append((.init(id: "\(prefix)-\(view.name)", yLabel: view.yLabel, series: series, limits: limits, fromZero: view.fromZero, digits: view.digits), view))
             }
-            if !ssim.isEmpty {
-                charts.append((.init(id: "\(prefix)-ssim", yLabel: "SSIM", series: ssim, fromZero: false, digits: 3), "SSIM per frame (x264's, frames.ssim)"))
-            }
-            if !vbv.isEmpty {
-                charts.append((.init(id: "\(prefix)-vbv", yLabel: "buffer fullness (kbit)", series: vbv, limits: bufferLimits),
-                               "VBV occupancy before each removal (replay against each run's VBV), kbit"))
-            }
-            group.charts = charts.map(\.0)
+            group.charts = charts.map(\.chart)
             html += "<h3>\(HTML.escape(Paths.fileName(clip)))</h3>\n" + picker + "</div>\n" + ChartPage.help(group: name)
-            for (chart, title) in charts { html += ChartPage.chart(id: chart.id, title: title, gnuplot: nil) }
+            if !origins.isEmpty { html += ChartPage.origin(origins) }
+            origins = []
+            for (chart, view) in charts {
+                var gnuplot: (name: String, data: [String])?
+                if let dir, try writeGnuplot(group: group, chart: chart, view: view, markers: markers, dashes: dashes, name: chart.id, dir: dir, queue: queue) {
+                    gnuplot = (chart.id, ["\(chart.id).dat"])
+                }
+                html += ChartPage.chart(id: chart.id, title: view.title, gnuplot: gnuplot)
+            }
             html += ChartPage.dataBlock(group, name: name)
         }
         guard groups > 0 else { return "" }
-        return "<h2>Runs overlaid</h2>\n<p class=\"note\">Per clip, one run of each configuration (the middle of its rates) is shown; the runs with a run page can be added with the boxes. Every chart of a clip shares one x axis: each frame's decode time (its DTS, or the largest DTS before it) in seconds from its run's first PTS. Limits of the runs shown first are dashed lines in the run's colour.</p>\n"
+        let how = picked == nil ? "one run of each configuration (the middle of its rates) is shown" : "the runs given to --overlay are shown (the default, one rate of each configuration, can be added)"
+        return "<h2>Runs overlaid</h2>\n<p class=\"note\">Per clip, \(how); the runs with a run page can be added with the boxes. Each run is drawn in its configuration's colour and marker, those of the rate-quality chart above; a second run of a configuration is dashed. Every chart of a clip shares one x axis: each frame's decode time (its DTS, or the largest DTS before it) in seconds from its run's first PTS. Limits of the runs shown first are dashed lines in the run's colour. Choose the runs shown first with <code>enclab report --overlay ID,ID,...</code>.</p>\n"
             + html + ChartPage.scripts(depth: 1)
+    }
+
+    /// `NAME.dat` (one block per run of the group, in order: `x value`, the x of ``ChartGroup``, the value as the chart
+    /// draws it, NaN where the run has none) and `NAME.gp`, its PNG and SVG queued: each run shown at first in its colour, dash and
+    /// marker (gnuplot's point type of its configuration, every few points), the chart's limits as dashed lines.
+    /// Key titles are "run N" (the lab's digits; the data file's block comments name each run's configuration).
+    /// Nothing is written (false) when no run has a value to draw (a stream shorter than one 1-second window: gnuplot
+    /// refuses a plot whose every point is undefined).
+    @discardableResult
+    static func writeGnuplot(group: ChartGroup, chart: ChartGroup.Chart, view: View, markers: [Int], dashes: [[Int]?], name: String,
+                             dir: String, queue: PlotQueue?) throws -> Bool {
+        var data = "# \(view.yLabel) against decode time (s from each run's first PTS); one block per run, index k = the k-th run\n"
+        var series: [String] = []
+        for (k, s) in chart.series.enumerated() {
+            let run = group.runs[s.run]
+            guard let xs = run.fields.first(where: { $0.name == "x" })?.json, let vs = run.fields.first(where: { $0.name == s.field })?.json else { continue }
+            let x = parseNumbers(xs), v = parseNumbers(vs)
+            let drawable = zip(x, v).contains { $0 != nil && $1 != nil }
+            data += "# run \(run.runID): \(Plots.shown(run.name, limit: .max))\n"
+            for (a, b) in zip(x, v) { data += "\(a.map { "\($0)" } ?? "NaN") \(b.map { "\($0 * s.scale)" } ?? "NaN")\n" }
+            data += "\n\n"
+            let pointType = Plots.ConfigurationStyle.pointTypes[markers[s.run] % Plots.ConfigurationStyle.pointTypes.count]
+            let dash = dashes[s.run].map { d in "dt (\(d.map(String.init).joined(separator: ",")))" } ?? "dt 1"
+            let interval = max(1, x.count / 25)
+            // The picture draws the runs shown at first (the data file holds every offered run).
+            guard drawable && run.visible else { continue }
+            let with = view.style == "steps" ? "steps lw 1.5 \(dash)" : view.style == "typed" ? "linespoints lw 1 pt \(pointType) ps 0.6 pi \(interval)" : "linespoints lw 1.5 \(dash) pt \(pointType) ps 1 pi \(interval)"
+            series.append("'\(name).dat' index \(k) using 1:2 with \(with) lc rgb '\(run.colour)' title 'run \(run.runID)'")
+        }
+        guard !series.isEmpty else { return false }
+        try Plots.write(data, to: "\(dir)/\(name).dat")
+        for l in chart.limits {
+            series.append("\(l.value) with lines dt 2 lw 1.5 lc rgb '\(l.colour)' title '\(l.name)'")
+        }
+        try Plots.both(dir: dir, name: name, body: """
+            set xlabel 'decode time (s from each run''s first PTS)'
+            \(ChartTime.axisFormat)
+            set ylabel '\(view.yLabel)'
+            \(view.fromZero ? "set yrange [0:*]" : "")
+            set key below horizontal
+            set grid
+            plot \(series.joined(separator: ", \\\n     "))
+            """, arguments: [], size: (1100, 350), queue: queue)
+        return true
+    }
+
+    /// The numbers of a JSON array the report wrote (``ChartGroup/fixed(_:digits:)``, ``ChartGroup/integers(_:)``):
+    /// `null` as nil.
+    static func parseNumbers(_ json: String) -> [Double?] {
+        json.dropFirst().dropLast().split(separator: ",").map { $0 == "null" ? nil : Double($0) }
     }
 }

@@ -77,6 +77,14 @@ enum ChartPage {
         "<p class=\"chart-help\">Charts: drag across to zoom in on time (every chart of this \(group == "run" ? "page" : "group") follows), shift-drag to pan, double-click or <button type=\"button\" class=\"chart-reset\" data-group=\"\(HTML.escape(group))\">reset zoom</button>; hover a point for that frame's stored values.</p>\n"
     }
 
+    /// The one sentence saying where 0 s is on a group's time axes when a run's first PTS is not 0 (a stream whose
+    /// PTS start at host uptime, `--pts-offset`): said once above the charts, as the gnuplot pictures say it in their
+    /// titles (``ChartTime/title``), never in the tick labels. "" when every run starts at PTS 0.
+    static func origin(_ origins: [String]) -> String {
+        guard !origins.isEmpty else { return "" }
+        return "<p class=\"chart-origin\">Times from the first PTS: \(origins.map(HTML.escape).joined(separator: "; ")).</p>\n"
+    }
+
     /// A group's data block: `<script type="application/json">` with ``ChartGroup/json()``.
     static func dataBlock(_ group: ChartGroup, name: String) -> String {
         "<script type=\"application/json\" class=\"enclab-chart-data\" data-group=\"\(HTML.escape(name))\">\n\(group.json())\n</script>\n"

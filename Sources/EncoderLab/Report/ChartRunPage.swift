@@ -38,16 +38,29 @@ struct ChartRunPage {
         derived = ChartColumns.derive(input.frames, timebase: timebase, frameTicks: frameTicks, vbv: vbv, limits: input.limits)
         group.runs = [ChartGroup.Run(runID: run.row.runID, name: "run \(run.row.runID) \(run.clipName) \(run.label)", colour: Self.runColour,
                                      fields: ChartColumns.fields(input.frames, derived: derived, timebase: timebase))]
-        var limits: [ChartGroup.Limit] = []
-        if let t = targetKbps { limits.append(.init(name: "target \(ChartGroup.trimmed(String(format: "%.1f", t))) kbit/s", value: t, colour: Self.limitColour)) }
-        if let m = maxrateKbps, m > 0 { limits.append(.init(name: "vbv-maxrate \(ChartGroup.trimmed(String(format: "%.1f", m))) kbit/s", value: m, colour: Self.maxrateColour)) }
-        if targetKbps == nil, let m = meanKbps { limits.append(.init(name: "mean rate \(String(format: "%.0f", m)) kbit/s", value: m, colour: Self.limitColour)) }
+        let limits = Self.rateLines(targetKbps: targetKbps, maxrateKbps: maxrateKbps, meanKbps: meanKbps)
         group.charts.append(.init(id: "chart-bitrate", yLabel: "bitrate (kbit/s), 1 s window",
                                   series: [.init(name: "bitrate, 1 s window of decode time", colour: "#000000", run: 0, field: "w")], limits: limits))
         group.charts.append(.init(id: "chart-sizes", yLabel: "frame size (kbit)",
                                   series: RunPage.types.enumerated().map { i, t in
                                       .init(name: t, colour: RunPage.colours[i], run: 0, field: "s", scale: 0.008, type: i, style: "impulses")
                                   }))
+    }
+
+    /// The horizontal lines of a bitrate chart: the target (ABR), vbv-maxrate (above 0), and without a target the mean
+    /// rate; a target equal to vbv-maxrate (CBR) is one line, "target = vbv-maxrate", so neither hides the other.
+    /// The gnuplot `bitrate.gp` draws the same lines (vbv-maxrate dotted, ``maxrateColour``).
+    static func rateLines(targetKbps: Double?, maxrateKbps: Double?, meanKbps: Double?, prefix: String = "", colour: String? = nil) -> [ChartGroup.Limit] {
+        func kbps(_ v: Double) -> String { ChartGroup.trimmed(String(format: "%.1f", v)) }
+        let maxrate = maxrateKbps.flatMap { $0 > 0 ? $0 : nil }
+        var limits: [ChartGroup.Limit] = []
+        if let t = targetKbps, let m = maxrate, t == m {
+            return [.init(name: "\(prefix)target = vbv-maxrate \(kbps(t)) kbit/s", value: t, colour: colour ?? Self.maxrateColour)]
+        }
+        if let t = targetKbps { limits.append(.init(name: "\(prefix)target \(kbps(t)) kbit/s", value: t, colour: colour ?? Self.limitColour)) }
+        if let m = maxrate { limits.append(.init(name: "\(prefix)vbv-maxrate \(kbps(m)) kbit/s", value: m, colour: colour ?? Self.maxrateColour)) }
+        if targetKbps == nil, let m = meanKbps { limits.append(.init(name: "\(prefix)mean rate \(String(format: "%.0f", m)) kbit/s", value: m, colour: colour ?? Self.limitColour)) }
+        return limits
     }
 
     /// The HTML of the chart `id` with its title and gnuplot files.

@@ -72,9 +72,30 @@ enum ChartScript {
         return v;
       }
 
+      // An open marker shape (the rate-quality chart's gnuplot point types, ChartGroup.markerShapes) at (x, y).
+      function drawShape(ctx, shape, x, y, r, colour) {
+        ctx.save(); ctx.strokeStyle = colour; ctx.lineWidth = 1.5; ctx.beginPath();
+        var i, a;
+        if (shape === 'square') ctx.rect(x - r, y - r, 2 * r, 2 * r);
+        else if (shape === 'circle') ctx.arc(x, y, r, 0, 2 * Math.PI, false);
+        else if (shape === 'triangle') { ctx.moveTo(x, y - r); ctx.lineTo(x + r, y + r); ctx.lineTo(x - r, y + r); ctx.closePath(); }
+        else if (shape === 'inverted-triangle') { ctx.moveTo(x, y + r); ctx.lineTo(x + r, y - r); ctx.lineTo(x - r, y - r); ctx.closePath(); }
+        else if (shape === 'diamond') { ctx.moveTo(x, y - r); ctx.lineTo(x + r, y); ctx.lineTo(x, y + r); ctx.lineTo(x - r, y); ctx.closePath(); }
+        else if (shape === 'pentagon') {
+          for (i = 0; i < 5; i++) { a = -Math.PI / 2 + i * 2 * Math.PI / 5; if (i) ctx.lineTo(x + r * Math.cos(a), y + r * Math.sin(a)); else ctx.moveTo(x + r * Math.cos(a), y + r * Math.sin(a)); }
+          ctx.closePath();
+        }
+        else if (shape === 'cross') { ctx.moveTo(x - r, y - r); ctx.lineTo(x + r, y + r); ctx.moveTo(x + r, y - r); ctx.lineTo(x - r, y + r); }
+        else if (shape === 'plus') { ctx.moveTo(x - r, y); ctx.lineTo(x + r, y); ctx.moveTo(x, y - r); ctx.lineTo(x, y + r); }
+        else { for (i = 0; i < 4; i++) { a = i * Math.PI / 4; ctx.moveTo(x - r * Math.cos(a), y - r * Math.sin(a)); ctx.lineTo(x + r * Math.cos(a), y + r * Math.sin(a)); } }
+        ctx.stroke(); ctx.restore();
+      }
+
       function impulsePlotter(e) {
-        var ctx = e.drawingContext, points = e.points, y0 = e.dygraph.toDomYCoord(0);
+        var ctx = e.drawingContext, points = e.points, y0 = e.dygraph.toDomYCoord(0), area = e.plotArea;
         ctx.save();
+        // Nothing outside the plot area: a zoomed chart's stems beyond its edges are not drawn over the axes.
+        ctx.beginPath(); ctx.rect(area.x, area.y, area.w, area.h); ctx.clip();
         ctx.strokeStyle = e.color;
         ctx.lineWidth = 1.5;
         ctx.beginPath();
@@ -106,6 +127,14 @@ enum ChartScript {
         var data = JSON.parse(block.textContent);
         var name = block.getAttribute('data-group');
         var rows = mergeRows(data.runs);
+        // A chart with a fixed x range (the keyframe timeline: its rows are the keyframes only) gets an empty row at
+        // each end of it, so that the range is the data's and a reset of the zoom comes back to it.
+        data.charts.forEach(function (chart) {
+          if (!chart.xRange) return;
+          var none = data.runs.map(function () { return -1; });
+          rows.unshift({ x: chart.xRange[0], frames: none });
+          rows.push({ x: chart.xRange[1], frames: none });
+        });
         var graphs = [];
         data.charts.forEach(function (chart) {
           var element = document.getElementById(chart.id);
@@ -128,6 +157,15 @@ enum ChartScript {
           chart.limits.forEach(function (l) { if (l.value > top) top = l.value; });
           chart.series.forEach(function (s, i) {
             var o = {};
+            if (s.dash) o.strokePattern = s.dash;
+            if (s.marker && s.style !== 'typed') {
+              // The configuration's marker every few rows (about 25 on the chart), as the rate-quality chart's.
+              var step = Math.max(1, Math.round(rows.length / 25));
+              o.drawPoints = true; o.pointSize = 4;
+              o.drawPointCallback = function (g, seriesName, ctx, cx, cy, colour, size, idx) {
+                if (idx % step === 0) drawShape(ctx, s.marker, cx, cy, 4, colour);
+              };
+            }
             if (s.style === 'points') { o.strokeWidth = 0; o.drawPoints = true; o.pointSize = 3; }
             else if (s.style === 'steps') { o.stepPlot = true; o.strokeWidth = 1.2; }
             else if (s.style === 'impulses') { o.plotter = impulsePlotter; }
@@ -136,6 +174,7 @@ enum ChartScript {
               o.drawPointCallback = function (g, seriesName, ctx, cx, cy, colour, size, idx) {
                 var k = rows[idx] ? rows[idx].frames[s.run] : -1;
                 var t = k >= 0 ? data.runs[s.run].f.t[k] : 0;
+                if (s.marker) { drawShape(ctx, s.marker, cx, cy, t <= 1 ? 4 : 2.5, data.typeColours[t] || colour); return; }
                 ctx.beginPath(); ctx.fillStyle = data.typeColours[t] || colour;
                 ctx.arc(cx, cy, t <= 1 ? 3.5 : 2, 0, 2 * Math.PI, false); ctx.fill();
               };
@@ -165,6 +204,12 @@ enum ChartScript {
                 chart.limits.forEach(function (l) {
                   html += '<span class="item"><span class="swatch" style="background:' + esc(l.colour) + '"></span>' + esc(l.name) + '</span>';
                 });
+                var named = {};
+                chart.marks.concat(chart.spans).forEach(function (m) {
+                  if (named[m.name]) return;
+                  named[m.name] = true;
+                  html += '<span class="item"><span class="swatch" style="background:' + esc(m.colour) + '"></span>' + esc(m.name) + '</span>';
+                });
                 return html;
               }
               var row = g.getSelection();
@@ -182,6 +227,19 @@ enum ChartScript {
               return html;
             },
             underlayCallback: function (ctx, area, g) {
+              ctx.save();
+              ctx.beginPath(); ctx.rect(area.x, area.y, area.w, area.h); ctx.clip();
+              chart.spans.forEach(function (v) {
+                var a = g.toDomXCoord(v.from), b = g.toDomXCoord(v.to);
+                ctx.globalAlpha = 0.12; ctx.fillStyle = v.colour; ctx.fillRect(a, area.y, Math.max(2, b - a), area.h);
+                ctx.globalAlpha = 1; ctx.fillRect(a, area.y, Math.max(2, b - a), 5);
+              });
+              chart.marks.forEach(function (m) {
+                var x = g.toDomXCoord(m.x);
+                ctx.strokeStyle = m.colour; ctx.lineWidth = 2; ctx.setLineDash([5, 4]);
+                ctx.beginPath(); ctx.moveTo(x, area.y); ctx.lineTo(x, area.y + area.h); ctx.stroke(); ctx.setLineDash([]);
+              });
+              ctx.restore();
               chart.limits.forEach(function (l, i) {
                 var y = g.toDomYCoord(l.value);
                 if (y < area.y || y > area.y + area.h) return;
@@ -197,6 +255,9 @@ enum ChartScript {
           };
           if (chart.digits) options.axes.y = { axisLabelFormatter: function (v) { return Number(v).toFixed(chart.digits); } };
           if (chart.fromZero) options.valueRange = [0, top > 0 ? top * 1.08 : 1];
+          if (chart.yRange) { options.valueRange = chart.yRange; options.axes.y = { drawAxis: false }; }
+          // A few pixels beyond the first and last frame, so the first frame's stem is not drawn on the y axis.
+          options.xRangePad = 8;
           var g = new Dygraph(element, table, options);
           g.enclabRows = rows;
           g.enclabGroup = name;

@@ -93,6 +93,9 @@ enum HTML {
     .untested { color: #444; background: #e0e0e0; border-radius: 3px; padding: 0 5px; white-space: nowrap; }
     .label { color: #555; } details.chooser { margin: 0.4em 0; font-size: 0.9em; }
     details.chooser label { display: inline-block; margin: 0 10px 2px 0; white-space: nowrap; }
+    table.metrics td.name { text-align: left; color: #444; } table.metrics td.value { min-width: 5em; }
+    table.metrics td.gap { border: none; width: 1.2em; }
+    p.chart-origin { font-size: 0.9em; background: #eef4fb; border-left: 4px solid #1f77b4; padding: 2px 8px; }
     table#runs th { white-space: normal; vertical-align: bottom; } table#runs td.text:first-child { min-width: 11em; max-width: 20em; }
     """
 
@@ -164,15 +167,21 @@ enum HTML {
         """
     }
 
-    /// A table: `headers` (plain text) and rows of cells already in HTML; `textColumns` are left-aligned.
+    /// A table: `headers` (plain text; all empty: no header row) and rows of cells already in HTML; `textColumns` are
+    /// left-aligned.
     /// - Parameter id: the table's `id` (a fixed word of the report), for a column chooser; nil: none.
     /// - Parameter optional: columns hidden at first (`hidden`), shown by the chooser (``chooser(table:headers:first:)``).
     static func table(headers: [String], rows: [[String]], sortable: Bool = false, textColumns: Set<Int> = [], id: String? = nil,
                       optional: Set<Int> = []) -> String {
         func attributes(_ i: Int) -> String { (textColumns.contains(i) ? " class=\"text\"" : "") + (optional.contains(i) ? " hidden" : "") }
-        var html = "<div class=\"scroll\"><table\(id.map { " id=\"\(escape($0))\"" } ?? "")\(sortable ? " class=\"sortable\"" : "")>\n<thead><tr>"
-        for (i, h) in headers.enumerated() { html += "<th\(attributes(i))>\(escape(h))</th>" }
-        html += "</tr></thead>\n<tbody>\n"
+        var html = "<div class=\"scroll\"><table\(id.map { " id=\"\(escape($0))\"" } ?? "")\(sortable ? " class=\"sortable\"" : "")>\n"
+        // A table whose headers are all empty (name/value facts) has no header row: an empty grey row says nothing.
+        if headers.contains(where: { !$0.isEmpty }) {
+            html += "<thead><tr>"
+            for (i, h) in headers.enumerated() { html += "<th\(attributes(i))>\(escape(h))</th>" }
+            html += "</tr></thead>\n"
+        }
+        html += "<tbody>\n"
         for row in rows {
             html += "<tr>" + row.enumerated().map { "<td\(attributes($0.offset))>\($0.element)</td>" }.joined() + "</tr>\n"
         }

@@ -35,11 +35,14 @@ public enum Report {
         /// ``runs``: 5 each.
         public var worst: Int?
         public var best: Int?
+        /// The runs overlaid at first on their experiment's overlay views (``ChartOverlay``), by run id; each must be a
+        /// done run with frames. Nil: one rate of each configuration per clip.
+        public var overlay: [Int64]?
 
         public init(databasePath: String, outDirectory: String? = nil, experiment: String? = nil, anchor: String? = nil,
-                    runs: [Int64]? = nil, worst: Int? = nil, best: Int? = nil) {
+                    runs: [Int64]? = nil, worst: Int? = nil, best: Int? = nil, overlay: [Int64]? = nil) {
             self.databasePath = databasePath; self.outDirectory = outDirectory; self.experiment = experiment
-            self.anchor = anchor; self.runs = runs; self.worst = worst; self.best = best
+            self.anchor = anchor; self.runs = runs; self.worst = worst; self.best = best; self.overlay = overlay
         }
     }
 
@@ -87,6 +90,15 @@ public enum Report {
         if let ids = options.runs {
             for id in ids where !data.runs.contains(where: { $0.row.runID == id }) {
                 throw LabError.noInput("\(db): no run with id \(id)\(options.experiment.map { " in experiment '\(Plots.shown($0))'" } ?? "")")
+            }
+        }
+        for id in options.overlay ?? [] {
+            let inExperiment = options.experiment.map { " in experiment '\(Plots.shown($0))'" } ?? ""
+            guard let run = data.runs.first(where: { $0.row.runID == id }) else {
+                throw LabError.usage("--overlay \(id): \(db) holds no run with id \(id)\(inExperiment)")
+            }
+            guard run.row.status == "done", (run.row.frames ?? 0) > 0 else {
+                throw LabError.usage("--overlay \(id): run \(id) is \(run.row.status == "done" ? "done but has no frames" : "not done (status \(Plots.shown(run.row.status)))"): nothing to overlay")
             }
         }
         let experiments = names.filter { options.experiment == nil || $0 == options.experiment }
@@ -162,10 +174,15 @@ public enum Report {
             var loaded: [[ReportData.Frame]] = [], chartInputs: [ChartRunInput] = []
             for run in chosen {
                 try Interruption.check()
-                loaded.append(try ReportData.frames(run: run.row.runID, store: store))
-                chartInputs.append(try ChartRunInput.load(run: run.row.runID, store: store))
+                let rows = try ReportData.frames(run: run.row.runID, store: store)
+                loaded.append(rows)
+                // The charts' frames are the same rows (one frame query per run).
+                chartInputs.append(ChartRunInput(frames: rows.map(LabStore.ChartFrame.init), limits: try store.dataRateLimits(run: run.row.runID)))
             }
             let frames = loaded, charts = chartInputs
+            // What each page's numbers cannot say (the experiment page's warnings that concern the run).
+            let runFiller = try store.reportFiller(runs: chosen.filter { Warnings.isCBR($0) && (($0.metrics["vbv_overflows"] ?? nil) ?? 0) > 0 }.map(\.row.runID))
+            let warnings = chosen.map { Warnings.section([$0], filler: runFiller) }
             let work = PageWork(count: chosen.count)
             let columns = data.metricColumns, hasMetricsTable = data.hasMetricsTable
             DispatchQueue.concurrentPerform(iterations: min(2, chosen.count)) { _ in
@@ -175,7 +192,8 @@ public enum Report {
                         try Interruption.check()
                         let run = chosen[k]
                         work.put(k, try RunPage.write(run, frames: frames[k], charts: charts[k], columns: columns, hasMetricsTable: hasMetricsTable,
-                                                      databasePath: db, dir: "\(dir)/run-\(run.row.runID)", queue: queue, sources: sources))
+                                                      databasePath: db, dir: "\(dir)/run-\(run.row.runID)", queue: queue, sources: sources,
+                                                      warnings: warnings[k]))
                         reporter?.advance(detail: "run \(run.row.runID)")
                     } catch {
                         work.fail(error)
@@ -203,7 +221,8 @@ public enum Report {
             let filler = try store.reportFiller(runs: runs.filter { Warnings.isCBR($0) && (($0.metrics["vbv_overflows"] ?? nil) ?? 0) > 0 }.map(\.row.runID))
             let anchor = options.anchor.map { (name: $0, source: AnchorSource.commandLine(overriding: data.fileAnchors[name]?.anchor)) }
                 ?? data.fileAnchors[name].map { (name: $0.anchor, source: .experimentFile(runID: $0.runID)) }
-            let overlays = try ChartOverlay.section(runs: runs, paged: Set(outcomes.keys), store: store)
+            let overlays = try ChartOverlay.section(runs: runs, paged: Set(outcomes.keys), picked: options.overlay.map(Set.init), store: store,
+                                                    dir: dir, queue: curveQueue)
             experimentPages.append((try writeExperiment(name, runs: runs, data: data, anchor: anchor, pages: outcomes, files: files,
                                                         filler: filler, dir: dir, queue: curveQueue, overlays: overlays), dir))
             let done = runs.filter { $0.row.status == "done" }.count

@@ -92,8 +92,11 @@ struct ReportData {
             try Interruption.check()
             let settings = try? StoredRunSettings(json: brief[row.runID] ?? "", runID: row.runID)
             let label = settings.map { $0.label.isEmpty ? $0.x264Arguments : $0.label } ?? ""
+            // A run of `enclab check --db` has no encoder settings: its configuration is `check` and the limits it was
+            // checked against (its label), not x264's "unknown" rate control.
+            let isCheck = row.experiment == CheckRuns.experiment && row.runKey == nil
             var run = Run(row: row, clipName: Paths.fileName(row.clip), label: label,
-                          configuration: settings.map(Self.configuration) ?? "?", metrics: [:])
+                          configuration: isCheck ? (label.isEmpty ? "check" : "check \(label)") : settings.map(Self.configuration) ?? "?", metrics: [:])
             run.unverified = x264PSNR.contains(row.runID) || (settings?.resolved?["verify"] as? String) == "none"
             run.mode = settings.map { $0.rc ?? $0.rcMethod ?? "" } ?? ""
             run.rules = rules[row.runID]

@@ -61,8 +61,9 @@ enum RunPage {
     /// - Throws: `.cantCreate`, `.ioError` when a file cannot be written; `.software` when ffmpeg fails; `.data` for
     ///   a damaged stored row.
     /// - Parameter charts: the run's frames and limits for the interactive charts (``ChartRunPage``).
+    /// - Parameter warnings: what the run's numbers cannot say (``Warnings/section(_:filler:)`` of the run alone).
     static func write(_ run: ReportData.Run, frames: [ReportData.Frame], charts: ChartRunInput, columns: [String], hasMetricsTable: Bool,
-                      databasePath: String, dir: String, queue: PlotQueue, sources: SourcePictures) throws -> (outcome: Outcome, html: String) {
+                      databasePath: String, dir: String, queue: PlotQueue, sources: SourcePictures, warnings: String = "") throws -> (outcome: Outcome, html: String) {
         try OutputFiles.makeDirectory(dir)
         let row = run.row
         let settings = try? StoredRunSettings(json: row.settingsJSON, runID: row.runID)
@@ -74,11 +75,14 @@ enum RunPage {
         if run.unverified {
             body += "<p class=\"unverified-note\">Unverified run: encoded with --verify none, so its PSNR (frames.psnr_*, sse_*; run_metrics.psnr_source x264) is x264's own report, not the lab's decode of the stream checked against the source.</p>\n"
         }
-        var facts: [[String]] = [
+        body += warnings
+        var facts: [[String]] = run.isCheck ? checkFacts(run, stream: stream) : [
             ["experiment", e(row.experiment)], ["clip", e(row.clip) + (source == nil ? " <span class=\"missing\">(source file missing on this machine, or not a regular file)</span>" : "")],
             ["configuration", e(run.configuration)], ["label", e(run.label)], ["x264 flags", e(settings?.x264Arguments ?? "")],
             ["status", e(row.status) + (row.error.map { ": " + e($0) } ?? "")],
             ["stream", e(row.streamPath ?? "none stored") + (stream == nil ? " <span class=\"missing\">(stream file missing on this machine, or not a regular file)</span>" : "")],
+        ]
+        facts += [
             ["frames", row.frames.map(String.init) ?? ""], ["bytes", row.bytes.map(String.init) ?? ""],
             ["size", row.width.map { "\($0)x\(row.height ?? 0)" } ?? ""],
             ["frame rate", row.fpsNum.map { "\($0)/\(row.fpsDen ?? 1)" } ?? ""],
@@ -90,10 +94,11 @@ enum RunPage {
             facts.append(["repeatable", repeatable ? "yes" : "<span class=\"missing\">no</span>: \(e(why ?? "not repeatable")); another encode of this run key gives other bytes (\(e(Repeatability.advice)))"])
         }
         body += HTML.table(headers: ["", ""], rows: facts, textColumns: [0, 1])
-        body += "<h2>Metrics</h2>\n"
-        body += HTML.table(headers: columns, rows: [columns.map { HTML.number(run.metrics[$0] ?? nil, digits: 3) }])
-        if !hasMetricsTable { body += "<p class=\"note\">Computed from the frames; <code>enclab analyze</code> adds the full metrics (table run_metrics).</p>\n" }
+        // The rules' badges and violations first: for a check run they are the answer.
         body += RuleSection.runPage(run)
+        body += "<h2>Metrics</h2>\n"
+        body += metricsGrid(run, columns: columns)
+        if !hasMetricsTable { body += "<p class=\"note\">Computed from the frames; <code>enclab analyze</code> adds the full metrics (table run_metrics).</p>\n" }
 
         guard !frames.isEmpty, let tn = row.timebaseNum, let td = row.timebaseDen, tn > 0, td > 0,
               let timebase = try? Rational(Int64(tn), Int64(td)), let frameTicks = ReportData.frameTicks(row) else {
@@ -116,6 +121,7 @@ enum RunPage {
         var chart = ChartRunPage(run: run, input: charts, timebase: timebase, frameTicks: frameTicks, vbv: vbv?.result,
                                  targetKbps: target, maxrateKbps: settings?.resolvedNumber("vbv_maxrate_kbps"), meanKbps: run.kbps)
         body += ChartPage.help(group: "run")
+        body += ChartPage.origin(time.title.isEmpty ? [] : [time.title])
 
         // Frame sizes by type.
         body += "<h2>Frame sizes by type</h2>\n"
@@ -150,8 +156,9 @@ enum RunPage {
         for (f, w) in zip(frames, windows) { rate += "\(f.codedIndex) \(seconds(f.dts)) \(w.full ? String(w.kbps) : "NaN")\n" }
         try Plots.write(rate, to: "\(dir)/bitrate.dat")
         var rateSeries = ["'bitrate.dat' using 2:3 with lines lw 2 lc rgb 'black' title 'bitrate, 1 s DTS window'"]
-        if let line = target ?? mean {
-            rateSeries.append("\(line) with lines dt 2 lw 2 lc rgb '#7f7f7f' title '\(target == nil ? "mean rate" : "target rate") \(String(format: "%.0f", line)) kbit/s'")
+        let maxrate = settings?.resolvedNumber("vbv_maxrate_kbps").flatMap { $0 > 0 ? $0 : nil }
+        for limit in ChartRunPage.rateLines(targetKbps: target, maxrateKbps: maxrate, meanKbps: mean) {
+            rateSeries.append("\(limit.value) with lines dt \(limit.colour == ChartRunPage.maxrateColour ? 3 : 2) lw 2 lc rgb '\(limit.colour)' title '\(limit.name)'")
         }
         body += "<h2>Bitrate over 1-second windows of decode time</h2>\n"
         if rateSeries.count == 1 && !windows.contains(where: \.full) {
@@ -183,20 +190,39 @@ enum RunPage {
             keys += "\(f.displayIndex) \(seconds(f.pts)) \(types.firstIndex(of: f.type) ?? 0) \(f.keyframe ? 1 : 0)\n"
         }
         try Plots.write(keys, to: "\(dir)/keyframes.dat")
+        let frameSeconds = (try? frameTicks * timebase)?.approximateValue ?? 0
+        let timeline = KeyframeTimeline(frames: frames, rules: run.rules, time: time, frameSeconds: frameSeconds)
+        let limitPlots = try timeline.gnuplot(dir: dir)
+        let keySeries = [
+            "'keyframes.dat' using 2:($3==0 ? 1 : 1/0) with impulses lw 3 lc rgb '\(colours[0])' title 'IDR'",
+            "'keyframes.dat' using 2:($3==1 ? 0.7 : 1/0) with impulses lw 3 lc rgb '\(colours[1])' title 'I (not IDR)'",
+            "'keyframes.dat' using 2:($4==1 && $3>1 ? 0.5 : 1/0) with impulses lw 3 lc rgb '#000000' title 'other keyframe'",
+            "'keyframes.dat' using 2:(0.05) with points pt 7 ps 0.3 lc rgb '#999999' title 'frame'",
+        ] + limitPlots.series
+        // x from half a frame before the first PTS to the end of the last frame: the first IDR's bar stands clear of the axis.
         try Plots.both(dir: dir, name: "keyframes", body: """
             \(time.titleLine)
             set xlabel 'PTS (s from the first PTS)'
             \(ChartTime.axisFormat)
-            set yrange [0:1.2]
+            set xrange [\(-frameSeconds / 2):\(timeline.endSeconds)]
+            set yrange [0:\(limitPlots.series.isEmpty ? 1.2 : 1.4)]
             unset ytics
             set key below horizontal
             set grid x
-            plot 'keyframes.dat' using 2:($3==0 ? 1 : 1/0) with impulses lw 3 lc rgb '\(colours[0])' title 'IDR', \\
-                 'keyframes.dat' using 2:($3==1 ? 0.7 : 1/0) with impulses lw 3 lc rgb '\(colours[1])' title 'I (not IDR)', \\
-                 'keyframes.dat' using 2:($4==1 && $3>1 ? 0.5 : 1/0) with impulses lw 3 lc rgb '#000000' title 'other keyframe', \\
-                 'keyframes.dat' using 2:(0.05) with points pt 7 ps 0.3 lc rgb '#999999' title 'frame'
-            """, arguments: [], size: (1100, 220), queue: queue)
-        body += ChartPage.picture(name: "keyframes", data: ["keyframes.dat"], alt: "keyframe timeline")
+            plot \(keySeries.joined(separator: ", \\\n     "))
+            """, arguments: [], size: (1100, limitPlots.series.isEmpty ? 220 : 260), queue: queue)
+        var keyframeGroup: ChartGroup?
+        if let group = timeline.chartGroup(run: run, frames: frames, timebase: timebase, frameSeconds: frameSeconds) {
+            keyframeGroup = group
+            var note = "IDR and I frames at their PTS."
+            if let f = timeline.frameRule { note += " Dashed blue: where the next keyframe was due by \(f) (\(f.dropFirst("MaxKeyFrameInterval=".count)) frames after a keyframe)." }
+            if let d = timeline.durationRule { note += " Dashed purple: where it was due by \(d) (\(d.dropFirst("MaxKeyFrameIntervalDuration=".count)) s after a keyframe's PTS)." }
+            if !timeline.violations.isEmpty { note += " Shaded red: the \(timeline.violations.count) stretch\(timeline.violations.count == 1 ? "" : "es") over a limit (keyframe_violations)." }
+            body += ChartPage.chart(id: "chart-keyframes", title: "Keyframe timeline over PTS (s from the first PTS)\(timeline.frameRule == nil && timeline.durationRule == nil ? "" : ", with the keyframe limits")",
+                                    gnuplot: (name: "keyframes", data: ["keyframes.dat"] + limitPlots.files), note: HTML.escape(note))
+        } else {
+            body += ChartPage.picture(name: "keyframes", data: ["keyframes.dat"] + limitPlots.files, alt: "keyframe timeline")
+        }
         let keyframeIndexes = frames.filter { $0.type == "IDR" || $0.type == "I" }.map(\.displayIndex).sorted()
         let gops = zip(keyframeIndexes.dropFirst(), keyframeIndexes).map { $0 - $1 } + (keyframeIndexes.last.map { [frames.count - $0] } ?? [])
         body += "<p>\(keyframeIndexes.count) I/IDR frames; GOP lengths in frames: \(e(gops.map(String.init).joined(separator: ", ")))</p>\n"
@@ -225,10 +251,51 @@ enum RunPage {
         // The worst-PSNR frame.
         body += "<h2>Worst-PSNR frame</h2>\n"
         body += try worstFrameSection(frames: frames, row: row, settings: settings, stream: stream, source: source, dir: dir, sources: sources)
+        if let group = keyframeGroup { body += ChartPage.dataBlock(group, name: "keyframes") }
         body += chart.tail
 
         return (Outcome(streamMissing: stream == nil, sourceMissing: source == nil),
                 HTML.page(title: "run \(row.runID): \(run.clipName) \(run.label)", body: body))
+    }
+
+    /// The facts of a run stored by `enclab check --db`: what was checked (the stream file, the limits it was checked
+    /// against as given to `--expect`, `settings.check.expect`), and that `check` is its source (no encoder settings).
+    static func checkFacts(_ run: ReportData.Run, stream: String?) -> [[String]] {
+        let e = HTML.escape, row = run.row
+        let expected = (run.rules?.expected ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
+        return [
+            ["experiment", e(row.experiment)],
+            ["source", "<code>enclab check --db</code>: a stream checked against VideoToolbox limits, not encoded by the lab (no encoder settings, no PSNR)"],
+            ["stream", e(row.streamPath ?? row.clip) + (stream == nil ? " <span class=\"missing\">(stream file missing on this machine, or not a regular file)</span>" : "")],
+            ["checked against", expected.isEmpty ? "no limits (the stream's facts only)" : expected.map(e).joined(separator: ", ")],
+            ["status", e(row.status) + (row.error.map { ": " + e($0) } ?? "")],
+        ]
+    }
+
+    /// A `run_metrics` column's name with its unit when the name does not end in one already (`psnr_global (dB)`,
+    /// `i_frames`, `bitrate_kbps`).
+    static func metricName(_ column: String) -> String {
+        if column.hasSuffix("_kbps") || column.hasSuffix("_bytes") || column.hasSuffix("_seconds") || column.hasSuffix("_pct")
+            || column.hasSuffix("_frames") || column.hasSuffix("_db") || column.hasSuffix("_frame") && !column.hasPrefix("psnr_") { return column }
+        if column.hasPrefix("psnr_") && column != "psnr_frames" && column != "psnr_weighting" { return "\(column) (dB)" }
+        if column.hasPrefix("qp_") { return "\(column) (QP)" }
+        if column.hasSuffix("_ratio") || column == "peak_to_average" { return "\(column) (×)" }
+        return column
+    }
+
+    /// The run's metrics as name/value pairs, three pairs a row, so the table fits 1280 px: whole-number columns
+    /// (``integerMetrics``) without decimals, the others with 3; units in the names (``metricName(_:)``).
+    static func metricsGrid(_ run: ReportData.Run, columns: [String], perRow: Int = 3) -> String {
+        var html = "<div class=\"scroll\"><table class=\"metrics\" id=\"metrics\">\n<tbody>\n"
+        for start in stride(from: 0, to: columns.count, by: perRow) {
+            html += "<tr>"
+            for (k, c) in columns[start..<min(columns.count, start + perRow)].enumerated() {
+                if k > 0 { html += "<td class=\"gap\"></td>" }
+                html += "<td class=\"name\">\(HTML.escape(metricName(c)))</td><td class=\"value\">\(HTML.number(run.metrics[c] ?? nil, digits: integerMetrics.contains(c) ? 0 : 3))</td>"
+            }
+            html += "</tr>\n"
+        }
+        return html + "</tbody></table></div>\n"
     }
 
     /// The run's VBV as the page replays it: the resolved `vbv_maxrate_kbps`, `vbv_bufsize_kbit`, `vbv_init` and

@@ -6,6 +6,19 @@ import H264
 extension LabStore {
     /// One frame as the charts read it (`frames`, decode order); NULL as nil.
     struct ChartFrame: Sendable, Equatable {
+        init(codedIndex: Int, displayIndex: Int, type: String, sizeBytes: Int, pts: Int64, dts: Int64, qp: Double?, psnrY: Double?,
+             psnrU: Double?, psnrV: Double?, psnrAvg: Double?, ssim: Double?) {
+            self.codedIndex = codedIndex; self.displayIndex = displayIndex; self.type = type; self.sizeBytes = sizeBytes
+            self.pts = pts; self.dts = dts; self.qp = qp; self.psnrY = psnrY; self.psnrU = psnrU; self.psnrV = psnrV
+            self.psnrAvg = psnrAvg; self.ssim = ssim
+        }
+
+        /// The chart's fields of a report frame row.
+        init(_ f: ReportFrame) {
+            self.init(codedIndex: f.codedIndex, displayIndex: f.displayIndex, type: f.type, sizeBytes: f.sizeBytes, pts: f.pts, dts: f.dts,
+                      qp: f.qp, psnrY: f.psnrY, psnrU: f.psnrU, psnrV: f.psnrV, psnrAvg: f.psnrAvg, ssim: f.ssim)
+        }
+
         var codedIndex: Int
         var displayIndex: Int
         /// `frames.type`: IDR, I, P, Bref or B.
@@ -24,20 +37,10 @@ extension LabStore {
         var ssim: Double?
     }
 
-    /// A run's frames for the charts, in decode order.
+    /// A run's frames for the charts, in decode order: the rows of ``reportFrames(run:)`` (one query for both).
     /// - Throws: `.data` naming the run and frame for a NOT NULL column holding NULL or a value that is not a number.
     func chartFrames(run runID: Int64) throws -> [ChartFrame] {
-        try database.rows("""
-            SELECT coded_index, display_index, type, size_bytes, pts, dts, qp, psnr_y, psnr_u, psnr_v, psnr_avg, ssim
-            FROM frames WHERE run_id = ? ORDER BY coded_index
-            """, [.integer(runID)]).enumerated().map { k, row in
-            let r = row.at("run \(runID), frame \(k) in coded order")
-            return ChartFrame(codedIndex: Int(try r.integer("coded_index")), displayIndex: Int(try r.integer("display_index")),
-                              type: try r.text("type"), sizeBytes: Int(try r.integer("size_bytes")), pts: try r.integer("pts"),
-                              dts: try r.integer("dts"), qp: try r.optionalNumber("qp"), psnrY: try r.optionalNumber("psnr_y"),
-                              psnrU: try r.optionalNumber("psnr_u"), psnrV: try r.optionalNumber("psnr_v"),
-                              psnrAvg: try r.optionalNumber("psnr_avg"), ssim: try r.optionalNumber("ssim"))
-        }
+        try reportFrames(run: runID).map(ChartFrame.init)
     }
 
     /// The DataRateLimits pairs a run was checked against (`data_rate_windows`, in pair order): bytes and exact seconds.

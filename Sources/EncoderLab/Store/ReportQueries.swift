@@ -69,13 +69,21 @@ extension LabStore {
         var sse: PlaneErrors?
         var psnrAvg: Double?
         var psnrY: Double?
+        /// The frame's average QP (x264's report; NULL for a stream recorded by `enclab check`).
+        var qp: Double? = nil
+        var psnrU: Double? = nil
+        var psnrV: Double? = nil
+        /// x264's SSIM of the frame (0 ... 1); NULL unless measured.
+        var ssim: Double? = nil
     }
 
-    /// A run's frames in decode order.
+    /// A run's frames in decode order: the one frame-row query of the report, its run pages and its charts
+    /// (``chartFrames(run:)`` reads the same rows).
     /// - Throws: `.data` naming the file and column for a NOT NULL column holding NULL.
     func reportFrames(run runID: Int64) throws -> [ReportFrame] {
         try database.rows("""
-            SELECT coded_index, display_index, type, keyframe, size_bytes, pts, dts, sse_y, sse_u, sse_v, psnr_y, psnr_avg
+            SELECT coded_index, display_index, type, keyframe, size_bytes, pts, dts, sse_y, sse_u, sse_v, psnr_y, psnr_avg,
+                   qp, psnr_u, psnr_v, ssim
             FROM frames WHERE run_id = ? ORDER BY coded_index
             """, [.integer(runID)]).enumerated().map { k, row in
             let r = row.at("run \(runID), frame \(k) in coded order")
@@ -86,7 +94,8 @@ extension LabStore {
             return ReportFrame(codedIndex: Int(try r.integer("coded_index")), displayIndex: Int(try r.integer("display_index")),
                                type: try r.text("type"), keyframe: try r.integer("keyframe") != 0, sizeBytes: Int(try r.integer("size_bytes")),
                                pts: try r.integer("pts"), dts: try r.integer("dts"), sse: sse, psnrAvg: try r.optionalNumber("psnr_avg"),
-                               psnrY: try r.optionalNumber("psnr_y"))
+                               psnrY: try r.optionalNumber("psnr_y"), qp: try r.optionalNumber("qp"), psnrU: try r.optionalNumber("psnr_u"),
+                               psnrV: try r.optionalNumber("psnr_v"), ssim: try r.optionalNumber("ssim"))
         }
     }
 

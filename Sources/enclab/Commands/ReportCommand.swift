@@ -18,6 +18,8 @@ struct ReportCommand: Command {
              default: "\(Report.defaultPages) when none of --runs, --worst, --best is given, else 0"),
         Flag("--best", value: "N", about: "give the N runs of each experiment with the highest psnr_global a page",
              default: "\(Report.defaultPages) when none of --runs, --worst, --best is given, else 0"),
+        Flag("--overlay", value: "ID,...", about: "the runs shown at first on their experiment's overlay charts (run ids, separated by commas; each a done run with frames)",
+             default: "per clip, one rate of each configuration"),
     ]
     let about = """
         Reads the database only (no encode, no server, nothing from the network) and writes OUT/index.html listing the
@@ -25,7 +27,7 @@ struct ReportCommand: Command {
         unverified runs, non-increasing PTS), the runs in a sortable table (10 columns, the other metrics behind a
         column chooser), the rate-quality curves (one per clip and configuration: the rate-control mode and the grid
         settings other than qp, crf, bitrate and vbv-*), a BD-rate table (PCHIP and cubic) against the anchor (per-rate
-        differences below 4 points) and chosen runs overlaid; per chosen run (and every run stored by check --db) a page
+        differences below 4 points) and chosen runs overlaid (--overlay, each in its configuration's colour and marker); per chosen run (and every run stored by check --db) a page
         with its rules' badges and violations, frame sizes by type, windowed bitrate, PSNR and SSIM per frame, keyframe
         timeline, VBV occupancy, PTS and DTS steps and the worst-PSNR frame, source beside decoded. The charts are
         interactive (Debian's libjs-dygraphs, copied into OUT/assets: drag zooms, shift-drag pans, double-click resets,
@@ -38,7 +40,7 @@ struct ReportCommand: Command {
     }
     let exitStatuses: [(status: Int32, meaning: String)] = [
         (0, "report written (runs with missing files included, marked)"),
-        (64, "usage: a bad flag or value, no --db, an --experiment or --anchor that names nothing in the database"),
+        (64, "usage: a bad flag or value, no --db, an --experiment or --anchor that names nothing in the database, an --overlay id that names no done run with frames"),
         (65, "bad data: a database that is damaged or not the lab's (a run_metrics value that is text or out of range included), or (without --anchor) an experiment file's report.anchor that names no configuration of its experiment"),
         (66, "the database is missing (none is created), or a --runs id names no run in it"),
         (70, "gnuplot or ffmpeg is missing, or the lab failed"),
@@ -57,17 +59,17 @@ struct ReportCommand: Command {
             guard let n = Int(value), n >= 0 else { throw LabError(.usage, "\(flag) needs a whole number, 0 or more, got '\(value)'") }
             return n
         }
-        var runs: [Int64]?
-        if let value = parsed.value("--runs") {
-            runs = try value.split(separator: ",", omittingEmptySubsequences: false).map { word in
+        func ids(_ flag: String) throws -> [Int64]? {
+            guard let value = parsed.value(flag) else { return nil }
+            return try value.split(separator: ",", omittingEmptySubsequences: false).map { word in
                 let id = word.hasPrefix("run-") ? word.dropFirst(4) : word
-                guard let n = Int64(id), n > 0 else { throw LabError(.usage, "--runs needs run ids separated by commas (3,7,12), got '\(value)'") }
+                guard let n = Int64(id), n > 0 else { throw LabError(.usage, "\(flag) needs run ids separated by commas (3,7,12), got '\(value)'") }
                 return n
             }
         }
         return Report.Options(databasePath: db, outDirectory: try parsed.path("--out", what: "a folder path"),
                               experiment: parsed.value("--experiment"), anchor: parsed.value("--anchor"),
-                              runs: runs, worst: try count("--worst"), best: try count("--best"))
+                              runs: try ids("--runs"), worst: try count("--worst"), best: try count("--best"), overlay: try ids("--overlay"))
     }
 
     func run(_ options: Report.Options) throws -> Int32 {

@@ -1,0 +1,130 @@
+import Foundation
+import H264
+
+/// The run page's keyframe timeline with the run's VideoToolbox keyframe limits drawn on it (``RunPage``'s
+/// `keyframes.*` and its interactive `chart-keyframes`), from the stored `keyframe_analysis` limits and
+/// `keyframe_violations` rows (``LabStore/ReportRules``), over PTS in seconds from the run's first PTS:
+/// - a deadline per stretch (from each IDR, and from frame 0 when it is none, as ``KeyframeRule/violations(keyframes:pts:endPTS:)``
+///   cuts the stream): where the next keyframe was due at the latest, the frame `a + MaxKeyFrameInterval` (its PTS;
+///   the stream's end for the frame count; none past it) and `PTS(a) + MaxKeyFrameIntervalDuration` (none past the
+///   stream's end); a keyframe at the deadline passes, one after it is a violation;
+/// - each stored violation as a stretch from its start frame's PTS to its end frame's (the end of the last frame for
+///   the frame count).
+struct KeyframeTimeline {
+    /// Where the next keyframe after the stretch starting at display index `after` was due: `kind` 0 by the frame
+    /// limit, 1 by the duration limit.
+    struct Deadline: Equatable {
+        var kind: Int
+        var after: Int
+        var seconds: Double
+    }
+
+    struct Violation: Equatable {
+        var kind: String
+        var start: Int
+        var end: Int
+        var from: Double
+        var to: Double
+    }
+
+    var deadlines: [Deadline] = []
+    var violations: [Violation] = []
+    /// The limits in Apple's words ("MaxKeyFrameInterval=60", "MaxKeyFrameIntervalDuration=2"), nil when not applied.
+    var frameRule: String?
+    var durationRule: String?
+    /// Seconds of each frame's PTS from the first, in display order.
+    var seconds: [Double]
+    /// The end of the last frame: its PTS plus one frame.
+    var endSeconds: Double
+
+    static let frameColour = "#1f77b4", durationColour = "#9467bd", violationColour = "#d62728"
+
+    /// - Parameters: `frames` a run's frames (any order); `frameSeconds` one nominal frame's duration.
+    init(frames: [ReportData.Frame], rules: LabStore.ReportRules?, time: ChartTime, frameSeconds: Double) {
+        let display = frames.sorted { $0.displayIndex < $1.displayIndex }
+        let n = display.count
+        seconds = display.map { time.seconds($0.pts) }
+        endSeconds = (seconds.max() ?? 0) + frameSeconds
+        guard let k = rules?.keyframes else { return }
+        let frameLimit = k.frameLimit.flatMap { Int(exactly: $0) }.flatMap { $0 > 0 ? $0 : nil }
+        let durationLimit = k.durationLimit.flatMap(RuleSection.seconds).flatMap { $0 > 0 && $0.isFinite ? $0 : nil }
+        frameRule = frameLimit.map { "MaxKeyFrameInterval=\($0)" }
+        durationRule = durationLimit.map { "MaxKeyFrameIntervalDuration=\(ChartGroup.trimmed(String(format: "%.6f", $0)))" }
+        var starts = display.indices.filter { display[$0].type == "IDR" }
+        if starts.first != 0 && n > 0 { starts.insert(0, at: 0) }
+        for a in starts {
+            if let limit = frameLimit {
+                let due = a + limit
+                if due < n { deadlines.append(Deadline(kind: 0, after: a, seconds: seconds[due])) }
+                else if due == n { deadlines.append(Deadline(kind: 0, after: a, seconds: endSeconds)) }
+            }
+            if let limit = durationLimit, seconds[a] + limit <= endSeconds + 1e-9 {
+                deadlines.append(Deadline(kind: 1, after: a, seconds: seconds[a] + limit))
+            }
+        }
+        for v in rules?.keyframeViolations ?? [] {
+            guard let start = Int(exactly: v.startFrame), let end = Int(exactly: v.endFrame), start >= 0, start <= end, end <= n, start < n else { continue }
+            violations.append(Violation(kind: v.kind, start: start, end: end, from: seconds[start], to: end < n ? seconds[end] : endSeconds))
+        }
+    }
+
+    /// The name of a deadline kind in the legends.
+    func deadlineName(_ kind: Int) -> String {
+        "next keyframe due (\(kind == 0 ? frameRule ?? "" : durationRule ?? ""))"
+    }
+
+    /// `keyframe-limits.dat` and `keyframe-violations.dat` (written only when they have rows), and the gnuplot series
+    /// drawing them over the timeline's y range 0-1.4: deadlines as dashed stems to 1.3, violations as red bars at 1.15.
+    func gnuplot(dir: String) throws -> (series: [String], files: [String]) {
+        var series: [String] = [], files: [String] = []
+        if !violations.isEmpty {
+            var data = "# kind start_frame end_frame(display order) start_s end_s (s from the first PTS; the end of the last frame for the frame count)\n"
+            for v in violations { data += "\(v.kind) \(v.start) \(v.end) \(v.from) \(v.to)\n" }
+            try Plots.write(data, to: "\(dir)/keyframe-violations.dat")
+            files.append("keyframe-violations.dat")
+            series.append("'keyframe-violations.dat' using 4:(1.15):($5-$4):(0) with vectors nohead lw 6 lc rgb '\(Self.violationColour)' title 'violation (the stretch over the limit)'")
+        }
+        if !deadlines.isEmpty {
+            var data = "# kind(0 MaxKeyFrameInterval, 1 MaxKeyFrameIntervalDuration) after_keyframe(display_index) due_s(s from the first PTS): where the next keyframe was due\n"
+            for d in deadlines { data += "\(d.kind) \(d.after) \(d.seconds)\n" }
+            try Plots.write(data, to: "\(dir)/keyframe-limits.dat")
+            files.append("keyframe-limits.dat")
+            for kind in [0, 1] where deadlines.contains(where: { $0.kind == kind }) {
+                series.append("'keyframe-limits.dat' using 3:($1==\(kind) ? 1.3 : 1/0) with impulses dt \(kind == 0 ? 2 : 3) lw 2 lc rgb '\(kind == 0 ? Self.frameColour : Self.durationColour)' title '\(deadlineName(kind))'")
+            }
+        }
+        return (series, files)
+    }
+
+    /// The interactive keyframe timeline: a group of its own (its x is PTS, not the decode time of the page's other
+    /// charts), its rows the IDR and I frames, the deadlines as dashed lines and the violations shaded.
+    func chartGroup(run: ReportData.Run, frames: [ReportData.Frame], timebase: Rational, frameSeconds: Double) -> ChartGroup? {
+        let keys = frames.filter { $0.type == "IDR" || $0.type == "I" }.sorted { $0.displayIndex < $1.displayIndex }
+        guard !keys.isEmpty else { return nil }
+        var group = ChartGroup()
+        group.xLabel = "PTS (s) from the run's first PTS"
+        let x = keys.map { seconds.indices.contains($0.displayIndex) ? seconds[$0.displayIndex] : 0 }
+        var fields: [(name: String, json: String)] = [
+            ("x", ChartGroup.fixed(x, digits: 6)), ("c", ChartGroup.integers(keys.map(\.codedIndex))),
+            ("d", ChartGroup.integers(keys.map(\.displayIndex))), ("t", ChartGroup.integers(keys.map { RunPage.types.firstIndex(of: $0.type) ?? 0 })),
+            ("s", ChartGroup.integers(keys.map(\.sizeBytes))), ("p", ChartGroup.seconds(keys.map(\.pts), timebase: timebase)),
+            ("q", ChartGroup.seconds(keys.map(\.dts), timebase: timebase)), ("k", ChartGroup.integers(keys.map { _ in 1 })),
+        ]
+        for (name, values, digits) in [("qp", keys.map(\.qp), 2), ("y", keys.map(\.psnrY), 3), ("u", keys.map(\.psnrU), 3),
+                                       ("v", keys.map(\.psnrV), 3), ("a", keys.map(\.psnrAvg), 3), ("ss", keys.map(\.ssim), 6)]
+        where values.contains(where: { $0 != nil }) {
+            fields.append((name, ChartGroup.fixed(values, digits: digits)))
+        }
+        group.runs = [ChartGroup.Run(runID: run.row.runID, name: "run \(run.row.runID) \(run.clipName) \(run.label)", colour: ChartRunPage.runColour, fields: fields)]
+        var chart = ChartGroup.Chart(id: "chart-keyframes", yLabel: "", series: [
+            .init(name: "IDR", colour: RunPage.colours[0], run: 0, field: "k", type: 0, style: "impulses"),
+            .init(name: "I (not IDR)", colour: RunPage.colours[1], run: 0, field: "k", scale: 0.7, type: 1, style: "impulses"),
+        ], fromZero: false, height: 170)
+        chart.marks = deadlines.map { .init(x: $0.seconds, name: deadlineName($0.kind), colour: $0.kind == 0 ? Self.frameColour : Self.durationColour) }
+        chart.spans = violations.map { .init(from: $0.from, to: $0.to, name: "violation: \($0.kind)", colour: Self.violationColour) }
+        chart.xRange = (-frameSeconds / 2, endSeconds)
+        chart.yRange = (0, 1.35)
+        group.charts = [chart]
+        return group
+    }
+}

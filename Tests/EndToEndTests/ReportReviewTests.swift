@@ -1,0 +1,159 @@
+import Foundation
+import Testing
+import EncoderLab
+import EnclabTestSupport
+
+/// What a review of the report's pages found (issue 19): the run and check pages' tables, their configuration, the
+/// warnings of a run on its own page, the charts' limits and time origin, the keyframe limits on the keyframe
+/// timeline, and the overlays' gnuplot files, styles and `--overlay`. Expectations come from sqlite3's reading of the
+/// database and from arithmetic written out here.
+@Suite("enclab report: run, check and overlay pages", .serialized)
+struct ReportReviewTests {
+    typealias CLI = CommandLineTests
+    let cli = CommandLineTests()
+
+    /// 64x48, 60 frames at 25 fps (2.4 s): run 1 ABR 300 kbit/s, run 2 CBR 300 kbit/s (target = vbv-maxrate),
+    /// run 3 CRF 30 with `--pts-offset 1000000000000`, run 4 a `check --db` of a keyint-25 stream (IDR at 0, 25, 50)
+    /// against MaxKeyFrameInterval=20 and MaxKeyFrameIntervalDuration=0.5; the report with a page for each.
+    static func lab(in dir: String, report: [String] = []) throws {
+        try SyntheticClip(width: 64, height: 48, frames: 60, seed: 11).write(to: "\(dir)/c.y4m")
+        let common = ["--threads", "1", "--preset", "ultrafast", "--db", "lab.sqlite", "--out", "out"]
+        for flags in [["--rc", "abr", "--bitrate", "300"], ["--rc", "cbr", "--bitrate", "300"],
+                      ["--rc", "crf", "--crf", "30", "--pts-offset", "1000000000000"]] {
+            let r = try CLI.process(CLI.binary, ["encode", "c.y4m"] + flags + common, in: dir)
+            try #require(r.status == 0, "\(r.stderr)")
+        }
+        let k = try CLI.process(CLI.binary, ["encode", "c.y4m", "--threads", "1", "--keyint", "25", "--min-keyint", "25", "--scenecut", "0",
+                                             "--bframes", "0", "--db", "k.sqlite", "--out", "kout"], in: dir)
+        try #require(k.status == 0, "\(k.stderr)")
+        let stream = try CLI.process("/usr/bin/sqlite3", ["k.sqlite", "SELECT stream_path FROM runs"], in: dir).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let copy = try CLI.process("/bin/cp", [stream, "keyint25.264"], in: dir)
+        try #require(copy.status == 0)
+        let check = try CLI.process(CLI.binary, ["check", "--expect", "MaxKeyFrameInterval=20", "--expect", "MaxKeyFrameIntervalDuration=0.5",
+                                                 "--db", "lab.sqlite", "keyint25.264"], in: dir)
+        try #require(check.status == 1, "the check finds violations: \(check.stdout)\(check.stderr)")
+        let r = try CLI.process(CLI.binary, ["report", "--db", "lab.sqlite", "--out", "rep", "--runs", "1,2,3,4"] + report, in: dir)
+        try #require(r.status == 0, "\(r.stderr)")
+    }
+
+    static func read(_ path: String) throws -> String { try String(contentsOfFile: path, encoding: .utf8) }
+
+    @Test("run page: no empty header row; whole-number metrics without decimals, three name/value pairs a row; the run's warnings; target = vbv-maxrate one line; a PTS offset said once")
+    func runPages() throws {
+        let dir = cli.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try Self.lab(in: dir)
+        let abr = try Self.read("\(dir)/rep/encode/run-1/index.html")
+        let cbr = try Self.read("\(dir)/rep/encode/run-2/index.html")
+        // The facts table has no header row (main wrote <th></th><th></th>).
+        #expect(!cbr.contains("<th></th>"))
+        // Whole numbers as sqlite3 counts them, without ".000"; a real metric keeps 3 decimals.
+        let frames = try cli.sqlite("\(dir)/lab.sqlite", "SELECT count(*) FROM frames WHERE run_id = 2")[0]
+        #expect(frames == "60")
+        #expect(cbr.contains("<td class=\"name\">frames</td><td class=\"value\">60</td>"), "frames without decimals")
+        let bytes = try cli.sqlite("\(dir)/lab.sqlite", "SELECT stream_bytes FROM run_metrics WHERE run_id = 2")[0]
+        #expect(cbr.contains("<td class=\"name\">stream_bytes</td><td class=\"value\">\(bytes)</td>"))
+        let psnr = try cli.sqlite("\(dir)/lab.sqlite", "SELECT printf('%.3f', psnr_global) FROM run_metrics WHERE run_id = 2")[0]
+        #expect(cbr.contains("<td class=\"name\">psnr_global (dB)</td><td class=\"value\">\(psnr)</td>"))
+        // Three pairs a row: the metrics table's rows hold at most 3 name cells.
+        let metrics = String(cbr[try #require(cbr.range(of: "id=\"metrics\"")).upperBound...])
+        let table = String(metrics[..<(try #require(metrics.range(of: "</table>"))).lowerBound])
+        for row in table.components(separatedBy: "<tr>").dropFirst() {
+            #expect(row.components(separatedBy: "class=\"name\"").count - 1 <= 3)
+        }
+        // The ABR run's page warns that the clip (60 frames at 25 fps: 2.4 s) is too short for ABR's start-up.
+        #expect(abr.contains("class=\"short-clip\""), "the run page shows the run's warning")
+        #expect(abr.contains("lasts 2.400 s"))
+        #expect(!cbr.contains("class=\"short-clip\""), "no short-clip warning for CBR")
+        // CBR: target 300 = vbv-maxrate 300 (sqlite3's resolved settings): one line, in the chart data and bitrate.gp.
+        #expect(try cli.sqlite("\(dir)/lab.sqlite", "SELECT json_extract(settings, '$.resolved.vbv_maxrate_kbps') FROM runs WHERE run_id = 2") == ["300"])
+        #expect(cbr.contains("\"name\":\"target = vbv-maxrate 300 kbit/s\""))
+        #expect(!cbr.contains("\"name\":\"target 300 kbit/s\""))
+        let gp = try Self.read("\(dir)/rep/encode/run-2/bitrate.gp")
+        #expect(gp.contains("title 'target = vbv-maxrate 300 kbit/s'"))
+        // Run 3's PTS start at 10^12 µs = 1000000 s (its first PTS as sqlite3 reads it, times the timebase): said
+        // once above its charts, and in no other run's page.
+        let offset = try Self.read("\(dir)/rep/encode/run-3/index.html")
+        let first = try cli.sqlite("\(dir)/lab.sqlite", "SELECT min(pts), timebase_num, timebase_den FROM frames JOIN runs USING (run_id) WHERE run_id = 3")[0]
+            .split(separator: "|").map { Int64($0)! }
+        #expect(first[0] * first[1] == 1_000_000 * first[2], "the first PTS is 10^6 s")
+        #expect(offset.components(separatedBy: "class=\"chart-origin\"").count == 2, "said once")
+        #expect(offset.contains("0 s = the first PTS, \(first[0]) ticks of \(first[1])/\(first[2]) s (1000000 s)"))
+        #expect(!abr.contains("class=\"chart-origin\""))
+    }
+
+    @Test("check page: the stream, the limits and check as the source; the keyframe deadlines and violations on the keyframe timeline")
+    func checkPage() throws {
+        let dir = cli.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try Self.lab(in: dir)
+        let id = try cli.sqlite("\(dir)/lab.sqlite", "SELECT run_id FROM runs WHERE experiment = 'check'")[0]
+        let page = try Self.read("\(dir)/rep/check/run-\(id)/index.html")
+        #expect(!page.contains("unknown"), "no 'unknown' configuration")
+        #expect(page.contains("<td class=\"text\">checked against</td><td class=\"text\">MaxKeyFrameInterval=20, MaxKeyFrameIntervalDuration=0.5</td>"))
+        #expect(page.contains("<td class=\"text\">source</td><td class=\"text\"><code>enclab check --db</code>"))
+        #expect(page.contains("<td class=\"text\">stream</td><td class=\"text\">keyint25.264</td>"))
+        // The IDR pictures as sqlite3 reads them: 0, 25, 50 (display order), 60 frames at 25 fps.
+        #expect(try cli.sqlite("\(dir)/lab.sqlite", "SELECT group_concat(display_index) FROM (SELECT display_index FROM frames WHERE run_id = \(id) AND type = 'IDR' ORDER BY display_index)") == ["0,25,50"])
+        // Deadlines: frame k + 20 at (k + 20) / 25 s, none past frame 60; k / 25 + 0.5 s, none past 2.4 s.
+        let due = try Self.read("\(dir)/rep/check/run-\(id)/keyframe-limits.dat").split(separator: "\n").filter { !$0.hasPrefix("#") }
+            .map { $0.split(separator: " ").map(String.init) }
+        let expected: [(Int, Int, Double)] = [(0, 0, 20.0 / 25), (1, 0, 0.5), (0, 25, 45.0 / 25), (1, 25, 25.0 / 25 + 0.5)]
+        #expect(due.count == expected.count, "\(due)")
+        for (kind, after, seconds) in expected {
+            #expect(due.contains { $0[0] == "\(kind)" && $0[1] == "\(after)" && abs(Double($0[2])! - seconds) < 1e-9 }, "deadline \(kind) after \(after) at \(seconds) s: \(due)")
+        }
+        // Violations as sqlite3 reads keyframe_violations, each a stretch on the timeline.
+        let stored = try cli.sqlite("\(dir)/lab.sqlite", "SELECT kind || ' ' || start_frame || ' ' || end_frame FROM keyframe_violations WHERE run_id = \(id) ORDER BY ordinal")
+        #expect(stored.contains("frame-limit 0 25") && stored.contains("frame-limit 25 50"))
+        let drawn = try Self.read("\(dir)/rep/check/run-\(id)/keyframe-violations.dat").split(separator: "\n").filter { !$0.hasPrefix("#") }
+            .map { $0.split(separator: " ").prefix(3).joined(separator: " ") }
+        #expect(drawn == stored)
+        let gp = try Self.read("\(dir)/rep/check/run-\(id)/keyframes.gp")
+        #expect(gp.contains("title 'next keyframe due (MaxKeyFrameInterval=20)'") && gp.contains("title 'next keyframe due (MaxKeyFrameIntervalDuration=0.5)'"))
+        #expect(gp.contains("'keyframe-violations.dat'"))
+        // The interactive timeline carries the same deadlines and stretches.
+        #expect(page.contains("id=\"chart-keyframes\""))
+        #expect(page.contains("{\"x\":0.8,\"name\":\"next keyframe due (MaxKeyFrameInterval=20)\""))
+        #expect(page.contains("{\"from\":0.0,\"to\":1.0,\"name\":\"violation: frame-limit\""))
+        // The experiment page's runs table names the check run's configuration by its limits.
+        let experiment = try Self.read("\(dir)/rep/check/index.html")
+        #expect(experiment.contains("check MaxKeyFrameInterval=20 MaxKeyFrameIntervalDuration=0.5"))
+    }
+
+    @Test("overlays: --overlay chooses the runs shown (an unknown id is 64 naming it); each chart with its gnuplot files; a configuration's colour and marker as on the rate-quality chart")
+    func overlays() throws {
+        let dir = cli.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try Self.lab(in: dir, report: ["--overlay", "1,3"])
+        let page = try Self.read("\(dir)/rep/encode/index.html")
+        for view in ["bitrate", "sizes", "psnr"] {
+            for ext in ["gp", "dat", "png", "svg"] {
+                #expect(FileManager.default.fileExists(atPath: "\(dir)/rep/encode/ov1-\(view).\(ext)"), "ov1-\(view).\(ext)")
+            }
+            #expect(page.contains("<a href=\"ov1-\(view).gp\">"))
+        }
+        // One block per offered run; runs 1 and 3 shown at first, the default choice (run 2, cbr) offered hidden.
+        let json = try #require(page.range(of: "data-group=\"clip-1\">").map { String(page[$0.upperBound...]) })
+        #expect(json.contains("{\"id\":1,") && json.contains("{\"id\":3,") && json.contains("{\"id\":2,"))
+        #expect(page.contains("data-run=\"0\" checked") && page.contains("data-run=\"1\" checked") && !page.contains("data-run=\"2\" checked"))
+        // Colours by configuration: the experiment's configurations sorted (abr, cbr, crf), the k-th the k-th colour of
+        // the rate-quality chart's palette; rq-1.gp draws abr in the first.
+        let rq = try Self.read("\(dir)/rep/encode/rq-1.gp")
+        #expect(rq.contains("#1f77b4") && rq.contains("#ff7f0e") && rq.contains("#2ca02c"))
+        func colour(_ id: Int) throws -> String {
+            let from = try #require(json.range(of: "{\"id\":\(id),\"name\":"))
+            let rest = json[from.upperBound...]
+            let c = try #require(rest.range(of: "\"colour\":\""))
+            return String(rest[c.upperBound...].prefix(7))
+        }
+        #expect(try colour(1) == "#1f77b4" && colour(2) == "#ff7f0e" && colour(3) == "#2ca02c")
+        #expect(json.contains("{\"id\":3,\"name\":\"run 3: crf"))
+        let gp = try Self.read("\(dir)/rep/encode/ov1-bitrate.gp")
+        #expect(gp.contains("lc rgb '#1f77b4' title 'run 1'") && gp.contains("pt 4"), "abr: colour 1, gnuplot's open square (pt 4) as in rq-1.gp")
+        // An id the database does not hold: 64, naming it.
+        let bad = try CLI.process(CLI.binary, ["report", "--db", "lab.sqlite", "--out", "rep2", "--overlay", "1,99"], in: dir)
+        #expect(bad.status == 64 && bad.stderr.contains("--overlay 99"), "\(bad.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: "\(dir)/rep2"))
+    }
+}
