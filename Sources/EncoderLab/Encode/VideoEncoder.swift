@@ -12,6 +12,15 @@ public protocol VideoEncoder: AnyObject {
     var delayedFrames: Int { get }
     /// The encoder's warnings and errors since the last call.
     func takeWarnings() -> [String]
+    /// Rate-control values from the next picture on (a rate schedule, ``RateSchedule``).
+    /// - Throws: `.usage` for an encoder that cannot change its targets while running.
+    func setRateTargets(_ targets: X264RateTargets) throws
+}
+
+extension VideoEncoder {
+    public func setRateTargets(_ targets: X264RateTargets) throws {
+        throw LabError.usage("--rate-schedule: this encoder cannot change its rate-control targets while running")
+    }
 }
 
 extension X264Session: VideoEncoder {}

@@ -39,6 +39,8 @@ public struct RunMeasurements: Sendable {
     /// was honoured (vt-compat).
     public var dataRateWindows: [DataRateLimits.WindowCheck]?
     public var dataRateLimitsVTCompat = false
+    /// The rate schedule's changes with the frame each took effect on (`rate_changes`), when the run has a schedule.
+    public var rateChanges: [RateChangeRecord]?
     /// Whether the frames' `qp` are x264's; false for a stream the lab did not make (`enclab check --db`), whose
     /// `frames.qp` are stored NULL.
     public var qpFromX264 = true

@@ -110,7 +110,8 @@ public final class LabStore {
 
     /// The tables that hold a run's rows beside `runs`, each keyed by `run_id`.
     static let runChildTables = ["frames", "parameter_sets", "bitstream_checks", "decoded_frames", "timestamp_analysis", "frame_durations",
-                                 "keyframe_analysis", "keyframe_violations", "data_rate_windows", "run_metrics", "run_gops"]
+                                 "keyframe_analysis", "keyframe_violations", "data_rate_windows", "run_metrics", "run_gops",
+                                 "rate_changes", "step_response"]
 
     /// Writes a whole run in ONE transaction and returns its run_id: the `runs` row (`done` or `failed`,
     /// inserted with `INSERT ... RETURNING run_id`), then for a done run its stream path, frames, timestamps,
@@ -188,6 +189,7 @@ public final class LabStore {
                 if let a = f.timestampAnalysis { try insertTimestampAnalysis(runID, source: f.timestampSource, a) }
                 if let k = f.keyframes { try insertKeyframeAnalysis(runID, k) }
                 if let w = f.dataRateWindows { try insertDataRateWindows(runID, w, vtCompat: f.dataRateLimitsVTCompat) }
+                if let c = f.rateChanges { try insertRateChanges(runID, c) }
                 try insertVerification(runID, f.verification, f.decoded)
             }
             try beforeCommit(runID)
