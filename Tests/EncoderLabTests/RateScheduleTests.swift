@@ -102,10 +102,11 @@ struct StepResponseTests {
         let r = StepResponse.compute(frames: Self.frames, timebase: try Rational(1, 10), lastFrameTicks: .one, changes: changes,
                                      tolerancePercent: 10, qualityFrames: 5)
         #expect(r.count == 2)
-        // Change 0, segment 10 ..< 25, full windows 10 ... 24. Window 10 holds frames 10-19: 5 x 1500 + 5 x 1000 =
+        // Change 0, segment 10 ..< 25: the windows wholly in it start at 10 ... 15 (window 15 holds frames 15-24;
+        // window 16 would hold frame 25, the next change's). Window 10 holds frames 10-19: 5 x 1500 + 5 x 1000 =
         // 12500 bytes = 100 kbit/s; window 11: 12000 = 96; 12: 11500 = 92; 13: 11000 = 88, |88 - 80| = 8 = 10 % of 80,
-        // inside; 14: 84; 15 ... 24: 80. The last window outside is 12: settled at window 13, 3 frames, 0.3 s after.
-        #expect(r[0].startCoded == 10 && r[0].endCoded == 25 && r[0].windows == 15)
+        // inside; 14: 84; 15: 80. The last window outside is 12: settled at window 13, 3 frames, 0.3 s after.
+        #expect(r[0].startCoded == 10 && r[0].endCoded == 25 && r[0].windows == 6)
         #expect(r[0].settleFrames == 3)
         #expect(abs((r[0].settleSeconds ?? -1) - 0.3) < 1e-9)
         #expect(r[0].peakKbps == 100 && r[0].overshootPercent == 25)

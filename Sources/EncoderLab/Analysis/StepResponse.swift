@@ -5,7 +5,8 @@ import H264
 ///
 /// **Segments.** A change starts at the coded index of the picture it landed on (x264 applies a picture's `param`
 /// from that picture on, in coded order) and its segment runs to the start of the next change that landed on another
-/// picture, or to the stream's end. The windows of a change are the full 1-s windows starting in its segment.
+/// picture, or to the stream's end. The windows of a change are the full 1-s windows that start and end in its segment
+/// (every frame of the window in it: a window reaching past the next change would mix that change's response in).
 ///
 /// **Settling.** The settling point is the first window of the segment after which every window of the segment lies
 /// within ±tolerance of the new target (|kbps − target| ≤ target · tolerance / 100). `settle_frames` counts coded
@@ -15,8 +16,8 @@ import H264
 /// **Overshoot, undershoot.** The largest and the smallest window of the segment against the new target, in percent:
 /// (max / target − 1) · 100 and (min / target − 1) · 100.
 ///
-/// **DataRateLimits.** For a DataRateLimits change, every window of each pair's length starting in the segment (one
-/// per distinct start, as the check counts them) against the pair's bytes: windows, windows over, and the largest
+/// **DataRateLimits.** For a DataRateLimits change, every window of each pair's length in the segment (one per
+/// distinct start, as the check counts them; all its frames in the segment) against the pair's bytes: windows, windows over, and the largest
 /// excess in bytes.
 ///
 /// **Quality.** Mean QP and mean luma PSNR of the `qualityFrames` coded frames before the change's start against the
@@ -65,7 +66,7 @@ public enum StepResponse {
         public var startSeconds: Double
         public var targetKbps: Double?
         public var tolerancePercent: Double
-        /// Full 1-s windows starting in the segment.
+        /// Full 1-s windows that start and end in the segment.
         public var windows: Int
         public var settleFrames: Int?
         public var settleSeconds: Double?
@@ -105,9 +106,9 @@ public enum StepResponse {
             var r = Result(changeIndex: change.changeIndex, startCoded: start, endCoded: end,
                            startSeconds: Double(arrivals[start]) * seconds, targetKbps: change.targetKbps,
                            tolerancePercent: tolerancePercent, windows: 0, qualityFrames: qualityFrames)
-            // Full windows starting in the segment, one per distinct start.
+            // Full windows in the segment (all their frames in it), one per distinct start.
             var points: [(coded: Int, kbps: Double)] = []
-            for k in start..<end where windows[k].full && windows[k].firstIndex == k {
+            for k in start..<end where windows[k].full && windows[k].firstIndex == k && windows[k].lastIndex < end {
                 points.append((k, Double(windows[k].bytes) * 8 / 1000))
             }
             r.windows = points.count
@@ -139,7 +140,7 @@ public enum StepResponse {
                 for pair in limits.pairs {
                     let w = DecodeTimeWindows.windows(dtsTicks: frames.map(\.dts), sizesBytes: frames.map(\.sizeBytes), timebase: timebase,
                                                       window: pair.seconds, lastFrameTicks: lastFrameTicks)
-                    for k in start..<end where w[k].firstIndex == k {
+                    for k in start..<end where w[k].firstIndex == k && w[k].lastIndex < end {
                         count += 1
                         let excess = w[k].bytes - Int128(pair.bytes)
                         if excess > 0 { over += 1; worst = max(worst, Int64(clamping: excess)) }
