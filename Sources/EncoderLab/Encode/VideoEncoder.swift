@@ -15,10 +15,16 @@ public protocol VideoEncoder: AnyObject {
     /// The most frames the encoder says it will hold (x264's `x264_encoder_maximum_delayed_frames`), read once when
     /// it opened; nil for an encoder that does not say.
     var maximumDelayedFrames: Int? { get }
+    /// Rate-control values from the next picture on (a rate schedule, ``RateSchedule``).
+    /// - Throws: `.usage` for an encoder that cannot change its targets while running.
+    func setRateTargets(_ targets: X264RateTargets) throws
 }
 
 extension VideoEncoder {
     public var maximumDelayedFrames: Int? { nil }
+    public func setRateTargets(_ targets: X264RateTargets) throws {
+        throw LabError.usage("--rate-schedule: this encoder cannot change its rate-control targets while running")
+    }
 }
 
 extension X264Session: VideoEncoder {}

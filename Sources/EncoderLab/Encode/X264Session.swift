@@ -161,6 +161,10 @@ public final class X264Session {
     public let maximumDelayedFrames: Int?
     private let width: Int
     private let height: Int
+    /// The parameters as x264 opened with them: the base of each picture's own `param` (``setRateTargets(_:)``).
+    private let openedParam: x264_param_t
+    /// Rate-control values to hand x264 with the next picture, nil for none.
+    private var pendingRateTargets: X264RateTargets?
 
     /// The parameters at the four steps that provenance compares: after the preset and the user's tune, after the
     /// VideoToolbox properties (their tune and options), after the user's options, after the options the lab's `--rc`
@@ -380,6 +384,7 @@ public final class X264Session {
         }
         resolved = r
         maximumDelayedFrames = Int(x264_encoder_maximum_delayed_frames(h))
+        openedParam = q
         measuresQuality = q.analyse.b_psnr != 0
         width = input.width
         height = input.height
@@ -430,6 +435,14 @@ public final class X264Session {
     /// x264's warnings and errors logged since the last call.
     public func takeWarnings() -> [String] { log.takeProblems() }
 
+    /// Hands x264 these rate-control values with the next picture encoded, as the picture's own `param` (x264.h,
+    /// x264_picture_t.param: "from this frame forwards, in coded order"): a copy of the parameters x264 opened with,
+    /// the given values set, which x264 applies when it codes that picture (encoder.c, `x264_encoder_reconfig_apply`
+    /// before the frame's rate control) and then frees (`param_free`). Unlike `x264_encoder_reconfig`, which acts on
+    /// the next frame x264 codes after its lookahead, the change lands on the picture it is given with. nil values
+    /// keep the opened ones. Whether x264 uses a value is its own rule (``RateChangeRules``).
+    public func setRateTargets(_ targets: X264RateTargets) { pendingRateTargets = targets }
+
     /// Encodes one picture, or flushes a delayed one when `picture` is nil.
     ///
     /// - Parameters:
@@ -460,6 +473,19 @@ public final class X264Session {
             case .b: pic.i_type = X264_TYPE_B
             }
             pic.opaque = UnsafeMutableRawPointer(bitPattern: displayIndex + 1)
+            if let t = pendingRateTargets {
+                pendingRateTargets = nil
+                // malloc'd, so that x264's param_free (free) releases it; the copy owns no strings (opaque is NULL).
+                guard let raw = malloc(MemoryLayout<x264_param_t>.stride) else { throw LabError.software("out of memory for a picture's x264 parameters") }
+                let param = raw.bindMemory(to: x264_param_t.self, capacity: 1)
+                param.initialize(to: openedParam)
+                if let b = t.bitrateKbps { param.pointee.rc.i_bitrate = Int32(clamping: b) }
+                if let m = t.vbvMaxrateKbps { param.pointee.rc.i_vbv_max_bitrate = Int32(clamping: m) }
+                if let s = t.vbvBufsizeKbit { param.pointee.rc.i_vbv_buffer_size = Int32(clamping: s) }
+                if let c = t.crf { param.pointee.rc.f_rf_constant = Float(c) }
+                param.pointee.param_free = free
+                pic.param = param
+            }
             pic.img.i_csp = X264_CSP_I420
             pic.img.i_plane = 3
             let w = Int32(width)  // checked when the session opened (makeParam)

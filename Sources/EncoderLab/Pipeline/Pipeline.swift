@@ -104,6 +104,14 @@ public enum Pipeline {
         var warnings = settings.adjustments + session.takeWarnings().map { "x264: \($0)" }
         if let w = input.timingWarning { warnings.append(w) }
         warnings.forEach(warn)
+        // The rate schedule: each change handed to x264 with the picture it lands on (``RateScheduleRun``).
+        let opened = session.resolved
+        var rateSchedule = try settings.rateSchedule.map {
+            try RateScheduleRun($0, opened: RateChangeRules.Opened(
+                rcMethod: opened.rcMethod, bitrateKbps: opened.bitrateKbps, vbvMaxrateKbps: opened.vbvMaxrateKbps,
+                vbvBufsizeKbit: opened.vbvBufsizeKbit, crf: opened.crf, nalHrd: opened.nalHrd, frameRate: opened.frameRate),
+                vtCompat: settings.videoToolbox.compat)
+        }
         // Output.
         let streamPath = "\(folder)/stream.264"
         let out = try OutputFile(streamPath)
@@ -144,6 +152,11 @@ public enum Pipeline {
             let next = try following.map { try plan.stamp($0, index: index + 1, stamper: &stamper) }
             try forcing.force(&timed, nextPTS: next?.pts)
             try verify.source(timed.picture)
+            if var schedule = rateSchedule {
+                let since = try Rational(timed.pts - (inputPTS.first ?? timed.pts)) * opened.timebase
+                if let targets = schedule.due(frame: timed.index, secondsFromFirst: since) { try session.setRateTargets(targets) }
+                rateSchedule = schedule
+            }
             let frame = try session.encode(timed)
             try keep(frame)
             index += 1
@@ -167,6 +180,12 @@ public enum Pipeline {
         }
         let x264Warnings = session.takeWarnings()
         for w in collapsed(x264Warnings).map({ "x264: \($0)" }) {
+            warn(w)
+            warnings.append(w)
+        }
+        // Each change with the frame it took effect on; a change x264 did not apply is said, never dropped.
+        let rateChanges = rateSchedule.map { $0.finish(frames: index, x264Warnings: x264Warnings) }
+        for w in rateChanges?.warnings ?? [] {
             warn(w)
             warnings.append(w)
         }
@@ -261,6 +280,7 @@ public enum Pipeline {
             }
             measurements.perceptual = scores
         }
+        measurements.rateChanges = rateChanges?.records
         return RunResult(spec: spec, folder: folder, warnings: warnings, resolved: r, measured: measurements,
                          crop: clip.info.cropDescription, ffmpegVersion: clip.info.ffmpegVersion, createdAt: createdAt)
     }

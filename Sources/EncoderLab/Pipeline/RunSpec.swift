@@ -75,6 +75,9 @@ public struct RunSpec: Sendable {
         if let placement = keyframeRule?.placement { object["keyframe_rule"] = ["placement": placement.name] }
         // VideoToolbox's properties as given and vt-compat (absent without them, so those keys never changed).
         if let vt = s.videoToolboxKeyObject { object["videotoolbox"] = vt }
+        // The rate schedule and the step response's tolerance (absent without them, so those keys never changed).
+        if let r = s.rateSchedule { object["rate_schedule"] = r.spec }
+        if let t = s.settleTolerancePercent { object["settle_tolerance_pct"] = RateSchedule.format(t) }
         // The timestamps stage beyond the CLI's constant rate (absent for it, so those keys never changed).
         if let plan = input.timestamps, let stages = plan.stages {
             var t: [String: Any] = ["source": plan.source.rawValue]

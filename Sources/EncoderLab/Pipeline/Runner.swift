@@ -451,11 +451,14 @@ public final class Runner {
                 throw LabError.software("\(store.database.path): run \(runID) is not there after its commit")
             }
             let input = try RunPlotInput(run: row, frames: try store.frames(run: runID), database: store.database.path)
+            let rateChanges = try store.rateChanges(run: runID)
             if plotMode == .batched {
                 try Plots.writeRunPlots(input, dir: folder, queue: plotQueue)
+                try Plots.writeRateStaircase(input, changes: rateChanges, dir: folder, queue: plotQueue)
             } else {
                 let runQueue = PlotQueue()
                 try Plots.writeRunPlots(input, dir: folder, queue: runQueue)
+                try Plots.writeRateStaircase(input, changes: rateChanges, dir: folder, queue: runQueue)
                 try runQueue.draw(in: outDirectory)
             }
         } catch {

@@ -108,7 +108,12 @@ public enum PlotFromStore {
             }
             let dir = "\(out)/\(try folderName(run, keys: keys, repeated: repeated, databasePath: databasePath))"
             try named {
-                try Plots.writeRunPlots(RunPlotInput(run: run, frames: try store.frames(run: run.runID), database: databasePath), dir: dir)
+                let input = try RunPlotInput(run: run, frames: try store.frames(run: run.runID), database: databasePath)
+                try Plots.writeRunPlots(input, dir: dir)
+                // A run with a rate schedule: its staircase too (``writeRateStaircase(_:changes:dir:queue:)``).
+                let staircase = PlotQueue()
+                try Plots.writeRateStaircase(input, changes: try store.rateChanges(run: run.runID), dir: dir, queue: staircase)
+                try Plots.render(staircase.take())
             }
             lines.append("run \(run.runID): frames and psnr plots in \(Plots.shown(dir, limit: .max))")
         }

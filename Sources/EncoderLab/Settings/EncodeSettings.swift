@@ -55,6 +55,12 @@ public struct EncodeSettings: Equatable, Sendable {
     /// VideoToolbox's properties in Apple's names and units (`--vt NAME=VALUE`, `--vt-compat`; README, "Settings:
     /// VideoToolbox's properties"), mapped onto x264's options by ``resolved(dataRateLimitsVBV:)``.
     public var videoToolbox = VideoToolboxSettings()
+    /// `--rate-schedule SPEC`: targets that change during the run (``RateSchedule``), nil for none. Part of the run key
+    /// when set.
+    public var rateSchedule: RateSchedule?
+    /// `--settle-tolerance PERCENT`: the band around a new target the step response's settling time uses
+    /// (``StepResponse``), nil for the default ``StepResponse/defaultTolerancePercent``. Part of the run key when set.
+    public var settleTolerancePercent: Double?
     /// The x264 options in the order the x264 CLI would apply them (`x264_param_parse` names). After ``resolved()``:
     /// first the ``vtOptionCount`` options the VideoToolbox properties became, then the ``givenOptionCount`` given
     /// ones, then those the lab's `--rc` added.
@@ -183,6 +189,14 @@ public struct EncodeSettings: Equatable, Sendable {
             verify = mode
         case _ where TimestampSettings.names.contains(name):
             try timestamps.set(name, value)
+        case "rate-schedule":
+            rateSchedule = try RateSchedule(parsing: try text())
+        case "settle-tolerance":
+            let v = try text()
+            guard let d = RateSchedule.decimal(v, places: 3)?.approximateValue, d > 0, d <= 1000 else {
+                throw LabError.usage("setting 'settle-tolerance' must be a percentage above 0 and at most 1000 (e.g. 10), got '\(v)'")
+            }
+            settleTolerancePercent = d
         case "rc":
             let v = try text()
             guard let mode = RateControlMode(rawValue: v.lowercased()) else {
@@ -239,7 +253,8 @@ public struct EncodeSettings: Equatable, Sendable {
     }
 
     /// The settings the lab itself takes by name (beside x264's options, the timestamps stage's and VideoToolbox's).
-    static let labNames: Set<String> = ["preset", "tune", "profile", "vt", "vt-compat", "frames", "seek", "verify", "rc"]
+    static let labNames: Set<String> = ["preset", "tune", "profile", "vt", "vt-compat", "frames", "seek", "verify", "rc",
+                                        "rate-schedule", "settle-tolerance"]
 
     /// Whether `rawName` (a flag's name without its dashes, or an experiment key) names a setting: the lab's own,
     /// the timestamps stage's, a VideoToolbox property, an x264 CLI option the lab refuses or ignores by name, or an
@@ -482,6 +497,8 @@ public struct EncodeSettings: Equatable, Sendable {
             if let v = o.value { args.append(v) }
         }
         if let p = profile { args += ["--profile", p] }
+        if let r = rateSchedule { args += ["--rate-schedule", r.spec] }
+        if let t = settleTolerancePercent { args += ["--settle-tolerance", RateSchedule.format(t)] }
         return args + timestamps.arguments
     }
 
@@ -533,6 +550,8 @@ public struct EncodeSettings: Equatable, Sendable {
         o["options"] = options.map { [$0.name, $0.value ?? NSNull()] as [Any] }
         o["x264_args"] = x264Arguments.joined(separator: " ")
         if let vt = videoToolboxJSON { o["videotoolbox"] = vt }
+        if let r = rateSchedule { o["rate_schedule"] = r.spec }
+        if let t = settleTolerancePercent { o["settle_tolerance_pct"] = t }
         return o
     }
 }

@@ -112,7 +112,8 @@ public final class LabStore {
     static let runChildTables = ["frames", "parameter_sets", "bitstream_checks", "decoded_frames", "timestamp_analysis", "frame_durations",
                                  "keyframe_analysis", "keyframe_violations", "data_rate_windows", "run_metrics", "run_gops",
                                  "frame_delays", "run_delay",
-                                 "frame_quality_metrics", "run_quality_metrics"]
+                                 "frame_quality_metrics", "run_quality_metrics",
+                                 "rate_changes", "step_response"]
 
     /// Writes a whole run in ONE transaction and returns its run_id: the `runs` row (`done` or `failed`,
     /// inserted with `INSERT ... RETURNING run_id`), then for a done run its stream path, frames, timestamps,
@@ -191,6 +192,7 @@ public final class LabStore {
                 if let k = f.keyframes { try insertKeyframeAnalysis(runID, k) }
                 if let w = f.dataRateWindows { try insertDataRateWindows(runID, w, vtCompat: f.dataRateLimitsVTCompat) }
                 if let d = f.encoderDelay { try insertEncoderDelay(runID, d) }
+                if let c = f.rateChanges { try insertRateChanges(runID, c) }
                 try insertVerification(runID, f.verification, f.decoded)
                 if let q = f.perceptual { try insertQualityScores(runID, q) }
             }

@@ -90,6 +90,7 @@ public struct RunWriter {
                     throw Self.folderTaken(run.final)
                 }
                 try RunMetrics.record(store: store, runID: recorded)
+                try StepResponse.record(store: store, runID: recorded)
             }
         } catch let e as LabError where e.kind == .usage && !run.replacing {
             if let done = try store.doneRun(key: run.runKey) { return .alreadyDone(done) }

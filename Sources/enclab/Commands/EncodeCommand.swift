@@ -72,6 +72,16 @@ struct EncodeCommand: Command {
               --pts-precision int64|float32|int32|timescale:N   what the PTS passes through before the encoder
               --pts-clamp                       a PTS not after the largest so far becomes it + one nominal frame
             """),
+         ("rate schedules (docs/rate-control-in-motion.md)", """
+              --rate-schedule SPEC              targets that change during the run, each from the picture it names on
+                                                (x264_picture_t.param): WHEN:NAME=VALUE[,NAME=VALUE];... WHEN a frame
+                                                index (150) or seconds from the first PTS (4.5s); NAME bitrate,
+                                                vbv-maxrate (kbit/s), vbv-bufsize (kbit), crf, AverageBitRate (bit/s),
+                                                DataRateLimits=BYTES,SECONDS; ramp(0s..5s,bitrate=600..300,step=0.5s);
+                                                file:PATH (a trace file of such items). A change x264 ignores or
+                                                refuses is a warning and a row of rate_changes, never dropped
+              --settle-tolerance PERCENT        the step response's settling band around a new target (default 10)
+            """),
          databaseEnvironment]
     }
     let exitStatuses: [(status: Int32, meaning: String)] = [

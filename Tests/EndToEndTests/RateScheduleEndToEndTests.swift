@@ -1,0 +1,141 @@
+import EnclabTestSupport
+import EncoderLab
+import Foundation
+import Testing
+
+/// `--rate-schedule` end to end (issue 21): the built enclab encodes a 60-frame clip at 25 fps with and without a
+/// schedule, one thread; the streams are compared byte for byte and packet by packet (ffprobe), the stored changes read
+/// with sqlite3.
+@Suite("rate schedules, end to end: what lands where, what x264 ignores")
+struct RateScheduleEndToEndTests {
+    static let common = ["--preset", "veryfast", "--threads", "1", "--no-plots"]
+
+    /// Encodes `c.y4m` in `dir` with `flags` into database `name`.sqlite and folder `name`; returns the result and the
+    /// stream's bytes.
+    static func encode(_ dir: String, _ name: String, _ flags: [String]) throws -> (TestSupport.Result, Data?) {
+        let r = try TestSupport.enclab(["encode", "c.y4m"] + common + flags + ["--db", "\(name).sqlite", "--out", name], in: dir)
+        let folder = try TestSupport.sqlite("\(dir)/\(name).sqlite", "SELECT stream_path FROM runs WHERE run_id = 1").first ?? ""
+        return (r, FileManager.default.contents(atPath: folder.hasPrefix("/") ? folder : "\(dir)/\(folder)"))
+    }
+
+    static func clip() throws -> String {
+        let dir = TestSupport.scratchFolder("enclab-rate")
+        try SyntheticClip(width: 160, height: 120, frames: 60, seed: 5).write(to: "\(dir)/c.y4m")
+        return dir
+    }
+
+    @Test("a schedule that changes nothing (the bitrate in force) gives the bytes of the run without it; stored 'unchanged' at frame 20")
+    func sameTarget() throws {
+        let dir = try Self.clip()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let cbr = ["--bitrate", "300", "--vbv-maxrate", "300", "--vbv-bufsize", "300"]
+        let (a, plain) = try Self.encode(dir, "a", cbr)
+        let (b, scheduled) = try Self.encode(dir, "b", cbr + ["--rate-schedule", "20:bitrate=300"])
+        #expect(a.status == 0 && b.status == 0, "\(a.stderr) \(b.stderr)")
+        #expect(plain != nil && plain == scheduled)
+        #expect(try TestSupport.sqlite("\(dir)/b.sqlite", "SELECT change_index, requested_frame, name, value, frame, applied_frame, status FROM rate_changes")
+                == ["0|20|bitrate|300|20|20|unchanged"])
+    }
+
+    @Test("changes x264 ignores or refuses give the bytes of the run without them, a warning on stderr and in the run, and a row without an applied frame",
+          arguments: [
+            // ABR with VBV (maxrate above the bitrate): the bitrate is read once, at open.
+            (["--bitrate", "300", "--vbv-maxrate", "600", "--vbv-bufsize", "600"], "ignored", "ABR with vbv-maxrate above the bitrate"),
+            // ABR without VBV: nothing is copied.
+            (["--bitrate", "300"], "ignored", "VBV was off when x264 opened"),
+            // The lab's --rc cbr sets nal-hrd cbr: x264 refuses and logs it.
+            (["--rc", "cbr", "--bitrate", "300"], "refused", "NAL HRD is on"),
+          ])
+    func ignored(_ flags: [String], _ status: String, _ reason: String) throws {
+        let dir = try Self.clip()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let (a, plain) = try Self.encode(dir, "a", flags)
+        let (b, scheduled) = try Self.encode(dir, "b", flags + ["--rate-schedule", "20:bitrate=100"])
+        #expect(a.status == 0 && b.status == 0, "\(a.stderr) \(b.stderr)")
+        #expect(plain != nil && plain == scheduled)
+        let warning = "rate schedule: 20:bitrate=100 (x264 bitrate=100) at frame 20 \(status) by x264: \(reason)"
+        #expect(b.stderr.contains(warning), "\(b.stderr)")
+        if status == "refused" {
+            // x264's own log line, through the session's log callback.
+            #expect(b.stderr.contains("x264: VBV parameters cannot be changed when NAL HRD is in use"), "\(b.stderr)")
+        }
+        #expect(try TestSupport.sqlite("\(dir)/b.sqlite", "SELECT warnings FROM runs").joined().contains(warning))
+        let row = try TestSupport.sqlite("\(dir)/b.sqlite", "SELECT frame, quote(applied_frame), status, reason LIKE '\(reason)%' FROM rate_changes")
+        #expect(row == ["20|NULL|\(status)|1"])
+    }
+
+    @Test("under CBR without NAL HRD a change lands on the frame it names: every packet coded before frame 20 is the run's without the schedule (ffprobe), later ones are not; 0.8s names the same frame at 25 fps")
+    func landsOnFrame() throws {
+        let dir = try Self.clip()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let cbr = ["--bitrate", "300", "--vbv-maxrate", "300", "--vbv-bufsize", "300"]
+        let (a, _) = try Self.encode(dir, "a", cbr)
+        let (b, framed) = try Self.encode(dir, "b", cbr + ["--rate-schedule", "20:bitrate=100"])
+        let (c, timed) = try Self.encode(dir, "c", cbr + ["--rate-schedule", "0.8s:bitrate=100"])
+        #expect(a.status == 0 && b.status == 0 && c.status == 0, "\(a.stderr) \(b.stderr) \(c.stderr)")
+        #expect(framed != nil && framed == timed)
+        func sizes(_ name: String) throws -> [Int] {
+            let path = try TestSupport.sqlite("\(dir)/\(name).sqlite", "SELECT stream_path FROM runs WHERE run_id = 1")[0]
+            let r = try TestSupport.tool("ffprobe", ["-v", "error", "-show_entries", "packet=size", "-of", "csv=p=0", "file:\(path.hasPrefix("/") ? path : "\(dir)/\(path)")"])
+            return r.stdout.split(separator: "\n").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+        }
+        let before = try sizes("a"), after = try sizes("b")
+        #expect(before.count == 60 && after.count == 60)
+        // The coded position of input frame 20 (veryfast codes B-frames after their references).
+        let coded = Int(try TestSupport.sqlite("\(dir)/b.sqlite", "SELECT coded_index FROM frames WHERE display_index = 20")[0]) ?? -1
+        #expect(coded > 0)
+        #expect(Array(before[..<coded]) == Array(after[..<coded]))
+        #expect(Array(before[coded...]) != Array(after[coded...]))
+        // A third of the bitrate from there on: the rest of the stream is smaller.
+        #expect(after[coded...].reduce(0, +) < before[coded...].reduce(0, +))
+        #expect(try TestSupport.sqlite("\(dir)/c.sqlite", "SELECT quote(requested_frame), requested_time_s, frame, applied_frame, status, target_kbps FROM rate_changes")
+                == ["NULL|0.8|20|20|applied|100.0"])
+        // The step response is stored for it, from the frame it landed on.
+        #expect(try TestSupport.sqlite("\(dir)/b.sqlite", "SELECT change_index, start_coded, target_kbps, tolerance_pct FROM step_response")
+                == ["0|\(coded)|100.0|10.0"])
+    }
+
+    @Test("the staircase chart's data equals the stored changes (sqlite3): each reached change at its frame's DTS with its target and status; the staircase steps at the applied ones")
+    func staircase() throws {
+        let dir = try Self.clip()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        // x264's CBR without HRD: bitrate changes apply; a vbv-maxrate above the bitrate alone is set back (ignored).
+        let r = try TestSupport.enclab(["encode", "c.y4m", "--preset", "veryfast", "--threads", "1", "--bitrate", "300", "--vbv-maxrate", "300",
+                                        "--vbv-bufsize", "300", "--rate-schedule", "10:bitrate=200;20:vbv-maxrate=500;30:bitrate=150",
+                                        "--db", "s.sqlite", "--out", "s"], in: dir)
+        #expect(r.status == 0, "\(r.stderr)")
+        let db = "\(dir)/s.sqlite"
+        let folder = Paths.parent(try TestSupport.sqlite(db, "SELECT stream_path FROM runs WHERE run_id = 1")[0])
+        let base = folder.hasPrefix("/") ? folder : "\(dir)/\(folder)"
+        #expect(FileManager.default.fileExists(atPath: "\(base)/rate.png") && FileManager.default.fileExists(atPath: "\(base)/rate.svg"))
+        func rows(_ file: String) throws -> [[Double]] {
+            try String(contentsOfFile: "\(base)/\(file)", encoding: .utf8).split(separator: "\n").filter { !$0.hasPrefix("#") }
+                .map { $0.split(separator: " ").map { Double($0) ?? .nan } }
+        }
+        // Seconds of each change's frame's DTS from the first DTS, as sqlite3 computes them.
+        let stored = try TestSupport.sqlite(db, """
+            SELECT c.change_index, (f.dts - (SELECT min(dts) FROM frames WHERE run_id = 1)) * 1.0 * r.timebase_num / r.timebase_den,
+                   c.target_kbps, c.status FROM rate_changes c JOIN runs r USING (run_id)
+            JOIN frames f ON f.run_id = c.run_id AND f.display_index = c.frame ORDER BY c.change_index
+            """).map { $0.split(separator: "|").map(String.init) }
+        #expect(stored.map { $0[3] } == ["applied", "ignored", "applied"])
+        let marks = try rows("rate-changes.dat")
+        #expect(marks.count == stored.count)
+        let statuses = ["applied", "unchanged", "ignored", "refused"]
+        for (m, s) in zip(marks, stored) {
+            #expect(Int(m[0]) == Int(s[0]))
+            #expect(abs(m[1] - (Double(s[1]) ?? -1)) < 1e-9)
+            #expect(m[2] == Double(s[2]))
+            #expect(statuses[Int(m[3])] == s[3])
+        }
+        // The staircase: the opened 300 kbit/s at 0, each applied change's target at its time, the last again at the end.
+        let steps = try rows("rate-steps.dat")
+        let applied = stored.filter { $0[3] == "applied" }
+        #expect(steps.count == applied.count + 2)
+        #expect(steps.first == [0, 300])
+        for (step, s) in zip(steps.dropFirst(), applied) {
+            #expect(abs(step[0] - (Double(s[1]) ?? -1)) < 1e-9 && step[1] == Double(s[2]))
+        }
+        #expect(steps.last?[1] == 150)
+    }
+}
