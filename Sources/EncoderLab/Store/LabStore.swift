@@ -110,7 +110,8 @@ public final class LabStore {
 
     /// The tables that hold a run's rows beside `runs`, each keyed by `run_id`.
     static let runChildTables = ["frames", "parameter_sets", "bitstream_checks", "decoded_frames", "timestamp_analysis", "frame_durations",
-                                 "keyframe_analysis", "keyframe_violations", "data_rate_windows", "run_metrics", "run_gops"]
+                                 "keyframe_analysis", "keyframe_violations", "data_rate_windows", "run_metrics", "run_gops",
+                                 "skipped_frames"]
 
     /// Writes a whole run in ONE transaction and returns its run_id: the `runs` row (`done` or `failed`,
     /// inserted with `INSERT ... RETURNING run_id`), then for a done run its stream path, frames, timestamps,
@@ -189,6 +190,7 @@ public final class LabStore {
                 if let k = f.keyframes { try insertKeyframeAnalysis(runID, k) }
                 if let w = f.dataRateWindows { try insertDataRateWindows(runID, w, vtCompat: f.dataRateLimitsVTCompat) }
                 try insertVerification(runID, f.verification, f.decoded)
+                try insertSkippedFrames(runID, f.skipped)
             }
             try beforeCommit(runID)
             return runID
@@ -233,6 +235,13 @@ public final class LabStore {
                             opt(f.psnrY), opt(f.psnrU), opt(f.psnrV), opt(f.psnrAvg), int(q.map { $0.x264Differs ? 1 : 0 }),
                             inputPTS.indices.contains(f.displayIndex) ? .integer(inputPTS[f.displayIndex]) : .null])
         }
+    }
+
+    /// The pictures the encoder dropped (`skipped_frames`), as given.
+    private func insertSkippedFrames(_ runID: Int64, _ skipped: [SkippedFrame]) throws {
+        guard !skipped.isEmpty else { return }
+        let insert = try database.prepare("INSERT INTO skipped_frames (run_id, input_index, pts) VALUES (?, ?, ?)")
+        for s in skipped { try insert.run([.integer(runID), .integer(Int64(s.inputIndex)), .integer(s.pts)]) }
     }
 
     /// Parameter sets (in stream order: ``StreamVerification/parameterSets``), bitstream checks and decoded frames

@@ -35,6 +35,8 @@ extension LabStore {
                   foreignKeysOff: false) { db in try db.execute(version6Tables) },
         Migration(from: 6, summary: "runs.repeatable (from each run's stored settings); runs_done_by_key lets a run that is not repeatable be done again under its key",
                   foreignKeysOff: true) { db in try migrateVersion6To7(db) },
+        Migration(from: 7, summary: "skipped_frames (pictures the encoder dropped: OpenH264's frame skip)",
+                  foreignKeysOff: false) { db in try db.execute(version8Tables) },
     ]
 
     /// Runs `migration` inside the caller's transaction, then checks that it left no more rows pointing at a missing

@@ -10,6 +10,12 @@ import Foundation
 /// `frames.input_pts` (versions 4 to 7) and `runs.repeatable` (version 7) are indented by 12 spaces, as the builders
 /// of those versions wrote them.
 extension LabStore {
+    /// The schema of version 8: version 7 with the tables each topic of that version added (``version8Tables``).
+    static let schemaVersion8 = schemaVersion7 + "\n" + version8Tables
+
+    /// The tables schema version 8 adds, by topic (Schema8*.swift).
+    static let version8Tables = [version8OpenH264Tables].joined(separator: "\n")
+
     /// The schema of version 7 (commit 615fab9): version 6 with `runs.repeatable` and `runs_done_by_key` over the runs
     /// that are repeatable (or not known not to be): a key is done once among them, a run that is not repeatable may be
     /// done several times under one key. Every statement `IF NOT EXISTS`.

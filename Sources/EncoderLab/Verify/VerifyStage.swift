@@ -138,11 +138,15 @@ final class VerifyStage {
         for f in frames {
             expected[f.displayIndex] = PlaneErrors.x264(psnrY: f.psnrY, psnrU: f.psnrU, psnrV: f.psnrV, width: width, height: height)
         }
+        // The k-th decoded picture (display order) is the k-th coded frame in display order: its input frame number
+        // is k unless the encoder dropped pictures before it (OpenH264's frame skip, ``SkippedFrame``).
+        let displayOrder = frames.map(\.displayIndex).sorted()
         var records: [DecodedFrame] = []
         records.reserveCapacity(2 * decoded.count)
         for source in ["stream", "packets"] {
             for (k, e) in decoded.enumerated() {
-                records.append(.init(source: source, displayIndex: k, errors: e, matchesX264: expected[k] == e))
+                let index = displayOrder[k]
+                records.append(.init(source: source, displayIndex: index, errors: e, matchesX264: expected[index] == e))
             }
         }
         return (verification, records)
