@@ -56,7 +56,7 @@ struct SchemaVersionTests {
         let fresh = scratch.file("new.sqlite")
         _ = try LabStore(path: fresh, busyTimeoutMilliseconds: 0)
         let newSchema = try Self.schema(fresh)
-        #expect(newSchema.count == 15)  // 13 tables, 2 indexes
+        #expect(newSchema.count == 16)  // 14 tables, 2 indexes
         for (file, version) in Self.versions {
             let fixture = Self.fixtures + "/" + file
             let path = scratch.file("copy-\(file)")
@@ -71,7 +71,7 @@ struct SchemaVersionTests {
             #expect(before.count >= 8, "\(file)")
 
             _ = try LabStore(path: path, busyTimeoutMilliseconds: 0)
-            #expect(try Self.sqlite(path, "PRAGMA user_version") == ["7"], "\(file)")
+            #expect(try Self.sqlite(path, "PRAGMA user_version") == ["8"], "\(file)")
             if version == 4 {
                 // Known: e7c8bae (during version 5) made timestamp_analysis.span_ticks, span_s and achieved_kbps
                 // nullable with no migration, so a file version 4 wrote keeps them NOT NULL after every migration (a

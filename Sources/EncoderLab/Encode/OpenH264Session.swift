@@ -300,9 +300,9 @@ public final class OpenH264Session {
                 }
             }
         }
-        var statistics = SEncoderStatistics()
-        let qp: Double = enclab_openh264_get_option(encoder, ENCODER_OPTION_GET_STATISTICS, &statistics) == 0
-            ? Double(statistics.uiAverageFrameQP) : 0
+        // No QP: OpenH264's only per-frame QP is SEncoderStatistics.uiAverageFrameQP, and 2.3.1's
+        // ENCODER_OPTION_GET_STATISTICS left it 0 after every frame when tried; the store writes NULL (qpFromX264 false).
+        let qp = 0.0
         let frame = EncodedFrame(codedIndex: codedCount, displayIndex: timed.index, type: type, keyframe: type == .idr,
                                  pts: timed.pts, dts: timed.pts, qp: qp, psnrY: nil, psnrU: nil, psnrV: nil, psnrAvg: nil,
                                  ssim: nil, nals: written)

@@ -239,6 +239,8 @@ public enum Pipeline {
             verification: verification)
         measurements.inputPTS = inputPTS
         measurements.skipped = skipped
+        // OpenH264 gives no per-frame QP (``OpenH264Session``): frames.qp is NULL for its runs.
+        measurements.qpFromX264 = session.name == .x264
         measurements.timestampAnalysis = analysis
         measurements.timestampSource = (input.timestamps?.source ?? .constantRate).rawValue
         measurements.keyframes = keyframes

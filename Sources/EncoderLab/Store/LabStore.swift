@@ -21,7 +21,7 @@ public final class LabStore {
     ///
     /// The file is inspected before anything is written to it (no WAL switch, no table): a database of a newer
     /// schema version, or one that is not the lab's, is refused untouched. Then it is switched to WAL; a new
-    /// database gets ``schema`` and `user_version` ``schemaVersion`` (7) in one transaction, an older one each
+    /// database gets ``schema`` and `user_version` ``schemaVersion`` (8) in one transaction, an older one each
     /// migration from its version on (``migrations``), each in one transaction.
     /// - Parameter busyTimeoutMilliseconds: how long to wait for another process's lock; nil takes
     ///   `ENCLAB_DB_TIMEOUT_MS` from the environment, else 10 s (``Database/busyTimeout(environment:)``).
