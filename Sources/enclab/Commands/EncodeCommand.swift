@@ -17,7 +17,7 @@ struct EncodeCommand: Command {
              default: "x264's own method, the last of --qp, --crf, --bitrate (CRF 23 with none)"),
         Flag("--encoder", value: "x264|openh264", about: "the encoder: libx264, or Cisco's libopenh264 (WebRTC's software encoder; docs/openh264.md)",
              default: "x264"),
-        Flag("--openh264", value: "NAME=VALUE", about: "an OpenH264 SEncParamExt field by its codec_app_def.h name (also as --NAME VALUE), with --encoder openh264",
+        Flag("--openh264", value: "FIELD=VALUE", about: "an OpenH264 SEncParamExt field by its codec_app_def.h name (also as --NAME VALUE), with --encoder openh264",
              default: "none", repeatable: true),
         Flag("--vt", value: "NAME=VALUE", about: "a VideoToolbox property in Apple's name and unit, mapped onto x264 (docs/videotoolbox.md)",
              default: "none", repeatable: true),
