@@ -202,6 +202,42 @@ struct OpenH264Tests {
         #expect(try TestSupport.sqlite(db, "SELECT count(*) FROM skipped_frames") == ["0"])
     }
 
+    @Test("timestamps reach OpenH264: a timecode file in timestamp mode gives the C witness's bytes with the same milliseconds, and other bytes than the constant rate")
+    func timestampsReachIt() throws {
+        let s = Scratch()
+        let clip = try TestSupport.tool("ffmpeg", ["-hide_banner", "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=160x96:rate=25",
+                                                  "-frames:v", "30", "-pix_fmt", "yuv420p", "-y", "file:" + s.file("c.y4m")])
+        try #require(clip.status == 0, "\(clip.stderr)")
+        // 15 frames at 40 ms, then 15 at 67 ms (a rate drop to about 15 fps), whole milliseconds.
+        let times = (0..<30).map { $0 < 15 ? $0 * 40 : 600 + ($0 - 15) * 67 }
+        try ("# timecode format v2\n" + times.map(String.init).joined(separator: "\n") + "\n").write(toFile: s.file("tc.txt"), atomically: true, encoding: .utf8)
+        let (run, stream) = try Self.encode(s.path, clip: "c.y4m", ["--encoder", "openh264", "--iRCMode", "timestamp", "--bitrate", "150", "--tcfile-in", "tc.txt"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let path = try #require(stream)
+        let witness = try Self.compileWitness(in: s.path)
+        _ = try Self.witness(witness, clip: s.file("c.y4m"), out: s.file("w.264"), ["iRCMode=3", "iTargetBitrate=150000", "ts=" + s.file("tc.txt")])
+        _ = try Self.witness(witness, clip: s.file("c.y4m"), out: s.file("cfr.264"), ["iRCMode=3", "iTargetBitrate=150000"])
+        #expect(try Self.bytes(path) == Self.bytes(s.file("w.264")))
+        #expect(try Self.bytes(s.file("cfr.264")) != Self.bytes(s.file("w.264")))
+    }
+
+    @Test("the experiment key 'encoder': one grid runs both encoders; x264's run key has no encoder in it")
+    func experimentKey() throws {
+        let s = Scratch()
+        try TestSupport.makeClip(in: s.path, named: "c.y4m", SyntheticClip(width: 160, height: 96, frames: 6, seed: 4))
+        let experiment = #"{"name": "two-encoders", "clips": ["c.y4m"], "base": {"bitrate": 300, "threads": 1}, "grid": {"encoder": ["x264", "openh264"]}}"#
+        try experiment.write(toFile: s.file("e.json"), atomically: true, encoding: .utf8)
+        let r = try TestSupport.enclab(["run", "e.json", "--jobs", "1", "--no-plots", "--db", "e.sqlite", "--out", "e"], in: s.path)
+        #expect(r.status == 0, "\(r.stderr)")
+        let db = s.file("e.sqlite")
+        #expect(try TestSupport.sqlite(db, "SELECT status, coalesce(json_extract(settings, '$.encoder.name'), 'x264') FROM runs ORDER BY 2") == ["done|openh264", "done|x264"])
+        // The same settings encoded with x264 by `encode` (no encoder key) have the x264 run's key: the key has no encoder in it.
+        let single = try TestSupport.enclab(["encode", "c.y4m", "--bitrate", "300", "--threads", "1", "--no-plots", "--db", "x.sqlite", "--out", "x"], in: s.path)
+        #expect(single.status == 0, "\(single.stderr)")
+        let x264Key = try TestSupport.sqlite(db, "SELECT run_key FROM runs WHERE json_extract(settings, '$.encoder') IS NULL")
+        #expect(x264Key == (try TestSupport.sqlite(s.file("x.sqlite"), "SELECT run_key FROM runs")))
+    }
+
     @Test("usage errors: x264-only settings with openh264, OpenH264 fields without it, unknown fields, a mode without a target, unmapped VideoToolbox properties")
     func usageErrors() throws {
         let s = Scratch()

@@ -210,7 +210,10 @@ public struct OpenH264Settings: Equatable, Sendable {
                 guard let v = o.value, let kbps = Double(v), kbps > 0, kbps * 1000 <= Double(Int32.max) else {
                     throw LabError.usage("bad value for setting 'bitrate': '\(o.value ?? "")' (kbit/s above 0, at most \(Int32.max / 1000) for OpenH264's int bit/s)")
                 }
-                if s.rc == nil && sources["iRCMode"] == nil { try add("iRCMode", "bitrate", from: "bitrate") }
+                // Bitrate mode unless a mode is given (rc, iRCMode, or AverageBitRate's bitrate mode).
+                if s.rc == nil && sources["iRCMode"] == nil && !s.openh264.given.contains(where: { $0.name == "iRCMode" }) {
+                    try add("iRCMode", "bitrate", from: "bitrate")
+                }
                 try common("bitrate", "iTargetBitrate", String(Int((kbps * 1000).rounded())))
             case "keyint":
                 let v = o.value ?? ""

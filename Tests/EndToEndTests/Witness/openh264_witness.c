@@ -1,12 +1,13 @@
 /* The OpenH264 witness of the lab's tests (Tests/EndToEndTests/OpenH264Tests.swift): a small encoder written from
    libopenh264's header (/usr/include/wels/codec_api.h, codec_app_def.h), not from the lab's code.
 
-   openh264_witness IN.y4m OUT.264 [NAME=VALUE ...]
+   openh264_witness IN.y4m OUT.264 [NAME=VALUE ...] [ts=FILE]
 
    Reads a 4:2:0 y4m file, opens one encoder with GetDefaultParams, the picture size, fMaxFrameRate and layer 0's
    fFrameRate from the y4m's F field, one spatial and one temporal layer, bUseLoadBalancing off, then each NAME=VALUE
    (an SEncParamExt field, numbers only), layer 0's bit rates from iTargetBitrate and iMaxBitrate; InitializeExt;
-   then EncodeFrame per picture with uiTimeStamp = index * 1000 * fps_den / fps_num (ms, C integer division).
+   then EncodeFrame per picture with uiTimeStamp = index * 1000 * fps_den / fps_num (ms, C integer division), or with
+   ts=FILE the whole milliseconds of FILE's lines in order (a timecode v2 file: '#' lines skipped).
    Writes every layer's bytes of each frame to OUT.264 and one line per input picture to stdout:
    "INDEX TYPE BYTES" with TYPE the EVideoFrameType number (codec_def.h: 1 IDR, 2 I, 3 P, 4 Skip).
    Exit status 0, or 1 with a message on stderr. */
@@ -64,7 +65,21 @@ int main(int argc, char **argv) {
     p.sSpatialLayers[0].iVideoWidth = width;
     p.sSpatialLayers[0].iVideoHeight = height;
     p.sSpatialLayers[0].fFrameRate = p.fMaxFrameRate;
+    long long *times = NULL;
+    int timeCount = 0;
     for (int k = 3; k < argc; k++) {
+        if (!strncmp(argv[k], "ts=", 3)) {
+            FILE *ts = fopen(argv[k] + 3, "r");
+            if (!ts) { fprintf(stderr, "cannot open %s\n", argv[k] + 3); return 1; }
+            char text[128];
+            while (fgets(text, sizeof text, ts)) {
+                if (text[0] == '#' || text[0] == '\n') continue;
+                times = realloc(times, sizeof(long long) * (timeCount + 1));
+                times[timeCount++] = (long long)strtod(text, NULL);
+            }
+            fclose(ts);
+            continue;
+        }
         char *eq = strchr(argv[k], '=');
         if (!eq) { fprintf(stderr, "bad parameter %s\n", argv[k]); return 1; }
         *eq = 0;
@@ -90,7 +105,7 @@ int main(int argc, char **argv) {
         source.pData[0] = picture;
         source.pData[1] = picture + width * height;
         source.pData[2] = picture + width * height + width * height / 4;
-        source.uiTimeStamp = index * 1000 * fpsDen / fpsNum;
+        source.uiTimeStamp = times ? (index < timeCount ? times[index] : times[timeCount - 1]) : index * 1000 * fpsDen / fpsNum;
         SFrameBSInfo info;
         memset(&info, 0, sizeof info);
         if ((*e)->EncodeFrame(e, &source, &info) != 0) { fprintf(stderr, "EncodeFrame failed at %lld\n", index); return 1; }
@@ -109,5 +124,6 @@ int main(int argc, char **argv) {
     WelsDestroySVCEncoder(e);
     fclose(out);
     free(picture);
+    free(times);
     return 0;
 }
