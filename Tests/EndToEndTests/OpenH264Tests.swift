@@ -200,6 +200,9 @@ struct OpenH264Tests {
         #expect(try TestSupport.sqlite(db, "SELECT run_id, count(*) FROM bitstream_checks WHERE passed = 0 GROUP BY run_id") == [])
         #expect(try TestSupport.sqlite(db, "SELECT run_id, count(*) FROM decoded_frames GROUP BY run_id ORDER BY run_id") == ["1|20", "2|20"])
         #expect(try TestSupport.sqlite(db, "SELECT count(*) FROM skipped_frames") == ["0"])
+        // The run's flags, which the console, the plots and the report label it with, name the encoder.
+        #expect(try TestSupport.sqlite(db, "SELECT json_extract(settings, '$.x264_args') FROM runs ORDER BY run_id")
+                == ["--preset ultrafast --threads 1 --bitrate 300", "--encoder openh264 --bEnableFrameSkip false --bitrate 300"])
     }
 
     @Test("timestamps reach OpenH264: a timecode file in timestamp mode gives the C witness's bytes with the same milliseconds, and other bytes than the constant rate")

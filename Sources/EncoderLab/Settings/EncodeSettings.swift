@@ -510,6 +510,8 @@ public struct EncodeSettings: Equatable, Sendable {
     /// The x264 CLI flags equivalent to these settings (after ``resolved()``), e.g. `--preset fast --crf 23`.
     public var x264Arguments: [String] {
         var args: [String] = []
+        // The encoder when not x264, and OpenH264's fields as given (the common keys follow among the options).
+        if encoder != .x264 { args += ["--encoder", encoder.rawValue] + openh264.given.flatMap { ["--\($0.name)", $0.value] } }
         if let p = preset { args += ["--preset", p] }
         if let t = effectiveTune { args += ["--tune", t] }
         if let f = frames { args += ["--frames", String(f)] }
