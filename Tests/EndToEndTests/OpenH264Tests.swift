@@ -137,6 +137,33 @@ struct OpenH264Tests {
         // Each skipped picture's PTS is its input PTS (constant rate: PTS = index), and no frame row has its index.
         #expect(try TestSupport.sqlite(db, "SELECT count(*) FROM skipped_frames WHERE pts != input_index") == ["0"])
         #expect(try TestSupport.sqlite(db, "SELECT count(*) FROM frames JOIN skipped_frames USING (run_id) WHERE display_index = input_index") == ["0"])
+
+        // As a receiver sees a skipped picture: the previous decoded picture against its source. FFmpeg decodes the
+        // stream and the clip to raw 4:2:0; the squared luma error and its PSNR are summed here.
+        func raw(_ file: String) throws -> [[UInt8]] {
+            let out = s.file(UUID().uuidString + ".yuv")
+            let r = try TestSupport.tool("ffmpeg", ["-hide_banner", "-v", "error", "-i", "file:" + file, "-f", "rawvideo", "-pix_fmt", "yuv420p", "-y", "file:" + out])
+            guard r.status == 0 else { throw LabError(.software, r.stderr) }
+            let bytes = [UInt8](try Self.bytes(out))
+            let size = 160 * 96 * 3 / 2
+            return stride(from: 0, to: bytes.count, by: size).map { Array(bytes[$0..<min($0 + size, bytes.count)]) }
+        }
+        let decoded = try raw(path), sources = try raw(s.file("n.y4m"))
+        let coded = (0..<40).filter { !stored.contains($0) }
+        let rows = try TestSupport.sqlite(db, "SELECT input_index, held_sse_y, held_psnr_y FROM skipped_frames ORDER BY input_index")
+        #expect(rows.count == stored.count)
+        for row in rows {
+            let f = row.split(separator: "|").map(String.init)
+            let k = try #require(Int(f[0]))
+            guard let previous = coded.last(where: { $0 < k }), let position = coded.firstIndex(of: previous) else {
+                #expect(f[1] == "", "picture \(k) has no decoded picture before it"); continue
+            }
+            var sse: Int64 = 0
+            for i in 0..<(160 * 96) { let e = Int64(decoded[position][i]) - Int64(sources[k][i]); sse += e * e }
+            #expect(f[1] == String(sse), "skipped picture \(k) against decoded picture of input \(previous)")
+            let psnr = 10 * log10(255.0 * 255.0 * Double(160 * 96) / Double(sse))
+            #expect(abs((Double(f[2]) ?? 0) - psnr) < 1e-9, "skipped picture \(k)")
+        }
     }
 
     @Test("GStreamer's openh264enc writes the lab's bytes in rate-control off (its frame-rate updates change nothing there)")

@@ -28,7 +28,10 @@ public struct SkippedFrame: Sendable, Equatable {
     public var inputIndex: Int
     /// The PTS it was handed in with, in the run's timebase.
     public var pts: Int64
-    public init(inputIndex: Int, pts: Int64) { self.inputIndex = inputIndex; self.pts = pts }
+    /// What a receiver shows in its place, the previous decoded picture, against this picture's source: squared errors
+    /// per plane (the verify stage's); nil without the decode or with no picture decoded before it.
+    public var held: PlaneErrors?
+    public init(inputIndex: Int, pts: Int64, held: PlaneErrors? = nil) { self.inputIndex = inputIndex; self.pts = pts; self.held = held }
 }
 
 extension X264Session: VideoEncoder {

@@ -113,6 +113,7 @@ public enum Pipeline {
         let verify = try VerifyStage(folder: folder, width: input.width, height: input.height,
                                      timebaseNum: session.resolved.timebaseNum, timebaseDen: session.resolved.timebaseDen,
                                      mode: settings.verify, background: session.resolved.threads > 1)
+        if session.name == .openh264 { verify.measureSkippedPictures() }
         func keep(_ frame: EncodedFrame?) throws {
             guard var frame else { return }
             payloadBytes.append(frame.nals.reduce(0) { $0 + $1.bytes.count - Self.startCodeLength($1.bytes) })
@@ -143,7 +144,11 @@ public enum Pipeline {
             // decode's pictures pair with the coded ones in display order.
             let dropped = session.takeSkipped()
             skipped += dropped
-            if !dropped.contains(where: { $0.inputIndex == timed.index }) { try verify.source(timed.picture) }
+            if dropped.contains(where: { $0.inputIndex == timed.index }) {
+                try verify.skipped(timed.picture, inputIndex: timed.index)
+            } else {
+                try verify.source(timed.picture)
+            }
             try keep(frame)
             index += 1
             current = next
@@ -238,6 +243,9 @@ public enum Pipeline {
             settingsJSON: settingsJSON(spec, resolved: r, plan: plan, encoder: (session.name, session.version), skipped: skipped.count),
             verification: verification)
         measurements.inputPTS = inputPTS
+        // Each dropped picture as a receiver sees it: the previous decoded picture against its source.
+        let held = Dictionary(verify.skippedErrors.map { ($0.inputIndex, $0.errors) }, uniquingKeysWith: { a, _ in a })
+        for k in skipped.indices { skipped[k].held = held[skipped[k].inputIndex] ?? nil }
         measurements.skipped = skipped
         // OpenH264 gives no per-frame QP (``OpenH264Session``): frames.qp is NULL for its runs.
         measurements.qpFromX264 = session.name == .x264

@@ -190,7 +190,7 @@ public final class LabStore {
                 if let k = f.keyframes { try insertKeyframeAnalysis(runID, k) }
                 if let w = f.dataRateWindows { try insertDataRateWindows(runID, w, vtCompat: f.dataRateLimitsVTCompat) }
                 try insertVerification(runID, f.verification, f.decoded)
-                try insertSkippedFrames(runID, f.skipped)
+                try insertSkippedFrames(runID, f.skipped, width: start.width, height: start.height)
             }
             try beforeCommit(runID)
             return runID
@@ -237,11 +237,22 @@ public final class LabStore {
         }
     }
 
-    /// The pictures the encoder dropped (`skipped_frames`), as given.
-    private func insertSkippedFrames(_ runID: Int64, _ skipped: [SkippedFrame]) throws {
+    /// The pictures the encoder dropped (`skipped_frames`), as given, with the held picture's PSNR over the run's size.
+    private func insertSkippedFrames(_ runID: Int64, _ skipped: [SkippedFrame], width: Int, height: Int) throws {
         guard !skipped.isEmpty else { return }
-        let insert = try database.prepare("INSERT INTO skipped_frames (run_id, input_index, pts) VALUES (?, ?, ?)")
-        for s in skipped { try insert.run([.integer(runID), .integer(Int64(s.inputIndex)), .integer(s.pts)]) }
+        let insert = try database.prepare("""
+            INSERT INTO skipped_frames (run_id, input_index, pts, held_sse_y, held_sse_u, held_sse_v, held_psnr_y, held_psnr_u,
+                                        held_psnr_v, held_psnr_avg)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """)
+        func opt(_ v: Double?) -> SQLValue { v.map(SQLValue.real) ?? .null }
+        for s in skipped {
+            let psnr = s.held.map { PSNR.picture($0, width: width, height: height) }
+            try insert.run([.integer(runID), .integer(Int64(s.inputIndex)), .integer(s.pts),
+                            s.held.map { .integer($0.sseY) } ?? .null, s.held.map { .integer($0.sseU) } ?? .null,
+                            s.held.map { .integer($0.sseV) } ?? .null,
+                            opt(psnr?.y), opt(psnr?.u), opt(psnr?.v), opt(psnr?.avg)])
+        }
     }
 
     /// Parameter sets (in stream order: ``StreamVerification/parameterSets``), bitstream checks and decoded frames
