@@ -109,6 +109,11 @@ struct OpenH264Tests {
         // OpenH264 reports no PSNR: x264_psnr_* stay NULL, nothing differs; nor a QP the lab can read: qp is NULL.
         #expect(try TestSupport.sqlite(db, "SELECT count(*) FROM frames WHERE x264_psnr_y IS NOT NULL OR x264_psnr_differs = 1") == ["0"])
         #expect(try TestSupport.sqlite(db, "SELECT count(*) FROM frames WHERE qp IS NULL") == ["12"])
+        // --verify none: no decode and no PSNR of OpenH264's own, so no quality at all (not an error of 0).
+        let unverified = try TestSupport.enclab(["encode", "c.y4m", "--encoder", "openh264", "--bitrate", "300", "--bEnableFrameSkip", "false", "--verify", "none",
+                                                 "--no-plots", "--db", "u.sqlite", "--out", "u"], in: s.path)
+        #expect(unverified.status == 0, "\(unverified.stderr)")
+        #expect(try TestSupport.sqlite(s.file("u.sqlite"), "SELECT count(*), count(sse_y), count(psnr_y) FROM frames") == ["12|0|0"])
     }
 
     @Test("frame skip: the skipped pictures are the C witness's videoFrameTypeSkip ones, stored, and the stream holds the rest")

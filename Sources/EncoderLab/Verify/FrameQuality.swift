@@ -69,9 +69,11 @@ public struct FrameQuality: Equatable, Sendable {
     /// - Parameter width, height: the encoded picture size in luma samples (both even).
     /// With `unverified` (a run with `--verify none`, which has no decode), every frame gets
     /// ``init(reported:width:height:)``: x264's PSNRs as its own. With `encoderReportsPSNR` false (OpenH264, which
-    /// reports none) nothing is compared: `x264Differs` is false.
+    /// reports none) nothing is compared: `x264Differs` is false; unverified too, no frame has a quality (nil).
     public static func measure(frames: [EncodedFrame], decoded: [DecodedFrame], width: Int,
                                height: Int, unverified: Bool = false, encoderReportsPSNR: Bool = true) -> [FrameQuality?] {
+        // Unverified and no report of the encoder's own (OpenH264 with --verify none): nothing measured at all.
+        if unverified && !encoderReportsPSNR { return frames.map { _ in nil } }
         if unverified {
             return frames.map {
                 FrameQuality(reported: PSNR.Picture(y: $0.psnrY, u: $0.psnrU, v: $0.psnrV, avg: $0.psnrAvg), width: width, height: height)
