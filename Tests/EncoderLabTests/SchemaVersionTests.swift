@@ -57,7 +57,7 @@ struct SchemaVersionTests {
         let fresh = scratch.file("new.sqlite")
         _ = try LabStore(path: fresh, busyTimeoutMilliseconds: 0)
         let newSchema = try Self.schema(fresh)
-        #expect(newSchema.count == 21)  // 19 tables, 2 indexes
+        #expect(newSchema.count == 22)  // 20 tables, 2 indexes
         for (file, version) in Self.versions {
             let fixture = Self.fixtures + "/" + file
             let path = scratch.file("copy-\(file)")

@@ -164,4 +164,19 @@ struct StageBoundaryTests {
         #expect(encodeUses > 0)
         #expect(found.isEmpty, "\(found.joined(separator: "\n"))")
     }
+
+    @Test("only OpenH264Session touches libopenh264: COpenH264 in no other Swift file of Sources")
+    func openH264OnlyInItsSession() throws {
+        let sources = "\(Self.root)/Sources"
+        var found: [String] = []
+        var sessionUses = 0
+        for target in try FileManager.default.contentsOfDirectory(atPath: sources).sorted() {
+            for file in try Self.swiftFiles(target, base: sources) {
+                let uses = try Self.uses(of: ["COpenH264"], in: file, base: sources)
+                if file == "EncoderLab/Encode/OpenH264Session.swift" { sessionUses += uses.count } else { found += uses }
+            }
+        }
+        #expect(sessionUses > 0)
+        #expect(found.isEmpty, "\(found.joined(separator: "\n"))")
+    }
 }

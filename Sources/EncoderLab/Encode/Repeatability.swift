@@ -63,6 +63,20 @@ public enum Repeatability {
         return (why == nil, why)
     }
 
+    /// Why an OpenH264 encode is not repeatable, from its settled fields (`name=value` words), or nil when it is.
+    public static func openH264Reason(settled: String) -> String? {
+        var f: [Substring: Substring] = [:]
+        for token in settled.split(separator: " ") {
+            guard let eq = token.firstIndex(of: "=") else { continue }
+            f[token[..<eq]] = token[token.index(after: eq)...]
+        }
+        let threads = f["iMultipleThreadIdc"].flatMap { Int($0) } ?? 1
+        if f["bUseLoadBalancing"] == "1", threads != 1, ["1", "3"].contains(f["uiSliceMode"] ?? "0") {
+            return "OpenH264 with bUseLoadBalancing on and \(threads == 0 ? "automatic" : String(threads)) threads"
+        }
+        return nil
+    }
+
     /// What the README and messages say of a run that is not repeatable.
     public static let advice = "one thread (--threads 1) gives a repeatable encode"
 }
@@ -70,5 +84,11 @@ public enum Repeatability {
 extension RunSpec {
     /// Whether this run's encode writes the same bytes every time (``Repeatability``), from the key's own fields:
     /// x264's resolved options string and the options as given.
-    public var repeatable: Bool { Repeatability.isRepeatable(x264Options: resolved.optionsString, options: settings.options) }
+    /// For OpenH264: not repeatable with `bUseLoadBalancing` on, more than one thread (or auto, 0) and slice mode 1 or 3
+    /// (codec_app_def.h: load balancing "will change slicing of a picture during the run-time of multi-thread
+    /// encoding, so the result of each run may be different"); the lab turns it off unless given.
+    public var repeatable: Bool {
+        if settings.encoder == .openh264 { return Repeatability.openH264Reason(settled: resolved.optionsString) == nil }
+        return Repeatability.isRepeatable(x264Options: resolved.optionsString, options: settings.options)
+    }
 }

@@ -99,9 +99,10 @@ public enum Pipeline {
         var stamper = plan.makeStamper()
         var inputPTS: [Int64] = []
         // Encode.
-        let session: any VideoEncoder = try X264Session(settings: settings, input: input)
+        let session = try makeEncoder(settings, input: input)
+        let encoderName = session.name.rawValue
         // The adjustments the settings made (VideoToolbox's properties resolved onto x264), said once per run.
-        var warnings = settings.adjustments + session.takeWarnings().map { "x264: \($0)" }
+        var warnings = settings.adjustments + session.takeWarnings().map { "\(encoderName): \($0)" }
         if let w = input.timingWarning { warnings.append(w) }
         warnings.forEach(warn)
         // The rate schedule: each change handed to x264 with the picture it lands on (``RateScheduleRun``).
@@ -116,6 +117,8 @@ public enum Pipeline {
         let streamPath = "\(folder)/stream.264"
         let out = try OutputFile(streamPath)
         var frames: [EncodedFrame] = []
+        // Pictures the encoder dropped (OpenH264's frame skip): stored, counted, never handed to the verify stage.
+        var skipped: [SkippedFrame] = []
         // Each frame's bytes without start codes (DataRateLimits counts NAL units alone, so raw and MP4 count alike).
         var payloadBytes: [Int] = []
         // --metrics: the pairs the verify stage's decoder writes for libvmaf (in the run's folder, removed after).
@@ -126,6 +129,7 @@ public enum Pipeline {
         let verify = try VerifyStage(folder: folder, width: input.width, height: input.height,
                                      timebaseNum: session.resolved.timebaseNum, timebaseDen: session.resolved.timebaseDen,
                                      mode: settings.verify, background: session.resolved.threads > 1, pairs: pairs)
+        if session.name == .openh264 { verify.measureSkippedPictures() }
         func keep(_ frame: EncodedFrame?) throws {
             guard var frame else { return }
             payloadBytes.append(frame.nals.reduce(0) { $0 + $1.bytes.count - Self.startCodeLength($1.bytes) })
@@ -151,13 +155,21 @@ public enum Pipeline {
             let following = settings.frames.map({ index + 1 < $0 }) ?? true ? try clip.next() : nil
             let next = try following.map { try plan.stamp($0, index: index + 1, stamper: &stamper) }
             try forcing.force(&timed, nextPTS: next?.pts)
-            try verify.source(timed.picture)
             if var schedule = rateSchedule {
                 let since = try Rational(timed.pts - (inputPTS.first ?? timed.pts)) * opened.timebase
                 if let targets = schedule.due(frame: timed.index, secondsFromFirst: since) { try session.setRateTargets(targets) }
                 rateSchedule = schedule
             }
             let frame = try session.encode(timed)
+            // The source picture goes to the verify stage after the encoder has seen it, unless it dropped it: the
+            // decode's pictures pair with the coded ones in display order.
+            let dropped = session.takeSkipped()
+            skipped += dropped
+            if dropped.contains(where: { $0.inputIndex == timed.index }) {
+                try verify.skipped(timed.picture, inputIndex: timed.index)
+            } else {
+                try verify.source(timed.picture)
+            }
             try keep(frame)
             index += 1
             current = next
@@ -179,7 +191,7 @@ public enum Pipeline {
             warnings.append(w)
         }
         let x264Warnings = session.takeWarnings()
-        for w in collapsed(x264Warnings).map({ "x264: \($0)" }) {
+        for w in collapsed(x264Warnings).map({ "\(encoderName): \($0)" }) {
             warn(w)
             warnings.append(w)
         }
@@ -225,7 +237,7 @@ public enum Pipeline {
         // The run's per-frame measurements, computed once (what the store records as given); one warning when
         // x264's report differs from the lab's quality.
         let perFrame = RunMeasurements.perFrame(frames: frames, decoded: decoded, width: input.width, height: input.height,
-                                                unverified: settings.verify == .none)
+                                                unverified: settings.verify == .none, encoderReportsPSNR: session.name == .x264)
         let measured = zip(frames, perFrame.quality).compactMap { f, q in q.map { (displayIndex: f.displayIndex, quality: $0) } }
         if let w = FrameQuality.warning(measured) {
             warn(w)
@@ -261,9 +273,16 @@ public enum Pipeline {
         var measurements = RunMeasurements(
             frames: frames, quality: perFrame.quality, decoded: perFrame.decoded, timebaseNum: r.timebaseNum,
             timebaseDen: r.timebaseDen, durationSeconds: try (analysis.span ?? plan.duration(frames: index)).approximateValue,
-            inputFrames: index, truncatedBytes: clip.truncatedBytes, settingsJSON: settingsJSON(spec, resolved: r, plan: plan),
+            inputFrames: index, truncatedBytes: clip.truncatedBytes,
+            settingsJSON: settingsJSON(spec, resolved: r, plan: plan, encoder: (session.name, session.version), skipped: skipped.count),
             verification: verification)
         measurements.inputPTS = inputPTS
+        // Each dropped picture as a receiver sees it: the previous decoded picture against its source.
+        let held = Dictionary(verify.skippedErrors.map { ($0.inputIndex, $0.errors) }, uniquingKeysWith: { a, _ in a })
+        for k in skipped.indices { skipped[k].held = held[skipped[k].inputIndex] ?? nil }
+        measurements.skipped = skipped
+        // OpenH264 gives no per-frame QP (``OpenH264Session``): frames.qp is NULL for its runs.
+        measurements.qpFromX264 = session.name == .x264
         measurements.timestampAnalysis = analysis
         measurements.timestampSource = (input.timestamps?.source ?? .constantRate).rawValue
         measurements.keyframes = keyframes
@@ -305,7 +324,10 @@ public enum Pipeline {
 
     /// The structured settings of `runs.settings` (docs/schema.md): the settings as given and resolved,
     /// the grid's axes and values, x264's resolved parameters with each value's provenance, and the timestamps plan.
-    static func settingsJSON(_ spec: RunSpec, resolved r: ResolvedParameters?, plan: TimestampPlan?) -> String {
+    /// With `encoder` other than x264: `encoder` {`name`, `version` (OpenH264's WelsGetCodecVersion)}, `skipped_frames`
+    /// (the count of pictures it dropped) and `openh264_params` (every settled SEncParamExt field) in place of `x264_options`.
+    static func settingsJSON(_ spec: RunSpec, resolved r: ResolvedParameters?, plan: TimestampPlan?,
+                             encoder: (name: EncoderName, version: String)? = nil, skipped: Int = 0) -> String {
         var object = spec.settings.jsonObject
         object["label"] = spec.label
         object["axes"] = (try? JSONSerialization.jsonObject(with: Data(spec.axesJSON.utf8), options: [.fragmentsAllowed])) ?? [String: Any]()
@@ -315,7 +337,15 @@ public enum Pipeline {
             if spec.settings.verify != .full { resolved["verify"] = spec.settings.verify.rawValue }
             object["resolved"] = resolved
             object["provenance"] = r.provenance
-            object["x264_options"] = r.optionsString
+            if let e = encoder, e.name != .x264 {
+                object["openh264_params"] = r.optionsString
+            } else {
+                object["x264_options"] = r.optionsString
+            }
+        }
+        if let e = encoder, e.name != .x264 {
+            object["encoder"] = ["name": e.name.rawValue, "version": e.version]
+            object["skipped_frames"] = skipped
         }
         if let plan { object["timestamps"] = plan.jsonObject }
         return JSON.string(object)

@@ -49,6 +49,8 @@ public struct RunMeasurements: Sendable {
     /// The perceptual quality libvmaf (and the xpsnr filter) gave each displayed frame with `--metrics`
     /// (`frame_quality_metrics`, `run_quality_metrics`), nil without the flag.
     public var perceptual: QualityScores?
+    /// The pictures the encoder dropped (`skipped_frames`), in input order; empty for x264.
+    public var skipped: [SkippedFrame] = []
 
     /// One picture of an independent decode with its PSNRs, as a `decoded_frames` row holds it.
     public struct DecodedPicture: Sendable {
@@ -67,8 +69,9 @@ public struct RunMeasurements: Sendable {
     /// or with `unverified` x264's report) and every decoded picture's PSNRs, for pictures of `width` × `height`
     /// luma samples (both even).
     public static func perFrame(frames: [EncodedFrame], decoded: [DecodedFrame], width: Int, height: Int,
-                                unverified: Bool) -> (quality: [FrameQuality?], decoded: [DecodedPicture]) {
-        (FrameQuality.measure(frames: frames, decoded: decoded, width: width, height: height, unverified: unverified),
+                                unverified: Bool, encoderReportsPSNR: Bool = true) -> (quality: [FrameQuality?], decoded: [DecodedPicture]) {
+        (FrameQuality.measure(frames: frames, decoded: decoded, width: width, height: height, unverified: unverified,
+                              encoderReportsPSNR: encoderReportsPSNR),
          decoded.map { DecodedPicture($0, psnr: PSNR.picture($0.errors, width: width, height: height)) })
     }
 

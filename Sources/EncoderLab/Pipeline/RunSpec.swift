@@ -70,6 +70,12 @@ public struct RunSpec: Sendable {
         ]
         // The verify mode when not the default (absent for `full`, so those keys never changed).
         if s.verify != .full { object["verify"] = s.verify.rawValue }
+        // The encoder when not x264 (absent for x264, so those keys never changed): its name, library version and the
+        // fields the settings applied; its settled parameters are in `x264_options`' place (the resolved options string).
+        if s.encoder != .x264 {
+            object["encoder"] = ["name": s.encoder.rawValue, "version": openH264Version,
+                                 "fields": s.openh264.applied.map { [$0.name, $0.value] }] as [String: Any]
+        }
         // How the keyframe rule is kept, x264's keyint or IDRs the lab forces (absent without the rule, so those keys
         // never changed; runs with it changed keys when x264's keyint came to carry the rule, issue 17).
         if let placement = keyframeRule?.placement { object["keyframe_rule"] = ["placement": placement.name] }

@@ -200,8 +200,8 @@ public final class Runner {
             }
             // DataRateLimits are checked after the encode (``DataRateLimits/given(in:)``): refused here when they do not parse.
             _ = try DataRateLimits.given(in: settings)
-            let session: X264Session
-            do { session = try X264Session(settings: settings, input: input) } catch let e as LabError where !run.label.isEmpty {
+            let session: any VideoEncoder
+            do { session = try makeEncoder(settings, input: input) } catch let e as LabError where !run.label.isEmpty {
                 throw LabError(e.kind, "run '\(run.label)': \(e.message)")
             }
             // The keyframe rule of the timestamps stage's keyframe-forcing step, kept by x264's keyint or by IDRs it forces.
@@ -210,7 +210,7 @@ public final class Runner {
                                                        intraRefresh: session.resolved.intraRefresh, label: run.label)
             // The lab's mode must be the method x264 settled on (a value x264 reads differently, e.g. a crf it
             // took as 0, would otherwise record a cqp run under 'crf').
-            if let mode = settings.rc {
+            if let mode = settings.rc, settings.encoder == .x264 {
                 let expected: String
                 switch mode {
                 case .cqp: expected = "cqp"
@@ -381,7 +381,7 @@ public final class Runner {
         let temporary = "\(outDirectory)/\(temporaryName(key: key))"
         try OutputFiles.makeNewDirectory(temporary)
         let start = LabStore.RunStart(experiment: checked.experiment, clip: checked.clipPath,
-                                      settingsJSON: withReport(Pipeline.settingsJSON(spec, resolved: spec.resolved, plan: spec.input.timestamps)),
+                                      settingsJSON: withReport(Pipeline.settingsJSON(spec, resolved: spec.resolved, plan: spec.input.timestamps, encoder: (spec.settings.encoder, spec.settings.encoder == .x264 ? x264Version : openH264Version))),
                                       crop: nil, ffmpegVersion: nil, width: spec.input.width, height: spec.input.height,
                                       fpsNum: spec.input.fpsNum, fpsDen: spec.input.fpsDen)
         return .ready(PreparedRun(checked: checked, spec: spec, existing: existing, final: final, replacing: replacing,

@@ -61,6 +61,11 @@ public struct EncodeSettings: Equatable, Sendable {
     /// `--settle-tolerance PERCENT`: the band around a new target the step response's settling time uses
     /// (``StepResponse``), nil for the default ``StepResponse/defaultTolerancePercent``. Part of the run key when set.
     public var settleTolerancePercent: Double?
+    /// `--encoder`: x264 (the default) or openh264 (docs/openh264.md). Part of the run key only when not x264.
+    public var encoder = EncoderName.x264
+    /// OpenH264's fields by their codec_app_def.h names (`--openh264 NAME=VALUE`, `--NAME VALUE`); with
+    /// `encoder` openh264 only.
+    public var openh264 = OpenH264Settings()
     /// The x264 options in the order the x264 CLI would apply them (`x264_param_parse` names). After ``resolved()``:
     /// first the ``vtOptionCount`` options the VideoToolbox properties became, then the ``givenOptionCount`` given
     /// ones, then those the lab's `--rc` added.
@@ -130,6 +135,15 @@ public struct EncodeSettings: Equatable, Sendable {
             try videoToolbox.set(rawName, value)
             return
         }
+        // OpenH264's field names (codec_app_def.h's case: iRCMode, bEnableFrameSkip).
+        if OpenH264Names.isFieldName(rawName) {
+            if let v = value, v.utf8.contains(0) {
+                throw LabError.usage("bad value for OpenH264 setting '\(rawName)': '\(Self.visible(v))' (holds a NUL character)")
+            }
+            guard let v = value else { throw LabError.usage("OpenH264 setting '\(rawName)' needs a value") }
+            try openh264.set(rawName, v)
+            return
+        }
         let name = rawName.utf8.contains(UInt8(ascii: "_")) ? rawName.replacingOccurrences(of: "_", with: "-") : rawName
         if let v = value, v.utf8.contains(0) {
             throw LabError.usage("bad value for setting '\(name)': '\(Self.visible(v))' (holds a NUL character)")
@@ -167,6 +181,18 @@ public struct EncodeSettings: Equatable, Sendable {
                 throw LabError.usage("--vt needs NAME=VALUE (a VideoToolbox property, e.g. AverageBitRate=1000000), got '\(value ?? "")'")
             }
             try videoToolbox.set(String(v[..<eq]), String(v[v.index(after: eq)...]))
+        case "encoder":
+            let v = try text()
+            guard let e = EncoderName(rawValue: v.lowercased()) else {
+                throw LabError.usage("setting 'encoder' must be x264 or openh264, got '\(v)'")
+            }
+            encoder = e
+        case "openh264":
+            // `--openh264 NAME=VALUE`: one SEncParamExt field.
+            guard let v = value, let eq = v.firstIndex(of: "="), eq != v.startIndex else {
+                throw LabError.usage("--openh264 needs NAME=VALUE (an SEncParamExt field of codec_app_def.h, e.g. iRCMode=timestamp), got '\(value ?? "")'")
+            }
+            try openh264.set(String(v[..<eq]), String(v[v.index(after: eq)...]))
         case "vt-compat":
             switch value {
             case nil, "true": videoToolbox.compat = true
@@ -254,13 +280,13 @@ public struct EncodeSettings: Equatable, Sendable {
 
     /// The settings the lab itself takes by name (beside x264's options, the timestamps stage's and VideoToolbox's).
     static let labNames: Set<String> = ["preset", "tune", "profile", "vt", "vt-compat", "frames", "seek", "verify", "rc",
-                                        "rate-schedule", "settle-tolerance"]
+                                        "rate-schedule", "settle-tolerance", "encoder", "openh264"]
 
     /// Whether `rawName` (a flag's name without its dashes, or an experiment key) names a setting: the lab's own,
     /// the timestamps stage's, a VideoToolbox property, an x264 CLI option the lab refuses or ignores by name, or an
     /// option libx264's `x264_param_parse` knows (``X264Names/isParameterName(_:)``).
     static func isKnownName(_ rawName: String) -> Bool {
-        if VideoToolboxSettings.isPropertyKey(rawName) { return true }
+        if VideoToolboxSettings.isPropertyKey(rawName) || OpenH264Names.isFieldName(rawName) { return true }
         let name = rawName.replacingOccurrences(of: "_", with: "-")
         return labNames.contains(name) || TimestampSettings.names.contains(name) || unsupported.contains(name)
             || ignored.contains(name) || flagsWithoutArgument.contains(name) || X264Names.isParameterName(name)
@@ -384,6 +410,16 @@ public struct EncodeSettings: Equatable, Sendable {
         var out = self
         out.givenOptionCount = options.count
         out.vtOptionCount = 0
+        // OpenH264: the common keys and VideoToolbox's properties become its fields; x264's options stay as given.
+        if encoder == .openh264 {
+            let (fields, adjustments) = try OpenH264Settings.resolve(self)
+            out.openh264.applied = fields
+            out.adjustments = adjustments
+            return out
+        }
+        if !openh264.isEmpty {
+            throw LabError.usage("OpenH264 settings without encoder openh264: \(openh264.given.map(\.name).joined(separator: ", ")) (add --encoder openh264)")
+        }
         if !videoToolbox.isEmpty {
             let m = try videoToolboxMapping(dataRateLimitsVBV: dataRateLimitsVBV, keyframeTiming: keyframeTiming)
             out.options = m.options + options
@@ -488,6 +524,8 @@ public struct EncodeSettings: Equatable, Sendable {
     /// The x264 CLI flags equivalent to these settings (after ``resolved()``), e.g. `--preset fast --crf 23`.
     public var x264Arguments: [String] {
         var args: [String] = []
+        // The encoder when not x264, and OpenH264's fields as given (the common keys follow among the options).
+        if encoder != .x264 { args += ["--encoder", encoder.rawValue] + openh264.given.flatMap { ["--\($0.name)", $0.value] } }
         if let p = preset { args += ["--preset", p] }
         if let t = effectiveTune { args += ["--tune", t] }
         if let f = frames { args += ["--frames", String(f)] }
@@ -552,6 +590,10 @@ public struct EncodeSettings: Equatable, Sendable {
         if let vt = videoToolboxJSON { o["videotoolbox"] = vt }
         if let r = rateSchedule { o["rate_schedule"] = r.spec }
         if let t = settleTolerancePercent { o["settle_tolerance_pct"] = t }
+        if encoder != .x264 {
+            o["encoder"] = encoder.rawValue
+            o["openh264"] = ["given": openh264.given.map { [$0.name, $0.value] }, "applied": openh264.applied.map { [$0.name, $0.value] }]
+        }
         return o
     }
 }

@@ -113,7 +113,8 @@ public final class LabStore {
                                  "keyframe_analysis", "keyframe_violations", "data_rate_windows", "run_metrics", "run_gops",
                                  "frame_delays", "run_delay",
                                  "frame_quality_metrics", "run_quality_metrics",
-                                 "rate_changes", "step_response"]
+                                 "rate_changes", "step_response",
+                                 "skipped_frames"]
 
     /// Writes a whole run in ONE transaction and returns its run_id: the `runs` row (`done` or `failed`,
     /// inserted with `INSERT ... RETURNING run_id`), then for a done run its stream path, frames, timestamps,
@@ -195,6 +196,7 @@ public final class LabStore {
                 if let c = f.rateChanges { try insertRateChanges(runID, c) }
                 try insertVerification(runID, f.verification, f.decoded)
                 if let q = f.perceptual { try insertQualityScores(runID, q) }
+                try insertSkippedFrames(runID, f.skipped, width: start.width, height: start.height)
             }
             try beforeCommit(runID)
             return runID
@@ -238,6 +240,24 @@ public final class LabStore {
                             opt(q?.psnr.y), opt(q?.psnr.u), opt(q?.psnr.v), opt(q?.psnr.avg), opt(f.ssim),
                             opt(f.psnrY), opt(f.psnrU), opt(f.psnrV), opt(f.psnrAvg), int(q.map { $0.x264Differs ? 1 : 0 }),
                             inputPTS.indices.contains(f.displayIndex) ? .integer(inputPTS[f.displayIndex]) : .null])
+        }
+    }
+
+    /// The pictures the encoder dropped (`skipped_frames`), as given, with the held picture's PSNR over the run's size.
+    private func insertSkippedFrames(_ runID: Int64, _ skipped: [SkippedFrame], width: Int, height: Int) throws {
+        guard !skipped.isEmpty else { return }
+        let insert = try database.prepare("""
+            INSERT INTO skipped_frames (run_id, input_index, pts, held_sse_y, held_sse_u, held_sse_v, held_psnr_y, held_psnr_u,
+                                        held_psnr_v, held_psnr_avg)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """)
+        func opt(_ v: Double?) -> SQLValue { v.map(SQLValue.real) ?? .null }
+        for s in skipped {
+            let psnr = s.held.map { PSNR.picture($0, width: width, height: height) }
+            try insert.run([.integer(runID), .integer(Int64(s.inputIndex)), .integer(s.pts),
+                            s.held.map { .integer($0.sseY) } ?? .null, s.held.map { .integer($0.sseU) } ?? .null,
+                            s.held.map { .integer($0.sseV) } ?? .null,
+                            opt(psnr?.y), opt(psnr?.u), opt(psnr?.v), opt(psnr?.avg)])
         }
     }
 

@@ -35,7 +35,7 @@ extension LabStore {
                   foreignKeysOff: false) { db in try db.execute(version6Tables) },
         Migration(from: 6, summary: "runs.repeatable (from each run's stored settings); runs_done_by_key lets a run that is not repeatable be done again under its key",
                   foreignKeysOff: true) { db in try migrateVersion6To7(db) },
-        Migration(from: 7, summary: "timestamp_analysis.span_ticks, span_s, achieved_kbps nullable in a file version 4 made; frame_delays, run_delay (encoder delay per frame); frame_quality_metrics, run_quality_metrics (--metrics and enclab measure fill them); rate_changes, step_response (rate schedules)",
+        Migration(from: 7, summary: "timestamp_analysis.span_ticks, span_s, achieved_kbps nullable in a file version 4 made; frame_delays, run_delay (encoder delay per frame); frame_quality_metrics, run_quality_metrics (--metrics and enclab measure fill them); rate_changes, step_response (rate schedules); skipped_frames (pictures the encoder dropped: OpenH264's frame skip)",
                   foreignKeysOff: true) { db in
             try migrateVersion7To8TimestampAnalysis(db)
             try db.execute(version8Tables)

@@ -15,7 +15,7 @@ extension LabStore {
     static let schemaVersion8 = schemaVersion7 + "\n" + version8Tables
 
     /// The tables version 8 adds, each in a Schema8*.swift of its topic. Every statement `IF NOT EXISTS`.
-    static let version8Tables = [version8DelayTables, version8QualityTables, version8RateChangesTables].joined(separator: "\n")
+    static let version8Tables = [version8DelayTables, version8QualityTables, version8RateChangesTables, version8OpenH264Tables].joined(separator: "\n")
 
     /// The schema of version 7 (commit 615fab9): version 6 with `runs.repeatable` and `runs_done_by_key` over the runs
     /// that are repeatable (or not known not to be): a key is done once among them, a run that is not repeatable may be

@@ -68,9 +68,12 @@ public struct FrameQuality: Equatable, Sendable {
     /// of the frame's display index; nil for a frame without one (no independent decode given).
     /// - Parameter width, height: the encoded picture size in luma samples (both even).
     /// With `unverified` (a run with `--verify none`, which has no decode), every frame gets
-    /// ``init(reported:width:height:)``: x264's PSNRs as its own.
+    /// ``init(reported:width:height:)``: x264's PSNRs as its own. With `encoderReportsPSNR` false (OpenH264, which
+    /// reports none) nothing is compared: `x264Differs` is false; unverified too, no frame has a quality (nil).
     public static func measure(frames: [EncodedFrame], decoded: [DecodedFrame], width: Int,
-                               height: Int, unverified: Bool = false) -> [FrameQuality?] {
+                               height: Int, unverified: Bool = false, encoderReportsPSNR: Bool = true) -> [FrameQuality?] {
+        // Unverified and no report of the encoder's own (OpenH264 with --verify none): nothing measured at all.
+        if unverified && !encoderReportsPSNR { return frames.map { _ in nil } }
         if unverified {
             return frames.map {
                 FrameQuality(reported: PSNR.Picture(y: $0.psnrY, u: $0.psnrU, v: $0.psnrV, avg: $0.psnrAvg), width: width, height: height)
@@ -80,8 +83,10 @@ public struct FrameQuality: Equatable, Sendable {
         for d in decoded where d.source == "stream" { errors[d.displayIndex] = d.errors }
         return frames.map { f in
             errors[f.displayIndex].map {
-                FrameQuality(errors: $0, x264: PSNR.Picture(y: f.psnrY, u: f.psnrU, v: f.psnrV, avg: f.psnrAvg),
-                             width: width, height: height)
+                var q = FrameQuality(errors: $0, x264: PSNR.Picture(y: f.psnrY, u: f.psnrU, v: f.psnrV, avg: f.psnrAvg),
+                                     width: width, height: height)
+                if !encoderReportsPSNR { q.x264Differs = false }
+                return q
             }
         }
     }

@@ -63,7 +63,62 @@ final class H264StreamDecoder {
     /// Keeps the next source picture in display order (the one just handed to x264) until its decode is measured.
     func source(_ picture: Picture) {
         window.append(picture)
+        windowSkipped.append(nil)
         largestWindow = max(largestWindow, window.count)
+    }
+
+    /// Whether pictures the encoder dropped are measured (``skipped(_:inputIndex:)``): each decoded picture is then kept
+    /// (packed 4:2:0) until the next one replaces it.
+    var measuresSkipped = false
+    /// The input frame number of each held source picture that the encoder dropped, nil for a coded one (parallel to `window`).
+    private var windowSkipped: [Int?] = []
+    /// The last decoded picture, packed 4:2:0 (with ``measuresSkipped``).
+    private var lastDecoded: [UInt8]?
+    /// Each dropped picture's input frame number and the squared errors of the picture a receiver shows in its place
+    /// (the previous decoded picture) against it; nil errors when no picture was decoded before it.
+    private(set) var skippedErrors: [(inputIndex: Int, errors: PlaneErrors?)] = []
+
+    /// Keeps a source picture the encoder dropped (OpenH264's frame skip), in display order among ``source(_:)``'s: it is
+    /// measured against the decoded picture before it, the one a receiver shows again.
+    func skipped(_ picture: Picture, inputIndex: Int) {
+        window.append(picture)
+        windowSkipped.append(inputIndex)
+        largestWindow = max(largestWindow, window.count)
+    }
+
+    /// Measures the dropped pictures at the head of the window against the last decoded picture.
+    private func measureLeadingSkipped() {
+        while let first = windowSkipped.first, let index = first {
+            let source = window.removeFirst()
+            windowSkipped.removeFirst()
+            let errors = lastDecoded.map { held in
+                held.withUnsafeBufferPointer { h in source.withUnsafeBytes { Self.squaredErrors(packed: h, source: $0, width: width, height: height) } }
+            }
+            skippedErrors.append((index, errors))
+        }
+    }
+
+    /// Sum of squared differences per plane of two packed 4:2:0 pictures of the same size.
+    static func squaredErrors(packed a: UnsafeBufferPointer<UInt8>, source b: UnsafeBufferPointer<UInt8>, width: Int, height: Int) -> PlaneErrors {
+        let luma = width * height, chroma = (width / 2) * (height / 2)
+        func sse(_ from: Int, _ count: Int) -> Int64 {
+            var total: Int64 = 0
+            for k in from..<(from + count) { let e = Int64(a[k]) - Int64(b[k]); total += e * e }
+            return total
+        }
+        return PlaneErrors(sseY: sse(0, luma), sseU: sse(luma, chroma), sseV: sse(luma + chroma, chroma))
+    }
+
+    /// The decoded frame's planes packed as 4:2:0 (rows without their padding).
+    private func packed(_ frame: UnsafePointer<AVFrame>) -> [UInt8] {
+        var out = [UInt8]()
+        out.reserveCapacity(width * height * 3 / 2)
+        for (plane, w, h) in [(0, width, height), (1, width / 2, height / 2), (2, width / 2, height / 2)] {
+            let base = enclab_frame_plane(frame, Int32(plane))!
+            let stride = Int(enclab_frame_linesize(frame, Int32(plane)))
+            for row in 0..<h { out.append(contentsOf: UnsafeBufferPointer(start: base + row * stride, count: w)) }
+        }
+        return out
     }
 
     /// Decodes one access unit (its bytes as written, start codes included) and measures every picture it releases.
@@ -90,6 +145,7 @@ final class H264StreamDecoder {
         let status = avcodec_send_packet(context, nil)
         guard status >= 0 else { throw LabError.software("\(name): libavcodec refused the end of the stream: \(Self.describe(status))") }
         try drain()
+        measureLeadingSkipped()
         guard window.isEmpty else {
             throw LabError.software("\(name): libavcodec decoded \(decodedCount) pictures, \(decodedCount + window.count) were encoded")
         }
@@ -113,12 +169,15 @@ final class H264StreamDecoder {
             guard f.decode_error_flags == 0 else {
                 throw LabError.software("\(name): libavcodec flagged picture \(decodedCount) as damaged (decode_error_flags \(f.decode_error_flags))")
             }
+            measureLeadingSkipped()
             guard !window.isEmpty else {
                 throw LabError.software("\(name): libavcodec decoded more pictures than were encoded (\(decodedCount + 1))")
             }
             let source = window.removeFirst()
+            windowSkipped.removeFirst()
             errors.append(source.withUnsafeBytes { Self.squaredErrors(frame, source: $0, width: width, height: height) })
             try pairs?.write(decoded: frame, source: source)
+            if measuresSkipped { lastDecoded = packed(frame) }
             decodedCount += 1
         }
     }

@@ -105,6 +105,21 @@ final class VerifyStage {
         if let worker { try worker.submit { decoder.source(picture) } } else { decoder.source(picture) }
     }
 
+    /// A source picture the encoder dropped (OpenH264's frame skip), in display order among ``source(_:)``'s: measured
+    /// against the decoded picture before it (what a receiver shows again). Without the decode, nothing.
+    /// - Throws: the error of earlier work on the verify thread.
+    func skipped(_ picture: Picture, inputIndex: Int) throws {
+        guard let decoder = work.decoder else { return }
+        if let worker { try worker.submit { decoder.skipped(picture, inputIndex: inputIndex) } } else { decoder.skipped(picture, inputIndex: inputIndex) }
+    }
+
+    /// Keeps each decoded picture until the next, so that dropped pictures can be measured (``skipped(_:inputIndex:)``):
+    /// called before the first picture, for an encoder that drops pictures (OpenH264).
+    func measureSkippedPictures() { work.decoder?.measuresSkipped = true }
+
+    /// The held-picture errors of the dropped pictures (``skipped(_:inputIndex:)``), after ``finish(frames:resolved:profile:width:height:)``.
+    var skippedErrors: [(inputIndex: Int, errors: PlaneErrors?)] { work.decoder?.skippedErrors ?? [] }
+
     /// One frame as written to the stream, in decode order: `bytes` are its NAL units with their start codes.
     /// - Throws: the `H264` module's error for bytes that do not parse; `.software` for a packet round trip that
     ///   changes them or a decode libavcodec refuses; with a verify thread, thrown by this call or a later one.
@@ -144,11 +159,15 @@ final class VerifyStage {
         for f in frames {
             expected[f.displayIndex] = PlaneErrors.x264(psnrY: f.psnrY, psnrU: f.psnrU, psnrV: f.psnrV, width: width, height: height)
         }
+        // The k-th decoded picture (display order) is the k-th coded frame in display order: its input frame number
+        // is k unless the encoder dropped pictures before it (OpenH264's frame skip, ``SkippedFrame``).
+        let displayOrder = frames.map(\.displayIndex).sorted()
         var records: [DecodedFrame] = []
         records.reserveCapacity(2 * decoded.count)
         for source in ["stream", "packets"] {
             for (k, e) in decoded.enumerated() {
-                records.append(.init(source: source, displayIndex: k, errors: e, matchesX264: expected[k] == e))
+                let index = displayOrder[k]
+                records.append(.init(source: source, displayIndex: index, errors: e, matchesX264: expected[index] == e))
             }
         }
         return (verification, records)

@@ -15,6 +15,10 @@ struct EncodeCommand: Command {
     let flags = [
         Flag("--rc", value: "cqp|crf|abr|cbr|vbr", about: "the lab's rate-control mode on top of x264's options",
              default: "x264's own method, the last of --qp, --crf, --bitrate (CRF 23 with none)"),
+        Flag("--encoder", value: "x264|openh264", about: "the encoder: libx264, or Cisco's libopenh264 (WebRTC's software encoder; docs/openh264.md)",
+             default: "x264"),
+        Flag("--openh264", value: "FIELD=VALUE", about: "an OpenH264 SEncParamExt field by its codec_app_def.h name (also as --NAME VALUE), with --encoder openh264",
+             default: "none", repeatable: true),
         Flag("--vt", value: "NAME=VALUE", about: "a VideoToolbox property in Apple's name and unit, mapped onto x264 (docs/videotoolbox.md)",
              default: "none", repeatable: true),
         Flag("--vt-compat", about: "resolve VideoToolbox combinations as VideoToolbox is reported to (docs/videotoolbox.md)"),
@@ -59,6 +63,21 @@ struct EncodeCommand: Command {
               VBVBufferDuration (s, default 2.5)   VBVInitialDelayPercentage (0-100, default 90)
               MaxFrameDelayCount (frames a picture may be held; caps x264's lookahead, B-frames, frame threads)
               An x264 flag that sets the same parameter wins over the property, with a warning naming both.
+            """),
+         ("OpenH264 (--encoder openh264; docs/openh264.md has the mapping and what OpenH264 settles on)", """
+              SEncParamExt fields by codec_app_def.h's names, as --openh264 NAME=VALUE or --NAME VALUE; rates in bit/s:
+              iRCMode quality|bitrate|bufferbased|timestamp|off   iTargetBitrate   iMaxBitrate   uiIntraPeriod
+              bEnableFrameSkip   iEntropyCodingModeFlag cavlc|cabac   iComplexityMode low|medium|high
+              bEnableSceneChangeDetect   iMultipleThreadIdc   bUseLoadBalancing (off unless given)
+              uiSliceMode single|fixedslcnum   uiSliceNum   iNumRefFrame   iMinQp   iMaxQp   iDLayerQp (iRCMode off)
+              eSpsPpsIdStrategy constant|increasing|sps_listing|...   iUsageType camera|screen   iLtrMarkPeriod
+              bEnableAdaptiveQuant   bEnableBackgroundDetection   bEnableDenoise   bEnableLongTermReference
+              iLoopFilterDisableIdc   bFixRCOverShoot   iIdrBitrateRatio   iPaddingFlag   bPrefixNalAddingCtrl
+              The lab's keys that mean the same: --rc abr (iRCMode bitrate), --bitrate KBPS (iTargetBitrate; without
+              --rc or iRCMode: bitrate mode), --keyint (uiIntraPeriod), --threads, --slices, --cabac/--no-cabac.
+              VideoToolbox: AverageBitRate, MaxKeyFrameInterval, H264EntropyMode, AllowFrameReordering=false, RealTime.
+              Every other x264 setting, and --rc cqp|crf|cbr|vbr, is refused with openh264 (64). Frames OpenH264
+              skips are stored in skipped_frames; every mode but off needs a target bitrate.
             """),
          ("timestamps (docs/timestamps.md; any of them hands x264 PTS in microseconds, b_vfr_input=1)", """
               --pts-source constant-rate|file   the clip's nominal rate (default), or its own timestamps (ffprobe;
@@ -123,6 +142,8 @@ struct EncodeCommand: Command {
     func options(_ parsed: ParsedArguments) throws -> Options {
         var (settings, positional) = try EncodeSettings.parse(arguments: parsed.rest)
         if let rc = parsed.value("--rc") { try settings.set("rc", rc) }
+        if let encoder = parsed.value("--encoder") { try settings.set("encoder", encoder) }
+        for field in parsed.all("--openh264") { try settings.set("openh264", field) }
         var vtGiven: Set<String> = []
         for property in parsed.all("--vt") {
             // A VideoToolbox property given twice (in any spelling) is refused, not silently the last.
