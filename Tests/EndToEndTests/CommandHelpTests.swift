@@ -10,7 +10,7 @@ struct CommandHelpTests {
     let cli = CommandLineTests()
 
     /// Every command, as the issue names them.
-    static let commands = ["encode", "run", "merge", "plot", "report", "analyze", "compare", "inspect", "convert", "check", "bd-rate", "export", "version", "help"]
+    static let commands = ["encode", "run", "merge", "plot", "report", "analyze", "compare", "inspect", "convert", "check", "rtp", "bd-rate", "export", "version", "help"]
 
     /// Arguments that make each command do some work or refuse something, to put before `-h`.
     static let someArguments: [String: [String]] = [
@@ -18,7 +18,7 @@ struct CommandHelpTests {
         "plot": ["--db", "x.sqlite", "--run", "1"], "report": ["--db", "x.sqlite", "--worst", "2"], "analyze": ["--db", "x.sqlite", "--run", "1"], "compare": ["--db", "x.sqlite", "1", "2"],
         "inspect": ["s.264", "--json"], "convert": ["--to", "avcc", "a", "b"],
         "check": ["s.264", "--expect", "MaxKeyFrameInterval=30", "--db", "x.sqlite"], "merge": ["m.sqlite", "a.sqlite"], "version": ["extra"], "help": ["encode"],
-        "bd-rate": ["--anchor", "1:30", "--method", "cubic"], "export": ["--db", "x.sqlite", "--table", "runs"],
+        "bd-rate": ["--anchor", "1:30", "--method", "cubic"], "rtp": ["pack", "s.264", "o.pcap", "--mtu", "500"], "export": ["--db", "x.sqlite", "--table", "runs"],
     ]
 
     /// One flag row of a help's flags section.
@@ -218,7 +218,7 @@ struct CommandHelpTests {
         #expect(bare.status == 64 && bare.stdout.isEmpty && bare.stderr == list.stdout)
         let unknown = try cli.enclab(["help", "frobnicate"], in: dir)
         #expect(unknown.status == 64)
-        #expect(unknown.stderr == "enclab: unknown command 'frobnicate' (encode, run, merge, plot, report, analyze, compare, inspect, convert, check, bd-rate, export, version, help) (see 'enclab help')\n")
+        #expect(unknown.stderr == "enclab: unknown command 'frobnicate' (encode, run, merge, plot, report, analyze, compare, inspect, convert, check, rtp, bd-rate, export, version, help) (see 'enclab help')\n")
     }
 
     @Test("encode refused before it starts leaves the folder as it was: no database, no results folder")
