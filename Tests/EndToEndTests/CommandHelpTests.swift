@@ -61,7 +61,7 @@ struct CommandHelpTests {
     /// A value each placeholder accepts, so that giving the flag alone changes no outcome's kind.
     static func sample(_ placeholder: String) -> String {
         ["N": "5", "1|2|4": "2", "NUM[/DEN]": "25", "KEY|ID": "1", "FILE": "f.out", "DIR": "d.out",
-         "NAME=VALUE": "MaxKeyFrameInterval=30", "RATE:PSNR,...": "1:30,2:31,3:32", "K/N": "1/2", "ID,...": "1,2"][placeholder]
+         "NAME=VALUE": "MaxKeyFrameInterval=30", "BYTES": "1200", "PT": "96", "SSRC": "0x1234", "RATE:PSNR,...": "1:30,2:31,3:32", "K/N": "1/2", "ID,...": "1,2"][placeholder]
             ?? String(placeholder.split(separator: "|")[0])
     }
 
@@ -74,12 +74,15 @@ struct CommandHelpTests {
         // bd-rate: 3 points are refused as data (65); export: the database is missing (66).
         "bd-rate": ["--anchor", "1:30,2:31,3:32", "--test", "1:30,2:31,3:32"],
         "export": ["--db", "missing.sqlite", "--table", "frames", "--format", "csv"],
+        "rtp": ["pack", "missing.264", "o.pcap"],
     ]
 
     /// For a flag that cannot go with a command's ``failing`` arguments (check's --run checks a stored run, not a
     /// STREAM): arguments with which the command fails early, not with a usage error, once the flag is added.
     static let failingWith: [String: [String]] = [
         "check --run": ["--db", "missing.sqlite", "--expect", "MaxKeyFrameInterval=30"],
+        // rtp's --parameter-sets goes with unpack (a sprop value "VALUE" that is not base64 of a NAL unit: 65).
+        "rtp --parameter-sets": ["unpack", "missing.pcap", "o.264"],
     ]
 
     @Test("--help, -h (anywhere, even after a bad flag), 'help X' and '--help X' print the same help, exit 0", arguments: commands)
@@ -121,8 +124,9 @@ struct CommandHelpTests {
         // 13, encode's and run's --mkv, inspect's and convert's --in-avcc-config and --parameter-sets, convert's
         // --avcc-config-first, encode's --vt and --vt-compat, check's --expect and --tcfile-in; bd-rate's --anchor,
         // --test and --method, export's --table and --format; run's --jobs and --shard; encode's and run's --verify and
-        // --no-plots; report's --experiment, --runs, --worst and --best (its --anchor is bd-rate's name).
-        #expect(everyFlag.count == 34, "\(everyFlag.keys.sorted())")
+        // --no-plots; report's --experiment, --runs, --worst and --best (its --anchor is bd-rate's name); rtp's --mtu,
+        // --mode, --aggregate, --port, --ssrc, --sdp, --seq, --timestamp and --pt (its --fps is convert's name).
+        #expect(everyFlag.count == 43, "\(everyFlag.keys.sorted())")
         // The parser's own table, as its unknown-flag message lists it (encode hands unknown flags on to x264, so
         // its own nine come from the issues).
         if command == "encode" {

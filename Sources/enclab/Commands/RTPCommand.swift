@@ -9,7 +9,7 @@ struct RTPCommand: Command {
     let operands = "pack STREAM OUT.pcap | unpack CAPTURE OUT.264"
     static let packOnly: Set<String> = ["--mtu", "--mode", "--aggregate", "--seq", "--timestamp", "--pt", "--fps"]
     let flags = [
-        Flag("--mtu", value: "N", about: "pack: the largest RTP packet in bytes, its 12-byte RTP header included (GStreamer rtph264pay's mtu), 28...65507",
+        Flag("--mtu", value: "BYTES", about: "pack: the largest RTP packet in bytes, its 12-byte RTP header included (GStreamer rtph264pay's mtu), 28...65507",
              default: "1400"),
         Flag("--mode", value: "single|non-interleaved", about: "pack: packetization-mode 0 (single NAL unit packets only) or 1 "
              + "(also STAP-A and FU-A)", default: "non-interleaved"),
@@ -17,13 +17,13 @@ struct RTPCommand: Command {
              + "packets (rtph264pay's aggregate-mode; its zero-latency gives max-stap's packets for whole access units)", default: "max-stap"),
         Flag("--port", value: "N", about: "pack: the UDP port written (source and destination); unpack: take datagrams to this port only",
              default: "pack 5004; unpack any"),
-        Flag("--ssrc", value: "X", about: "pack: the SSRC written; unpack: take packets of this SSRC only (decimal or 0x hexadecimal)",
+        Flag("--ssrc", value: "SSRC", about: "pack: the SSRC written; unpack: take packets of this SSRC only (decimal or 0x hexadecimal)",
              default: "pack 0x00000000; unpack any"),
         Flag("--sdp", value: "FILE", about: "pack: write the SDP (sprop-parameter-sets, profile-level-id, packetization-mode) here; "
              + "unpack: read its sprop-parameter-sets and write them before the first NAL unit", default: "none"),
         Flag("--seq", value: "N", about: "pack: the first packet's sequence number, 0...65535 (it wraps at 65536)", default: "0"),
         Flag("--timestamp", value: "N", about: "pack: the RTP timestamp of PTS 0, 0...4294967295 (it wraps at 2^32)", default: "0"),
-        Flag("--pt", value: "N", about: "pack: the payload type, 96...127", default: "96"),
+        Flag("--pt", value: "PT", about: "pack: the payload type, 96...127", default: "96"),
         Flag("--fps", value: "NUM[/DEN]", about: "pack: the frame rate for a stream whose SPS has no VUI timing",
              default: "2 x num_units_in_tick / time_scale from the SPS VUI"),
         StreamFlags.parameterSets,
