@@ -175,7 +175,9 @@ public enum RTPDepacketizer {
                 let gap = e - prev.ext - 1
                 if gap > 0 {
                     if fragment != nil { fragment!.broken = "\(gap) packet(s) lost before sequence number \(seq)" }
-                    if !prev.marker { markIncomplete("\(gap) packet(s) lost after its packet \(prev.ext & 0xFFFF), which lacks the marker bit") }
+                    if !prev.marker && stamp != prev.stamp {
+                        markIncomplete("\(gap) packet(s) lost after its packet \(prev.ext & 0xFFFF), which lacks the marker bit (its end is missing)")
+                    }
                 }
                 if prev.marker || stamp != prev.stamp {
                     if fragment != nil { dropFragment("no end fragment before the access unit ended") }
@@ -237,10 +239,8 @@ public enum RTPDepacketizer {
                         warnings.append("packet \(seq): FU-A with both start and end bits (RFC 6184 5.8 forbids it), taken as a whole NAL unit")
                     }
                 } else if fragment == nil {
-                    stats.discardedNALUnits += 1
-                    warnings.append("packet \(seq): FU-A fragment without its start fragment (nal_unit_type \(fu & 0x1F)), discarded (RFC 6184 5.8)")
-                    markIncomplete("a NAL unit (nal_unit_type \(fu & 0x1F)) lost a fragment")
-                    continue
+                    // Its start fragment was lost: the rest of the NAL unit is collected only to be discarded once, whole.
+                    fragment = (header, [header] + payload[2...], e, "its start fragment was lost")
                 } else {
                     if fragment!.header != header { fragment!.broken = "fragment \(seq) gives another NAL unit header (0x\(RTPSessionDescription.hex(header)))" }
                     fragment!.bytes += payload[2...]

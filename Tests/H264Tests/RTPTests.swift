@@ -138,6 +138,9 @@ import Testing
         let noStart = Self.fuAStream().filter { $0.sequenceNumber != 11 }
         let r2 = RTPDepacketizer.depacketize(noStart.map { .init(packet: $0, arrivalSeconds: 0) })
         #expect(r2.accessUnits.map { $0.nalUnits.map(\.bytes) } == [[[0x67, 1, 2, 3]], [[0x41, 0x9A, 0x01]]])
+        // One NAL unit discarded (its middle and end fragments together), not one per fragment.
+        #expect(r2.statistics.discardedNALUnits == 1 && r2.statistics.lost == 1)
+        #expect(r2.warnings == ["FU-A NAL unit (nal_unit_type 5) starting at sequence number 12 discarded whole: its start fragment was lost (RFC 6184 5.8)"])
     }
 
     /// Sequence numbers 65534, 65535, 0, 1 arriving as 65534, 0, 65535, 1, 0 (a duplicate): extended 65534, 65536,
