@@ -139,6 +139,12 @@ struct RTPCommandTests {
         #expect(try Self.nalUnits("\(dir)/gst.264") == original)
         let i = try TestSupport.enclab(["inspect", "back.264"], in: dir)
         #expect(i.status == 0, "\(i.stderr)")
+        // The same capture as pcapng (editcap, from tshark's wireshark-common) reads the same.
+        let e = try TestSupport.tool("editcap", ["-F", "pcapng", "\(dir)/l.pcap", "\(dir)/l.pcapng"])
+        try #require(e.status == 0, "\(e.stderr)")
+        let ng = try TestSupport.enclab(["rtp", "unpack", "l.pcapng", "ng.264"], in: dir)
+        #expect(ng.status == 0, "\(ng.stderr)")
+        #expect(try Self.nalUnits("\(dir)/ng.264") == original)
     }
 
     /// A pcap by hand: the 24-byte global header (magic a1b2c3d4 little-endian, version 2.4, snaplen 65535, link type)
