@@ -123,7 +123,8 @@ struct RTPCommandTests {
         let dir = TestSupport.scratchFolder("rtp-depay")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         try makeStream(dir, bframes: 2)
-        let p = try TestSupport.enclab(["rtp", "pack", "s.264", "l.pcap", "--mtu", "120", "--seq", "65500", "--timestamp", "4294967000"], in: dir)
+        let p = try TestSupport.enclab(["rtp", "pack", "s.264", "l.pcap", "--mtu", "120", "--seq", "65500", "--timestamp", "4294967000",
+                                        "--sdp", "s.sdp"], in: dir)
         #expect(p.status == 0, "\(p.stderr)")
         let u = try TestSupport.enclab(["rtp", "unpack", "l.pcap", "back.264"], in: dir)
         #expect(u.status == 0, "\(u.stderr)")
@@ -139,6 +140,12 @@ struct RTPCommandTests {
         #expect(try Self.nalUnits("\(dir)/gst.264") == original)
         let i = try TestSupport.enclab(["inspect", "back.264"], in: dir)
         #expect(i.status == 0, "\(i.stderr)")
+        // With the SDP's sprop-parameter-sets (CRLF lines), the SPS and PPS (x264's first two NAL units) come first, as
+        // rtph264depay writes its caps' parameter sets.
+        let sdp = try TestSupport.enclab(["rtp", "unpack", "l.pcap", "sdp.264", "--sdp", "s.sdp"], in: dir)
+        #expect(sdp.status == 0, "\(sdp.stderr)")
+        #expect(try Self.nalUnits("\(dir)/sdp.264") == Array(original.prefix(2)) + original)
+        #expect(original.prefix(2).map { $0[0] & 0x1F } == [7, 8])
         // The same capture as pcapng (editcap, from tshark's wireshark-common) reads the same.
         let e = try TestSupport.tool("editcap", ["-F", "pcapng", "\(dir)/l.pcap", "\(dir)/l.pcapng"])
         try #require(e.status == 0, "\(e.stderr)")

@@ -143,11 +143,11 @@ public enum RTPUnpack {
         public var warnings: [String] = []
     }
 
-    /// The `sprop-parameter-sets` value of an SDP's `a=fmtp` line.
+    /// The `sprop-parameter-sets` value of an SDP's `a=fmtp` line (lines end in CRLF or LF: "\r\n" is one Character).
     /// - Throws: `.noInput` for a missing file; `.data` when it has no sprop-parameter-sets.
     static func sprop(sdpPath: String) throws -> String {
         let text = String(decoding: try readFile(sdpPath, naming: "--sdp \(sdpPath)"), as: UTF8.self)
-        for line in text.split(whereSeparator: { $0 == "\n" || $0 == "\r" }) where line.hasPrefix("a=fmtp:") {
+        for line in text.split(whereSeparator: \.isNewline) where line.hasPrefix("a=fmtp:") {
             for part in line.split(separator: ";") {
                 let field = part.trimmingCharacters(in: .whitespaces)
                 let words = field.split(separator: " ")
