@@ -83,6 +83,8 @@ struct CommandHelpTests {
         "check --run": ["--db", "missing.sqlite", "--expect", "MaxKeyFrameInterval=30"],
         // rtp's --parameter-sets goes with unpack (a sprop value "VALUE" that is not base64 of a NAL unit: 65).
         "rtp --parameter-sets": ["unpack", "missing.pcap", "o.264"],
+        // rtp pack's --db and --run go together, without STREAM: the database is missing (66).
+        "rtp --db": ["pack", "o.pcap", "--run", "1"], "rtp --run": ["pack", "o.pcap", "--db", "missing.sqlite"],
     ]
 
     @Test("--help, -h (anywhere, even after a bad flag), 'help X' and '--help X' print the same help, exit 0", arguments: commands)

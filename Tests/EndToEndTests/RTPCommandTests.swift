@@ -154,6 +154,27 @@ struct RTPCommandTests {
         #expect(try Self.nalUnits("\(dir)/ng.264") == original)
     }
 
+    /// A stored run sent with its frames' stored PTS: each access unit's RTP timestamp (tshark, on its marker packet) is
+    /// `pts × timebase_num / timebase_den × 90000` from the frames table (sqlite3), in decode order.
+    @Test func storedRunTimedByItsStoredPTS() throws {
+        let dir = TestSupport.scratchFolder("rtp-run")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let db = try TestSupport.makeDatabase(in: dir, runs: [["--crf", "23", "--bframes", "2"]])
+        let r = try TestSupport.enclab(["rtp", "pack", "--db", db, "--run", "1", "r.pcap"], in: dir)
+        #expect(r.status == 0, "\(r.stderr)")
+        let timebase = try TestSupport.sqlite(db, "SELECT timebase_num || ' ' || timebase_den FROM runs WHERE run_id = 1")[0].split(separator: " ").map { Int64($0)! }
+        let pts = try TestSupport.sqlite(db, "SELECT pts FROM frames WHERE run_id = 1 ORDER BY coded_index").map { Int64($0)! }
+        let t = try TestSupport.tool("tshark", ["-r", "\(dir)/r.pcap", "-d", "udp.port==5004,rtp", "-T", "fields", "-e", "rtp.timestamp", "-e", "rtp.marker"])
+        var stamps: [Int64] = []
+        for line in t.lines {
+            let fields = line.split(separator: "\t").map(String.init)
+            if fields.count == 2 && fields[1] == "1", let stamp = Int64(fields[0]) { stamps.append(stamp) }
+        }
+        #expect(stamps.count == pts.count && pts.count > 2)
+        let expected: [Int64] = pts.map { (p: Int64) -> Int64 in p * timebase[0] * 90_000 / timebase[1] }
+        #expect(stamps == expected)
+    }
+
     /// A pcap by hand: the 24-byte global header (magic a1b2c3d4 little-endian, version 2.4, snaplen 65535, link type)
     /// and records (16-byte header: seconds, microseconds, captured length, original length).
     static func pcap(linkType: UInt32, records: [[UInt8]], cut: Int = 0) -> [UInt8] {

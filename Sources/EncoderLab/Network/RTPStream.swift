@@ -14,6 +14,36 @@ public enum RTPPack {
         public init() {}
     }
 
+    /// A stored run's stream and its frames' stored PTS and DTS in microseconds (decode order).
+    /// - Parameter run: a run id (`12`, `run-12`), a run key or its first 8 or more hex digits.
+    /// - Throws: as ``RuleCheck``'s stored runs: `.usage` for a malformed or ambiguous selector; `.noInput` for a
+    ///   missing database, run or stream file; `.data` for a run that is not done, has no frames or timebase.
+    public static func storedRun(databasePath: String, run selector: String) throws -> (streamPath: String, times: [(ptsMicroseconds: Int64, dtsMicroseconds: Int64)]) {
+        try LabStore.requireDatabaseFile(databasePath)
+        try LabStore.requireLabDatabase(path: databasePath)
+        let store = try LabStore.reading(path: databasePath)
+        let run = try LabStore.select([selector], rows: try store.runs(), keys: try store.runKeys(), databasePath: databasePath)[0]
+        let name = "run \(run.runID) of \(databasePath)"
+        guard run.status == "done" else { throw LabError.data("\(name): status \(run.status), it has no stream to send") }
+        guard let n = run.timebaseNum, let d = run.timebaseDen, n > 0, d > 0 else {
+            throw LabError.data("\(name): timebase_num/timebase_den are not two numbers above 0")
+        }
+        guard let path = RunPage.locate(run.streamPath, databasePath: databasePath) else {
+            throw LabError.noInput("\(name): its stream \(run.streamPath ?? "(none stored)") is not found (from here, the database's folder or its parent)")
+        }
+        let frames = try store.frames(run: run.runID)
+        guard !frames.isEmpty else { throw LabError.data("\(name): done, but no frames are stored") }
+        do {
+            let times = try frames.map {
+                (try Packet.microseconds(ticks: $0.pts, timebaseNumerator: Int64(n), timebaseDenominator: Int64(d)),
+                 try Packet.microseconds(ticks: $0.dts, timebaseNumerator: Int64(n), timebaseDenominator: Int64(d)))
+            }
+            return (path, times)
+        } catch let e as H264Error {
+            throw LabError.data("\(name): a stored time does not fit in microseconds: \(e)")
+        }
+    }
+
     public struct Summary: Sendable {
         public var accessUnits = 0
         public var nalUnits = 0
@@ -37,7 +67,9 @@ public enum RTPPack {
     /// - Throws: `.usage` for a port outside 1...65,535, an output naming the input, a stream without timing and no fps;
     ///   `.noInput`, `.data` as ``Bitstream/open(_:)``, and `.data` for what the packetizer refuses (an MTU too small
     ///   for a NAL unit in single NAL unit mode, a NAL unit type 24...31); `.cantCreate`, `.ioError` for the outputs.
-    public static func run(input: String, output: String, options: Options) throws -> Summary {
+    /// - Parameter storedTimes: a stored run's PTS and DTS per frame (``storedRun(databasePath:run:)``), used instead of
+    ///   derived ones; refused (65) when the stream's access units are not as many (a field-coded run).
+    public static func run(input: String, output: String, options: Options, storedTimes: [(ptsMicroseconds: Int64, dtsMicroseconds: Int64)]? = nil) throws -> Summary {
         guard (1...65_535).contains(options.port) else { throw LabError.usage("--port must be 1...65535, got \(options.port)") }
         guard RTPPacketizer.mtuRange.contains(options.packetizer.mtu) else {
             throw LabError.usage("--mtu must be \(RTPPacketizer.mtuRange.lowerBound)...\(RTPPacketizer.mtuRange.upperBound) bytes (the RTP packet, its 12-byte header included, as rtph264pay's mtu), got \(options.packetizer.mtu)")
@@ -52,13 +84,15 @@ public enum RTPPack {
         var summary = Summary()
         summary.warnings = parsed.warnings.map(\.message)
         let times: [(ptsMicroseconds: Int64, dtsMicroseconds: Int64)]
-        if let packets = parsed.stream.packets {
+        if let storedTimes {
+            times = storedTimes
+        } else if let packets = parsed.stream.packets {
             times = packets.map { ($0.ptsMicroseconds, $0.dtsMicroseconds) }
         } else {
             times = try Convert.derivedTimes(units, fps: options.fps, path: input)
         }
         guard times.count == units.count else {
-            throw LabError.data("\(input): \(times.count) packets' times for \(units.count) access units")
+            throw LabError.data("\(input): \(times.count) stored times for \(units.count) access units (one time per access unit is needed)")
         }
         let inputs = zip(units, times).map { RTPPacketizer.AccessUnitInput(nalUnits: $0.nalUnits, ptsMicroseconds: $1.ptsMicroseconds) }
         let made: [RTPPacketizer.Output]

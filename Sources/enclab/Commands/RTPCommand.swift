@@ -6,8 +6,8 @@ import H264
 struct RTPCommand: Command {
     let name = "rtp"
     let summary = "an H.264 stream as RTP packets (RFC 6184) in a pcap capture, and a capture's RTP stream back to Annex B"
-    let operands = "pack STREAM OUT.pcap | unpack CAPTURE OUT.264"
-    static let packOnly: Set<String> = ["--mtu", "--mode", "--aggregate", "--seq", "--timestamp", "--pt", "--fps"]
+    let operands = "pack STREAM|--db FILE --run KEY|ID OUT.pcap | unpack CAPTURE OUT.264"
+    static let packOnly: Set<String> = ["--mtu", "--mode", "--aggregate", "--seq", "--timestamp", "--pt", "--fps", "--db", "--run"]
     let flags = [
         Flag("--mtu", value: "BYTES", about: "pack: the largest RTP packet in bytes, its 12-byte RTP header included (GStreamer rtph264pay's mtu), 28...65507",
              default: "1400"),
@@ -27,12 +27,16 @@ struct RTPCommand: Command {
         Flag("--fps", value: "NUM[/DEN]", about: "pack: the frame rate for a stream whose SPS has no VUI timing",
              default: "2 x num_units_in_tick / time_scale from the SPS VUI"),
         StreamFlags.parameterSets,
+        Flag("--db", value: "FILE", about: "pack, with --run and no STREAM: the database of the run to send", default: "none"),
+        Flag("--run", value: "KEY|ID", about: "pack, with --db: send this stored run's stream (its stream_path), timed by its frames' stored "
+             + "PTS and DTS (a run id, run key or 8+ hex digits of one)", default: "none"),
     ]
     let about = """
         pack reads STREAM (Annex B, AVCC or the lab's packets, as inspect reads them) and writes its access units as RTP \
         packets (RFC 6184) in OUT.pcap, an Ethernet/IPv4/UDP capture (10.0.0.1 to 10.0.0.2) that Wireshark and tshark \
         open (decode the port as RTP). Timestamps are the PTS on the 90 kHz clock from --timestamp (modulo 2^32), the \
-        marker bit is set on each access unit's last packet, sequence numbers count from --seq (modulo 2^16); each \
+        marker bit is set on each access unit's last packet (--db FILE --run ID instead of STREAM: a stored run's \
+        stream, timed by its frames' stored PTS and DTS), sequence numbers count from --seq (modulo 2^16); each \
         access unit's packets carry its DTS as their capture time. Parameter sets go in band as the stream has them. \
         stdout gets one line: packets by kind, the largest, the most per access unit, the RTP overhead.
 
@@ -60,7 +64,7 @@ struct RTPCommand: Command {
         """
 
     enum Options {
-        case pack(input: String, output: String, options: RTPPack.Options)
+        case pack(input: String, output: String, options: RTPPack.Options, stored: (db: String, run: String)?)
         case unpack(capture: String, output: String, options: RTPUnpack.Options)
     }
 
@@ -79,7 +83,12 @@ struct RTPCommand: Command {
         guard let verb = rest.first, ["pack", "unpack"].contains(verb) else {
             throw LabError(.usage, "rtp needs pack or unpack, got \(rest.first.map { "'\($0)'" } ?? "nothing")")
         }
-        guard rest.count == 3 else { throw LabError(.usage, verb == "pack" ? "rtp pack takes STREAM and OUT.pcap" : "rtp unpack takes CAPTURE and OUT.264") }
+        let stored = parsed.value("--run")
+        if verb == "pack" && (stored != nil) != (parsed.value("--db") != nil) { throw LabError(.usage, "rtp pack: --run and --db go together") }
+        guard rest.count == (stored == nil ? 3 : 2) else {
+            throw LabError(.usage, verb == "pack" ? (stored == nil ? "rtp pack takes STREAM and OUT.pcap" : "rtp pack --db --run takes OUT.pcap alone (no STREAM)")
+                                                  : "rtp unpack takes CAPTURE and OUT.264")
+        }
         let ssrc = try Self.integer(parsed, "--ssrc", 0...Int(UInt32.max)).map { UInt32($0) }
         let port = try Self.integer(parsed, "--port", 1...65_535)
         let sdp = try parsed.path("--sdp", what: "a file")
@@ -119,14 +128,23 @@ struct RTPCommand: Command {
             }
             o.fps = (num, den)
         }
-        return .pack(input: rest[1], output: rest[2], options: o)
+        if let stored, let db = try parsed.path("--db", what: "a database file") {
+            return .pack(input: "", output: rest[1], options: o, stored: (db, stored))
+        }
+        return .pack(input: rest[1], output: rest[2], options: o, stored: nil)
     }
 
     func run(_ options: Options) throws -> Int32 {
         func warn(_ line: String) { FileHandle.standardError.write(Data("\(line)\n".utf8)) }
         switch options {
-        case let .pack(input, output, o):
-            let s = try RTPPack.run(input: input, output: output, options: o)
+        case let .pack(given, output, o, stored):
+            var input = given
+            var times: [(ptsMicroseconds: Int64, dtsMicroseconds: Int64)]?
+            if let stored {
+                let run = try RTPPack.storedRun(databasePath: stored.db, run: stored.run)
+                (input, times) = (run.streamPath, run.times)
+            }
+            let s = try RTPPack.run(input: input, output: output, options: o, storedTimes: times)
             for w in s.warnings { warn("warning: \(oneLine(w))") }
             print("\(input) (\(s.accessUnits) access units, \(s.nalUnits) NAL units) -> \(output) (\(s.packets) RTP packets: \(s.single) single NAL unit, "
                   + "\(s.stapA) STAP-A, \(s.fuA) FU-A; largest \(s.largestPacketBytes) bytes, at most \(s.mostPacketsPerAccessUnit) per access unit, "
