@@ -19,11 +19,13 @@ let package = Package(
         // libavcodec's H.264 decoder: the verify stage decodes each run's stream in-process as it is written.
         .systemLibrary(name: "CAVCodec", path: "Sources/CAVCodec", pkgConfig: "libavcodec",
                        providers: [.apt(["libavcodec-dev", "libavutil-dev"])]),
+        // libpcap: `enclab rtp` writes and reads captures (Sources/EncoderLab/Network).
+        .systemLibrary(name: "CPcap", path: "Sources/CPcap", providers: [.apt(["libpcap0.8-dev"])]),
         // SIGINT and SIGTERM caught by a C handler (async-signal-safe) that feeds a pipe (Support/Interruption.swift).
         .target(name: "CSignals", path: "Sources/CSignals"),
         // Pure Swift bitstream toolkit: imports no C module.
         .target(name: "H264", path: "Sources/H264", exclude: ["PACKETS.md"]),
-        .target(name: "EncoderLab", dependencies: ["H264", "CX264", "COpenH264", "CSQLite3", "CLinux", "CCrypto", "CAVCodec", "CSignals"], path: "Sources/EncoderLab"),
+        .target(name: "EncoderLab", dependencies: ["H264", "CX264", "COpenH264", "CSQLite3", "CLinux", "CCrypto", "CAVCodec", "CSignals", "CPcap"], path: "Sources/EncoderLab"),
         .executableTarget(name: "enclab", dependencies: ["EncoderLab"], path: "Sources/enclab"),
         // Vectors/ holds byte streams the tests read by path (and the script that made them).
         .testTarget(name: "H264Tests", dependencies: ["H264"], path: "Tests/H264Tests", exclude: ["Vectors"]),

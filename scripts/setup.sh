@@ -9,13 +9,17 @@ cd "$(dirname "$0")/.."
 # python3-venv: the venv below (Debian's system Python refuses pip install, PEP 668).
 # libavcodec-dev, libavutil-dev and pkg-config: the verify stage's in-process H.264 decode (target CAVCodec).
 # libjs-dygraphs: the report's interactive charts (dygraphs 2.2.1, copied into each report's assets/).
+# libpcap0.8-dev: `enclab rtp pack` and `rtp unpack` write and read captures (target CPcap).
 # libopenh264-dev: the second encoder, --encoder openh264 (target COpenH264; docs/openh264.md).
-packages=(libx264-dev libopenh264-dev libsqlite3-dev libssl-dev libavcodec-dev libavutil-dev pkg-config gnuplot-nox ffmpeg x264 sqlite3 mkvtoolnix python3-numpy python3-venv libjs-dygraphs)
+packages=(libx264-dev libopenh264-dev libsqlite3-dev libssl-dev libavcodec-dev libavutil-dev pkg-config gnuplot-nox ffmpeg x264 sqlite3 mkvtoolnix python3-numpy python3-venv libjs-dygraphs libpcap0.8-dev)
 # The tests' browser check of the report (scripts/report-browser.py, Tests/EndToEndTests/ReportBrowserTests.swift):
 # chromium driven through WebDriver (chromium-driver brings chromium) by Debian's python3-selenium.
 # GStreamer's openh264enc (gstreamer1.0-plugins-bad) run by gst-launch-1.0 (gstreamer1.0-tools): the OpenH264 tests' second
 # witness (Tests/EndToEndTests/OpenH264Tests.swift).
 if [ "${1:-}" = "--tests" ]; then packages+=(chromium-driver python3-selenium gstreamer1.0-tools gstreamer1.0-plugins-bad); fi
+# The RTP tests' witnesses (Tests/EndToEndTests/RTPCommandTests.swift): GStreamer's rtph264pay and rtph264depay
+# (-plugins-good), gst-launch-1.0 (-tools), pcapparse (-plugins-bad), and tshark's RTP and H.264 dissectors.
+if [ "${1:-}" = "--tests" ]; then packages+=(gstreamer1.0-plugins-good tshark); fi
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -10,7 +10,7 @@ struct CommandHelpTests {
     let cli = CommandLineTests()
 
     /// Every command, as the issue names them.
-    static let commands = ["encode", "run", "merge", "plot", "report", "analyze", "measure", "compare", "inspect", "convert", "check", "bd-rate", "export", "version", "help"]
+    static let commands = ["encode", "run", "merge", "plot", "report", "analyze", "measure", "compare", "inspect", "convert", "check", "rtp", "bd-rate", "export", "version", "help"]
 
     /// Arguments that make each command do some work or refuse something, to put before `-h`.
     static let someArguments: [String: [String]] = [
@@ -19,7 +19,7 @@ struct CommandHelpTests {
         "measure": ["--db", "x.sqlite", "--metrics", "vmaf"],
         "inspect": ["s.264", "--json"], "convert": ["--to", "avcc", "a", "b"],
         "check": ["s.264", "--expect", "MaxKeyFrameInterval=30", "--db", "x.sqlite"], "merge": ["m.sqlite", "a.sqlite"], "version": ["extra"], "help": ["encode"],
-        "bd-rate": ["--anchor", "1:30", "--method", "cubic"], "export": ["--db", "x.sqlite", "--table", "runs"],
+        "bd-rate": ["--anchor", "1:30", "--method", "cubic"], "rtp": ["pack", "s.264", "o.pcap", "--mtu", "500"], "export": ["--db", "x.sqlite", "--table", "runs"],
     ]
 
     /// One flag row of a help's flags section.
@@ -62,7 +62,7 @@ struct CommandHelpTests {
     /// A value each placeholder accepts, so that giving the flag alone changes no outcome's kind.
     static func sample(_ placeholder: String) -> String {
         ["N": "5", "1|2|4": "2", "NUM[/DEN]": "25", "KEY|ID": "1", "FILE": "f.out", "DIR": "d.out",
-         "NAME=VALUE": "MaxKeyFrameInterval=30", "RATE:PSNR,...": "1:30,2:31,3:32", "K/N": "1/2", "FIELD=VALUE": "uiIntraPeriod=30", "ID,...": "1,2", "LIST": "vmaf"][placeholder]
+         "NAME=VALUE": "MaxKeyFrameInterval=30", "BYTES": "1200", "PT": "96", "SSRC": "0x1234", "RATE:PSNR,...": "1:30,2:31,3:32", "K/N": "1/2", "FIELD=VALUE": "uiIntraPeriod=30", "ID,...": "1,2", "LIST": "vmaf"][placeholder]
             ?? String(placeholder.split(separator: "|")[0])
     }
 
@@ -76,12 +76,17 @@ struct CommandHelpTests {
         // bd-rate: 3 points are refused as data (65); export: the database is missing (66).
         "bd-rate": ["--anchor", "1:30,2:31,3:32", "--test", "1:30,2:31,3:32"],
         "export": ["--db", "missing.sqlite", "--table", "frames", "--format", "csv"],
+        "rtp": ["pack", "missing.264", "o.pcap"],
     ]
 
     /// For a flag that cannot go with a command's ``failing`` arguments (check's --run checks a stored run, not a
     /// STREAM): arguments with which the command fails early, not with a usage error, once the flag is added.
     static let failingWith: [String: [String]] = [
         "check --run": ["--db", "missing.sqlite", "--expect", "MaxKeyFrameInterval=30"],
+        // rtp's --parameter-sets goes with unpack (a sprop value "VALUE" that is not base64 of a NAL unit: 65).
+        "rtp --parameter-sets": ["unpack", "missing.pcap", "o.264"],
+        // rtp pack's --db and --run go together, without STREAM: the database is missing (66).
+        "rtp --db": ["pack", "o.pcap", "--run", "1"], "rtp --run": ["pack", "o.pcap", "--db", "missing.sqlite"],
     ]
 
     @Test("--help, -h (anywhere, even after a bad flag), 'help X' and '--help X' print the same help, exit 0", arguments: commands)
@@ -124,8 +129,9 @@ struct CommandHelpTests {
         // --avcc-config-first, encode's --vt and --vt-compat, check's --expect and --tcfile-in; bd-rate's --anchor,
         // --test and --method, export's --table and --format; run's --jobs and --shard; encode's and run's --verify and
         // --no-plots; report's --experiment, --runs, --worst, --best and --overlay (its --anchor is bd-rate's name); encode's, run's
-        // and measure's --metrics and --vmaf-ffmpeg; encode's --encoder and --openh264.
-        #expect(everyFlag.count == 39, "\(everyFlag.keys.sorted())")
+        // and measure's --metrics and --vmaf-ffmpeg; encode's --encoder and --openh264; rtp's --mtu,
+        // --mode, --aggregate, --port, --ssrc, --sdp, --seq, --timestamp and --pt (its --fps is convert's name).
+        #expect(everyFlag.count == 48, "\(everyFlag.keys.sorted())")
         // The parser's own table, as its unknown-flag message lists it (encode hands unknown flags on to x264, so
         // its own eleven come from the issues).
         if command == "encode" {
@@ -221,7 +227,7 @@ struct CommandHelpTests {
         #expect(bare.status == 64 && bare.stdout.isEmpty && bare.stderr == list.stdout)
         let unknown = try cli.enclab(["help", "frobnicate"], in: dir)
         #expect(unknown.status == 64)
-        #expect(unknown.stderr == "enclab: unknown command 'frobnicate' (encode, run, merge, plot, report, analyze, measure, compare, inspect, convert, check, bd-rate, export, version, help) (see 'enclab help')\n")
+        #expect(unknown.stderr == "enclab: unknown command 'frobnicate' (encode, run, merge, plot, report, analyze, measure, compare, inspect, convert, check, rtp, bd-rate, export, version, help) (see 'enclab help')\n")
     }
 
     @Test("encode refused before it starts leaves the folder as it was: no database, no results folder")

@@ -88,7 +88,7 @@ struct CommandLineTests {
         (["encode", "c.y4m", "--seek", "10"], Int32(65), "enclab: c.y4m: no whole frame to encode after skipping 10 (--seek)"),
         (["encode", "c.y4m", "--rc", "vbr", "--bitrate", "300", "--nal-hrd", "cbr"], Int32(64), "enclab: contradictory settings: rc vbr with nal-hrd cbr"),
         (["encode", "c.y4m", "--tune", "cinema"], Int32(64), "enclab: bad tune 'cinema'"),
-        (["frobnicate"], Int32(64), "enclab: unknown command 'frobnicate' (encode, run, merge, plot, report, analyze, compare, inspect, convert, check, bd-rate, export, version, help)"),
+        (["frobnicate"], Int32(64), "enclab: unknown command 'frobnicate' (encode, run, merge, plot, report, analyze, compare, inspect, convert, check, rtp, bd-rate, export, version, help)"),
     ])
     func badInput(arguments: [String], status: Int32, message: String) throws {
         let dir = scratch()

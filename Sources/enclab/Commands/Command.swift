@@ -102,7 +102,7 @@ extension Command {
 /// Every command, in the order `enclab help` lists them, and the names `main` dispatches on.
 enum Commands {
     static let all: [any Command] = [EncodeCommand(), RunCommand(), MergeCommand(), PlotCommand(), ReportCommand(), AnalyzeCommand(), MeasureCommand(), CompareCommand(),
-                                     InspectCommand(), ConvertCommand(), CheckCommand(), BDRateCommand(), ExportCommand(),
+                                     InspectCommand(), ConvertCommand(), CheckCommand(), RTPCommand(), BDRateCommand(), ExportCommand(),
                                      VersionCommand(), HelpCommand()]
 
     /// The command a first argument names: a command's name, or `-h`/`--help` (help) or `--version` (version).

@@ -1,0 +1,228 @@
+import EncoderLab
+import EnclabTestSupport
+import Foundation
+import Testing
+
+/// `enclab rtp pack` and `enclab rtp unpack` against GStreamer's rtph264pay and rtph264depay (gstreamer1.0-plugins-good),
+/// tshark's RTP and H.264 dissectors, and the stream's own NAL units.
+///
+/// GStreamer's packets are caught with `rtph264pay ! identity ! multifilesink`: multifilesink writes each buffer to a
+/// file of its own, and `identity` (a GstBaseTransform, which has no chain_list) breaks the buffer lists rtph264pay
+/// pushes for FU-A fragments into single buffers, so each file is one RTP packet. The raw stream reaches it through
+/// `h264parse` without timestamps, so GStreamer's RTP timestamps are all its `timestamp-offset`: the comparison with
+/// GStreamer leaves bytes 4-7 (the timestamp) out, and tshark checks the lab's timestamps against arithmetic instead.
+@Suite("rtp pack and unpack, end to end", .serialized)
+struct RTPCommandTests {
+    /// A 10-frame 96x64 stream from the x264 CLI at 25 fps; `bframes` B-frames, 2 slices per picture.
+    func makeStream(_ dir: String, bframes: Int) throws {
+        try SyntheticClip(width: 96, height: 64, frames: 10, seed: 5).write(to: "\(dir)/c.y4m")
+        let x = try TestSupport.tool("x264", ["--quiet", "--threads", "1", "--bframes", "\(bframes)", "--slices", "2", "--keyint", "5",
+                                              "-o", "\(dir)/s.264", "\(dir)/c.y4m"])
+        try #require(x.status == 0, "\(x.stderr)")
+    }
+
+    /// The NAL units of an Annex B file, split at start codes (trailing zero bytes belong to no NAL unit): a splitter
+    /// of the test's own, not the lab's.
+    static func nalUnits(_ path: String) throws -> [[UInt8]] {
+        let b = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        var starts: [Int] = []
+        var i = 0
+        while i + 2 < b.count {
+            if b[i] == 0 && b[i + 1] == 0 && b[i + 2] == 1 { starts.append(i + 3); i += 3 } else { i += 1 }
+        }
+        return starts.enumerated().map { k, s in
+            var e = k + 1 < starts.count ? starts[k + 1] - 3 : b.count
+            while e > s && b[e - 1] == 0 { e -= 1 }
+            return Array(b[s..<e])
+        }
+    }
+
+    /// Each UDP payload of a capture, by tshark.
+    static func udpPayloads(_ pcap: String) throws -> [[UInt8]] {
+        let t = try TestSupport.tool("tshark", ["-r", pcap, "-T", "fields", "-e", "udp.payload"])
+        try #require(t.status == 0, "\(t.stderr)")
+        return t.lines.map { line in
+            let digits = Array(line)
+            return stride(from: 0, to: digits.count - 1, by: 2).map { UInt8(String(digits[$0...$0 + 1]), radix: 16)! }
+        }
+    }
+
+    /// rtph264pay's packets for the raw stream, one per file, in order.
+    static func gstreamerPackets(_ dir: String, mtu: Int, aggregate: String) throws -> [[UInt8]] {
+        let out = "\(dir)/gst-\(aggregate)"
+        try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+        let g = try TestSupport.tool("gst-launch-1.0", ["-q", "filesrc", "location=\(dir)/s.264", "!", "h264parse", "!", "rtph264pay", "mtu=\(mtu)",
+                                                        "aggregate-mode=\(aggregate)", "config-interval=0", "pt=96", "seqnum-offset=65530",
+                                                        "ssrc=305419896", "timestamp-offset=0", "!", "identity", "!", "multifilesink",
+                                                        "location=\(out)/p%05d.rtp"])
+        try #require(g.status == 0, "\(g.stderr)")
+        let files = try FileManager.default.contentsOfDirectory(atPath: out).sorted()
+        return try files.map { [UInt8](try Data(contentsOf: URL(fileURLWithPath: "\(out)/\($0)"))) }
+    }
+
+    /// Packet boundaries and payload bytes (STAP-A, FU-A, single NAL unit), marker bits, sequence numbers across the
+    /// 16-bit wrap and SSRC equal rtph264pay's at the same MTU, for both aggregate modes; the timestamp bytes aside.
+    @Test(arguments: ["max-stap", "none"])
+    func packetsAsRtph264pay(aggregate: String) throws {
+        let dir = TestSupport.scratchFolder("rtp-pay")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try makeStream(dir, bframes: 2)
+        let r = try TestSupport.enclab(["rtp", "pack", "s.264", "l.pcap", "--mtu", "100", "--aggregate", aggregate, "--seq", "65530",
+                                        "--ssrc", "0x12345678"], in: dir)
+        #expect(r.status == 0, "\(r.stderr)")
+        let lab = try Self.udpPayloads("\(dir)/l.pcap")
+        let gst = try Self.gstreamerPackets(dir, mtu: 100, aggregate: aggregate)
+        func masked(_ p: [UInt8]) -> [UInt8] { Array(p[0..<4]) + Array(p[8...]) }
+        #expect(lab.count == gst.count)
+        #expect(lab.map(masked) == gst.map(masked))
+        #expect(lab.allSatisfy { $0.count <= 100 })
+        let kinds = Set(lab.map { Int($0[12] & 0x1F) })
+        #expect(kinds.contains(28) && (aggregate == "none" || kinds.contains(24)))
+    }
+
+    /// tshark's RTP dissector reads the headers: sequence numbers from 65534 across the wrap, timestamps
+    /// 4294960000 + 3600 k modulo 2^32 for frame k (25 fps, no B-frames: PTS k x 40 ms, 40 ms x 90 kHz = 3600), the
+    /// marker on each access unit's last packet, payload type 96; its H.264 dissector finds the FU-A start and end bits
+    /// paired and the UDP and IPv4 checksums good.
+    @Test func headersAsTshark() throws {
+        let dir = TestSupport.scratchFolder("rtp-tshark")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try makeStream(dir, bframes: 0)
+        let r = try TestSupport.enclab(["rtp", "pack", "s.264", "l.pcap", "--mtu", "200", "--seq", "65534", "--timestamp", "4294960000",
+                                        "--port", "6000"], in: dir)
+        #expect(r.status == 0, "\(r.stderr)")
+        let t = try TestSupport.tool("tshark", ["-r", "\(dir)/l.pcap", "-d", "udp.port==6000,rtp", "-d", "rtp.pt==96,h264",
+                                                "-o", "udp.check_checksum:TRUE", "-o", "ip.check_checksum:TRUE", "-T", "fields",
+                                                "-e", "rtp.seq", "-e", "rtp.timestamp", "-e", "rtp.marker", "-e", "rtp.p_type",
+                                                "-e", "h264.start.bit", "-e", "h264.end.bit", "-e", "udp.checksum.status", "-e", "ip.checksum.status"])
+        try #require(t.status == 0, "\(t.stderr)")
+        let rows = t.lines.map { $0.split(separator: "\t", omittingEmptySubsequences: false).map(String.init) }
+        #expect(rows.count > 10)
+        #expect(rows.map { Int($0[0])! } == rows.indices.map { (65_534 + $0) % 65_536 })
+        #expect(rows.allSatisfy { $0[3] == "96" && $0[6] == "1" && $0[7] == "1" })
+        // Frame k's packets carry 4294960000 + 3600 k mod 2^32; the frame changes after each marker.
+        var frame = 0
+        for row in rows {
+            #expect(UInt64(row[1])! == (4_294_960_000 + 3600 * UInt64(frame)) % 4_294_967_296)
+            if row[2] == "1" { frame += 1 }
+        }
+        #expect(frame == 10)
+        // Every FU-A start is closed by an end before the next start.
+        var open = false
+        for row in rows where !row[4].isEmpty {
+            if row[4] == "1" || row[4] == "True" { #expect(!open); open = true }
+            if row[5] == "1" || row[5] == "True" { #expect(open); open = false }
+        }
+        #expect(!open)
+    }
+
+    /// The lab's capture read back gives the stream's NAL units, byte for byte, in order; GStreamer's rtph264depay fed
+    /// the same packets (pcapparse) gives the same NAL units (no sprop-parameter-sets in its caps, so it adds none);
+    /// `inspect` reads the result.
+    @Test func unpackGivesTheStreamBackAsRtph264depay() throws {
+        let dir = TestSupport.scratchFolder("rtp-depay")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try makeStream(dir, bframes: 2)
+        let p = try TestSupport.enclab(["rtp", "pack", "s.264", "l.pcap", "--mtu", "120", "--seq", "65500", "--timestamp", "4294967000",
+                                        "--sdp", "s.sdp"], in: dir)
+        #expect(p.status == 0, "\(p.stderr)")
+        let u = try TestSupport.enclab(["rtp", "unpack", "l.pcap", "back.264"], in: dir)
+        #expect(u.status == 0, "\(u.stderr)")
+        #expect(u.stderr.contains(" 0 lost, 0 duplicates, 0 reordered"), "\(u.stderr)")
+        #expect(u.stderr.contains("0 incomplete access units"), "\(u.stderr)")
+        let original = try Self.nalUnits("\(dir)/s.264")
+        #expect(try Self.nalUnits("\(dir)/back.264") == original)
+        let g = try TestSupport.tool("gst-launch-1.0", ["-q", "filesrc", "location=\(dir)/l.pcap", "!", "pcapparse", "!",
+                                                        "application/x-rtp,media=video,clock-rate=90000,encoding-name=H264,payload=96", "!",
+                                                        "rtph264depay", "!", "video/x-h264,stream-format=byte-stream", "!", "filesink",
+                                                        "location=\(dir)/gst.264"])
+        try #require(g.status == 0, "\(g.stderr)")
+        #expect(try Self.nalUnits("\(dir)/gst.264") == original)
+        let i = try TestSupport.enclab(["inspect", "back.264"], in: dir)
+        #expect(i.status == 0, "\(i.stderr)")
+        // With the SDP's sprop-parameter-sets (CRLF lines), the SPS and PPS (x264's first two NAL units) come first, as
+        // rtph264depay writes its caps' parameter sets.
+        let sdp = try TestSupport.enclab(["rtp", "unpack", "l.pcap", "sdp.264", "--sdp", "s.sdp"], in: dir)
+        #expect(sdp.status == 0, "\(sdp.stderr)")
+        #expect(try Self.nalUnits("\(dir)/sdp.264") == Array(original.prefix(2)) + original)
+        #expect(original.prefix(2).map { $0[0] & 0x1F } == [7, 8])
+        // The same capture as pcapng (editcap, from tshark's wireshark-common) reads the same.
+        let e = try TestSupport.tool("editcap", ["-F", "pcapng", "\(dir)/l.pcap", "\(dir)/l.pcapng"])
+        try #require(e.status == 0, "\(e.stderr)")
+        let ng = try TestSupport.enclab(["rtp", "unpack", "l.pcapng", "ng.264"], in: dir)
+        #expect(ng.status == 0, "\(ng.stderr)")
+        #expect(try Self.nalUnits("\(dir)/ng.264") == original)
+    }
+
+    /// A stored run sent with its frames' stored PTS: each access unit's RTP timestamp (tshark, on its marker packet) is
+    /// `pts × timebase_num / timebase_den × 90000` from the frames table (sqlite3), in decode order.
+    @Test func storedRunTimedByItsStoredPTS() throws {
+        let dir = TestSupport.scratchFolder("rtp-run")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let db = try TestSupport.makeDatabase(in: dir, runs: [["--crf", "23", "--bframes", "2"]])
+        let r = try TestSupport.enclab(["rtp", "pack", "--db", db, "--run", "1", "r.pcap"], in: dir)
+        #expect(r.status == 0, "\(r.stderr)")
+        let timebase = try TestSupport.sqlite(db, "SELECT timebase_num || ' ' || timebase_den FROM runs WHERE run_id = 1")[0].split(separator: " ").map { Int64($0)! }
+        let pts = try TestSupport.sqlite(db, "SELECT pts FROM frames WHERE run_id = 1 ORDER BY coded_index").map { Int64($0)! }
+        let t = try TestSupport.tool("tshark", ["-r", "\(dir)/r.pcap", "-d", "udp.port==5004,rtp", "-T", "fields", "-e", "rtp.timestamp", "-e", "rtp.marker"])
+        var stamps: [Int64] = []
+        for line in t.lines {
+            let fields = line.split(separator: "\t").map(String.init)
+            if fields.count == 2 && fields[1] == "1", let stamp = Int64(fields[0]) { stamps.append(stamp) }
+        }
+        #expect(stamps.count == pts.count && pts.count > 2)
+        let expected: [Int64] = pts.map { (p: Int64) -> Int64 in p * timebase[0] * 90_000 / timebase[1] }
+        #expect(stamps == expected)
+    }
+
+    /// A pcap by hand: the 24-byte global header (magic a1b2c3d4 little-endian, version 2.4, snaplen 65535, link type)
+    /// and records (16-byte header: seconds, microseconds, captured length, original length).
+    static func pcap(linkType: UInt32, records: [[UInt8]], cut: Int = 0) -> [UInt8] {
+        func le(_ v: UInt32) -> [UInt8] { [UInt8(v & 0xFF), UInt8((v >> 8) & 0xFF), UInt8((v >> 16) & 0xFF), UInt8(v >> 24)] }
+        var out = le(0xA1B2C3D4) + [2, 0, 4, 0] + le(0) + le(0) + le(65_535) + le(linkType)
+        for (k, r) in records.enumerated() { out += le(UInt32(k)) + le(0) + le(UInt32(r.count)) + le(UInt32(r.count)) + r }
+        return Array(out.dropLast(cut))
+    }
+
+    /// An IPv4/UDP datagram to port 5004 without checksums (raw IP link type), carrying `payload`.
+    static func rawUDP(_ payload: [UInt8]) -> [UInt8] {
+        let total = 28 + payload.count
+        return [0x45, 0, UInt8(total >> 8), UInt8(total & 0xFF), 0, 0, 0x40, 0, 64, 17, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2]
+            + [0x13, 0x8C, 0x13, 0x8C, UInt8((total - 20) >> 8), UInt8((total - 20) & 0xFF), 0, 0] + payload
+    }
+
+    @Test func badCapturesAreRefusedWithTheirReason() throws {
+        let dir = TestSupport.scratchFolder("rtp-bad")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        // An RTP packet holding one slice NAL unit: V=2, M=1, PT 96, seq 1, timestamp 0, SSRC 1.
+        let rtp: [UInt8] = [0x80, 0xE0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0x65, 0x88, 0x84]
+        func write(_ name: String, _ bytes: [UInt8]) throws { try Data(bytes).write(to: URL(fileURLWithPath: "\(dir)/\(name)")) }
+        // Link type 101 (LINKTYPE_RAW): read.
+        try write("good.pcap", Self.pcap(linkType: 101, records: [Self.rawUDP(rtp)]))
+        let good = try TestSupport.enclab(["rtp", "unpack", "good.pcap", "good.264"], in: dir)
+        #expect(good.status == 0, "\(good.stderr)")
+        // The file ends 5 bytes into the record's data.
+        try write("cut.pcap", Self.pcap(linkType: 101, records: [Self.rawUDP(rtp), Self.rawUDP(rtp)], cut: 38))
+        let cut = try TestSupport.enclab(["rtp", "unpack", "cut.pcap", "out.264"], in: dir)
+        #expect(cut.status == 65 && cut.stderr.contains("cut.pcap: record 1 cannot be read"), "\(cut.stderr)")
+        // Link type 105 (IEEE 802.11).
+        try write("wifi.pcap", Self.pcap(linkType: 105, records: [Self.rawUDP(rtp)]))
+        let wifi = try TestSupport.enclab(["rtp", "unpack", "wifi.pcap", "out.264"], in: dir)
+        #expect(wifi.status == 65 && wifi.stderr.contains("link type IEEE802_11"), "\(wifi.stderr)")
+        // A UDP datagram that is not RTP (first byte 0x12: version 0).
+        try write("dns.pcap", Self.pcap(linkType: 101, records: [Self.rawUDP([0x12, 0x34, 0x01, 0x00] + [UInt8](repeating: 0, count: 12))]))
+        let dns = try TestSupport.enclab(["rtp", "unpack", "dns.pcap", "out.264", "--port", "5004"], in: dir)
+        #expect(dns.status == 65 && dns.stderr.contains("is not RTP"), "\(dns.stderr)")
+        let any = try TestSupport.enclab(["rtp", "unpack", "dns.pcap", "out.264"], in: dir)
+        #expect(any.status == 65 && any.stderr.contains("no RTP packets"), "\(any.stderr)")
+        // Not a capture at all.
+        try write("text.pcap", Array("hello, not a capture\n".utf8))
+        let text = try TestSupport.enclab(["rtp", "unpack", "text.pcap", "out.264"], in: dir)
+        #expect(text.status == 65, "\(text.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: "\(dir)/out.264"))
+        // A NAL unit over the MTU in single NAL unit mode.
+        try makeStream(dir, bframes: 0)
+        let single = try TestSupport.enclab(["rtp", "pack", "s.264", "o.pcap", "--mode", "single", "--aggregate", "none", "--mtu", "100"], in: dir)
+        #expect(single.status == 65 && single.stderr.contains("packetization-mode 0 cannot fragment"), "\(single.stderr)")
+    }
+}
