@@ -15,7 +15,7 @@ struct RunCommand: Command {
              default: "the experiment's, else full"),
         Flag("--force", about: "run even the runs whose run key the database holds done"),
         Flag("--mkv", about: "also write each run's stream as stream.mkv (Matroska, mkvmerge) with the PTS x264 returned, to the microsecond"),
-        Flag("--no-plots", about: "draw no per-run plots (frames, psnr), for speed studies; 'enclab plot --db FILE' draws them later"),
+    ] + PlotsFlag.flags + [
         Flag("--jobs", value: "N", about: "encode up to N runs at once (it never changes a run: x264's threads come from the settings)",
              default: "the cores divided by the largest x264 thread count of the runs, at least 1"),
         Flag("--shard", value: "K/N", about: "run only shard K of N (1 <= K <= N): the runs whose index in the expanded experiment, from 0, is K-1 modulo N; merge the shards' databases with 'enclab merge'",
@@ -24,8 +24,9 @@ struct RunCommand: Command {
     let about = """
         Expands the experiment into its runs (every clip times every combination of the grid's values), checks every
         run's settings and clips (x264 opens an encoder for each) before the first starts, then encodes, verifies
-        and records each as 'enclab encode' does, draws every run's plots once the runs are done (all in one gnuplot
-        process; none with --no-plots), and draws rd.png/rd.svg (bitrate against mean PSNR) in the output folder. stdout gets two lines per run (its line and its answers, as 'enclab encode' prints them), then a summary; stderr gets a progress line per run (a bar
+        and records each as 'enclab encode' does (each run's chart data and scripts written, its pictures not drawn:
+        'enclab plot --db DB --out DIR' draws them; with --plots render all of them once the runs are done, in one
+        gnuplot process), and draws rd.png/rd.svg (bitrate against mean PSNR) in the output folder. stdout gets two lines per run (its line and its answers, as 'enclab encode' prints them), then a summary; stderr gets a progress line per run (a bar
         redrawn in place on a terminal): runs done of the total, runs per second, time left.
 
         Up to --jobs runs are encoded and verified at once, while one writer records each as it ends (one
@@ -73,7 +74,7 @@ struct RunCommand: Command {
         var verify: VerifyMode?
         var force = false
         var mkv = false
-        var noPlots = false
+        var plots = Runner.PlotMode.scripts
         /// nil: the cores divided by the largest x264 thread count.
         var jobs: Int?
         var shard: Sweep.Shard?
@@ -109,7 +110,7 @@ struct RunCommand: Command {
         }
         o.force = parsed.has("--force")
         o.mkv = parsed.has("--mkv")
-        o.noPlots = parsed.has("--no-plots")
+        o.plots = try PlotsFlag.mode(parsed, rendered: .batched)
         return o
     }
 
@@ -126,7 +127,7 @@ struct RunCommand: Command {
         let lab = try Runner(databasePath: o.db ?? "results/\(experiment.name).sqlite", outDirectory: o.out ?? "results/\(experiment.name)",
                           force: o.force)
         lab.matroska = o.mkv
-        lab.plotMode = o.noPlots ? .none : .batched
+        lab.plotMode = o.plots
         let progress = Progress(label: "run", total: checked.count, unit: "runs", everyStep: true)
         defer { progress.finish() }
         let outcomes: [RunOutcome]
