@@ -4,6 +4,8 @@
 #   bash bench/report-scale.sh report   # `enclab report` over a database of >= 1,000,000 frame rows
 #   bash bench/report-scale.sh sweep    # a 500-run sweep on fixtures/carphone_pristine.mp4, then its report
 #   bash bench/report-scale.sh page     # a run page of 10,000 frames: its weight and its draw time in chromium
+#   bash bench/report-scale.sh compare  # the report over ROWS frame rows, today's build against BASELINE, interleaved
+#   bash bench/report-scale.sh db       # only make the database of report and compare (kept in WORK for the next)
 #   bash bench/report-scale.sh all      # report and sweep (the default)
 #
 # report: a small carphone experiment (8 runs, 120 frames each, threads 1, --jobs 2) is run, then sqlite3 copies its
@@ -11,6 +13,11 @@
 # the original key, then the copy's number in 8) until `frames` has at least ROWS rows (1,000,000 by default); then
 # `enclab report --db ... --worst 5 --best 5` is timed (one experiment: 10 run pages). The copies keep the original
 # stream and clip paths, so their run pages find their files.
+# compare (issue 19, Bench): the same database as `report`; ROUNDS (5 by default) rounds, each timing `enclab report
+# --worst 5 --best 5` once with ENCLAB (today's report: interactive run and experiment pages) and once with BASELINE (an
+# enclab binary of another commit, e.g. the static report of e13105a^, built with `git archive e13105a^ | tar -x -C
+# DIR && swift build -c release --product enclab` in DIR), the two in turn and in alternating order; the medians, their
+# ratio (today / baseline; the issue asks at most 1.3) and every round go to results/scale.md. BASELINE_LABEL names it.
 # sweep: 10 bitrates x 5 keyints x 10 bframes counts (abr, threads 1, preset medium) = 500 runs with `enclab run
 # --jobs 2`; wall time, database size and the report's time are recorded.
 #
@@ -22,7 +29,8 @@
 #
 # Environment: ENCLAB (default .build/release/enclab, built here with `swift build -c release` when missing), WORK (the
 # scratch folder, default /tmp/enclab-scale), ROWS (frame rows wanted), REPORT_ARGS (extra report flags), LABEL (a
-# word written beside the times in results/scale.md, e.g. "before"/"after").
+# word written beside the times in results/scale.md, e.g. "before"/"after"), PAGE_FRAMES (page), and for compare
+# BASELINE (the other enclab binary), BASELINE_LABEL (its name in results/scale.md) and ROUNDS.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:-all}
@@ -58,18 +66,19 @@ EOF
     fi
 }
 
-# `enclab report` on DB, timed; prints the seconds.
+# `enclab report` on DB, timed; prints the seconds. BIN (default ENCLAB) is the binary run.
 report() {
     local db=$1 out=$2; shift 2
     rm -rf "$out"
     local t0 t1; t0=$(now)
-    "$ENCLAB" report --db "$db" --out "$out" --worst 5 --best 5 ${REPORT_ARGS:-} "$@" > /dev/null 2> "$WORK/report.err" || {
+    "${BIN:-$ENCLAB}" report --db "$db" --out "$out" --worst 5 --best 5 ${REPORT_ARGS:-} "$@" > /dev/null 2> "$WORK/report.err" || {
         cat "$WORK/report.err" >&2; exit 70; }
     t1=$(now)
     seconds "$t0" "$t1"
 }
 
-run_report() {
+# The database of `report` and `compare` (made once: WORK/report/scale.sqlite.ready marks it done).
+report_db() {
     local dir=$WORK/report db=$WORK/report/scale.sqlite
     mkdir -p "$dir"
     if [ ! -f "$db.ready" ]; then
@@ -105,6 +114,11 @@ COMMIT; PRAGMA wal_checkpoint(TRUNCATE); ANALYZE;"
         sqlite3 "$db" "$sql" > /dev/null
         touch "$db.ready"
     fi
+}
+
+run_report() {
+    local dir=$WORK/report db=$WORK/report/scale.sqlite
+    report_db
     local frames runs size secs
     frames=$(sqlite3 "$db" "SELECT count(*) FROM frames")
     runs=$(sqlite3 "$db" "SELECT count(*) FROM runs")
@@ -120,6 +134,54 @@ COMMIT; PRAGMA wal_checkpoint(TRUNCATE); ANALYZE;"
         echo "(one experiment), \`frames\` $frames rows, database $(mib "$size") ($size bytes)."
         echo
         echo "- \`enclab report --db scale.sqlite --worst 5 --best 5\`: **$secs s** (summary, experiment page, 10 run pages)"
+        echo
+    } >> "$RESULTS"
+}
+
+median() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { print (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2) }'; }
+
+run_compare() {
+    local dir=$WORK/report db=$WORK/report/scale.sqlite rounds=${ROUNDS:-5}
+    [ -n "${BASELINE:-}" ] && [ -x "$BASELINE" ] || { echo "compare needs BASELINE=an enclab binary to compare with" >&2; exit 64; }
+    local baseline; baseline=$(readlink -f "$BASELINE")
+    report_db
+    local frames runs size m
+    frames=$(sqlite3 "$db" "SELECT count(*) FROM frames")
+    runs=$(sqlite3 "$db" "SELECT count(*) FROM runs")
+    size=$(bytes "$db")
+    m=$(machine)
+    local today=() base=() loads=() i t
+    for i in $(seq "$rounds"); do
+        loads+=("$(cut -d' ' -f1 /proc/loadavg)")
+        # Alternating order, so a drift in the machine's load falls on both alike.
+        if [ $((i % 2)) -eq 1 ]; then
+            t=$(BIN=$ENCLAB report "$db" "$dir/rep-today"); today+=("$t")
+            t=$(BIN=$baseline report "$db" "$dir/rep-base"); base+=("$t")
+        else
+            t=$(BIN=$baseline report "$db" "$dir/rep-base"); base+=("$t")
+            t=$(BIN=$ENCLAB report "$db" "$dir/rep-today"); today+=("$t")
+        fi
+        echo "round $i: today ${today[-1]} s, baseline ${base[-1]} s (load ${loads[-1]})" >&2
+    done
+    local mt mb ratio wt wb
+    mt=$(median "${today[@]}"); mb=$(median "${base[@]}")
+    ratio=$(awk -v a="$mt" -v b="$mb" 'BEGIN { printf "%.2f", a / b }')
+    wt=$(du -sb "$dir/rep-today" | cut -f1); wb=$(du -sb "$dir/rep-base" | cut -f1)
+    echo "today $mt s, baseline $mb s: $ratio x" >&2
+    header
+    {
+        echo "## enclab report over $frames frame rows, today's against ${BASELINE_LABEL:-$BASELINE}, interleaved"
+        echo
+        echo "$(date -u '+%Y-%m-%d %H:%M UTC'), $m. \`ROUNDS=$rounds BASELINE=... bash bench/report-scale.sh compare\`: the database"
+        echo "of \`report\` ($runs runs, one experiment, $(mib "$size")), \`enclab report --worst 5 --best 5\` (10 run pages), the two"
+        echo "binaries in turn, alternating which goes first; load average (1 min) at each round's start: ${loads[*]}."
+        echo
+        echo "| report | median s | rounds (s) | report folder |"
+        echo "|---|---|---|---|"
+        echo "| today (interactive pages) | $mt | ${today[*]} | $(mib "$wt") |"
+        echo "| ${BASELINE_LABEL:-baseline} | $mb | ${base[*]} | $(mib "$wb") |"
+        echo
+        echo "- today / baseline: **$ratio x** (medians; the issue asks at most 1.3)"
         echo
     } >> "$RESULTS"
 }
@@ -201,8 +263,10 @@ UPDATE runs SET frames = (SELECT count(*) FROM frames WHERE run_id = 1) WHERE ru
 
 case $mode in
     report) run_report ;;
+    compare) run_compare ;;
+    db) report_db ;;
     sweep) run_sweep ;;
     page) run_page ;;
     all) run_report; run_sweep ;;
-    *) echo "usage: bash bench/report-scale.sh [report|sweep|page|all]" >&2; exit 64 ;;
+    *) echo "usage: bash bench/report-scale.sh [report|compare|db|sweep|page|all]" >&2; exit 64 ;;
 esac

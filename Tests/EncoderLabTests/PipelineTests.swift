@@ -211,7 +211,7 @@ struct RunKeyTests {
         let r = try Self.enclab(["encode", "c.y4m", "--threads", "1", "--db", "l.sqlite"], in: dir)
         #expect(r.status == 0 && r.stdout.split(separator: "\n").first?.hasSuffix("(already done)") == true, "\(r.stdout) \(r.stderr)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: out).sorted() == [live, foreign, String(key.prefix(16))].sorted())
-        #expect(FileManager.default.fileExists(atPath: "\(out)/\(key.prefix(16))/frames.png"))
+        #expect(FileManager.default.fileExists(atPath: "\(out)/\(key.prefix(16))/frames.gp"))
     }
 
     @Test("settling: a live process's folder of a done key stays; a killed --force's newer stream is exchanged into place; a done run whose folder is gone is encoded again")

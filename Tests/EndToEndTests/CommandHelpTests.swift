@@ -127,15 +127,15 @@ struct CommandHelpTests {
         }
         // 13, encode's and run's --mkv, inspect's and convert's --in-avcc-config and --parameter-sets, convert's
         // --avcc-config-first, encode's --vt and --vt-compat, check's --expect and --tcfile-in; bd-rate's --anchor,
-        // --test and --method, export's --table and --format; run's --jobs and --shard; encode's and run's --verify and
-        // --no-plots; report's --experiment, --runs, --worst, --best and --overlay (its --anchor is bd-rate's name); encode's, run's
+        // --test and --method, export's --table and --format; run's --jobs and --shard; encode's and run's --verify,
+        // --plots and --no-plots; report's --experiment, --runs, --worst, --best and --overlay (its --anchor is bd-rate's name); encode's, run's
         // and measure's --metrics and --vmaf-ffmpeg; encode's --encoder and --openh264; rtp's --mtu,
         // --mode, --aggregate, --port, --ssrc, --sdp, --seq, --timestamp and --pt (its --fps is convert's name).
-        #expect(everyFlag.count == 48, "\(everyFlag.keys.sorted())")
+        #expect(everyFlag.count == 49, "\(everyFlag.keys.sorted())")
         // The parser's own table, as its unknown-flag message lists it (encode hands unknown flags on to x264, so
         // its own eleven come from the issues).
         if command == "encode" {
-            #expect(own.map(\.name).sorted() == ["--db", "--encoder", "--force", "--metrics", "--mkv", "--no-plots", "--openh264", "--out", "--rc", "--verify", "--vmaf-ffmpeg", "--vt", "--vt-compat"])
+            #expect(own.map(\.name).sorted() == ["--db", "--encoder", "--force", "--metrics", "--mkv", "--no-plots", "--openh264", "--out", "--plots", "--rc", "--verify", "--vmaf-ffmpeg", "--vt", "--vt-compat"])
         } else {
             let r = try cli.enclab([command, "--no-such-flag"], in: dir)
             let prefix = "enclab: unknown flag '--no-such-flag' (\(command) takes "
@@ -185,7 +185,7 @@ struct CommandHelpTests {
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let r = try cli.enclab(["run", "x.json", "--json"], in: dir)
         #expect(r.status == 64 && r.stdout.isEmpty)
-        #expect(r.stderr == "enclab: unknown flag '--json' (run takes --db, --out, --max-runs, --verify, --force, --mkv, --no-plots, --metrics, --vmaf-ffmpeg, --jobs, --shard) (see 'enclab run --help')\n")
+        #expect(r.stderr == "enclab: unknown flag '--json' (run takes --db, --out, --max-runs, --verify, --force, --mkv, --plots, --no-plots, --metrics, --vmaf-ffmpeg, --jobs, --shard) (see 'enclab run --help')\n")
         let inspect = try cli.enclab(["inspect", "s.264", "--to", "avcc"], in: dir)
         #expect(inspect.status == 64)
         #expect(inspect.stderr == "enclab: unknown flag '--to' (inspect takes --json, --strict, --from, --length-size, --in-avcc-config, --parameter-sets) (see 'enclab inspect --help')\n")

@@ -55,7 +55,8 @@ struct CommandLineTests {
         // The run's folder is named by the first 16 hex digits of its run key.
         let key = try sqlite("\(dir)/results/encode.sqlite", "SELECT run_key FROM runs")[0]
         #expect(try Self.runFolder("\(dir)/results/encode.sqlite") == "results/encode/\(key.prefix(16))")
-        for file in ["stream.264", "frames.png", "frames.svg", "psnr.png", "psnr.svg"] {
+        // The charts' data and scripts; their pictures are drawn off the run's path (enclab plot, enclab report).
+        for file in ["stream.264", "frames.dat", "frames.gp", "psnr.gp"] {
             #expect(FileManager.default.fileExists(atPath: "\(dir)/results/encode/\(key.prefix(16))/\(file)"), "\(file)")
         }
     }

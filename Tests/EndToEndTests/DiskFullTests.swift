@@ -49,7 +49,7 @@ struct DiskFullTests {
         let clip = "\(CLI.root)/fixtures/carphone_pristine.mp4"
         try #require(FileManager.default.fileExists(atPath: clip), "run scripts/fixtures.sh")
         let r = try Self.inNamespace(dir, tmpfs: "size=260k", """
-            "$ENCLAB" encode "$0" --threads 1 --db db.sqlite --out mnt/O; status=$?
+            "$ENCLAB" encode "$0" --threads 1 --plots render --db db.sqlite --out mnt/O; status=$?
             mkdir copy && cp -a mnt/O copy/; exit $status
             """.replacingOccurrences(of: "\"$0\"", with: "'\(clip)'"))
         #expect(r.status == 74, "\(r.stderr)")

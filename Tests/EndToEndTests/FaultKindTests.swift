@@ -19,7 +19,7 @@ struct FaultKindTests {
     static func lab() throws -> (dir: String, key: String) {
         let dir = CLI().scratch()
         try SyntheticClip(width: 64, height: 48, frames: 6, seed: 17).write(to: "\(dir)/c.y4m")
-        let r = try CLI.process(Self.binary, ["encode", "c.y4m", "--threads", "1", "--preset", "ultrafast", "--db", "lab.sqlite", "--out", "out"], in: dir)
+        let r = try CLI.process(Self.binary, ["encode", "c.y4m", "--threads", "1", "--preset", "ultrafast", "--plots", "render", "--db", "lab.sqlite", "--out", "out"], in: dir)
         guard r.status == 0 else { throw LabError(.software, "encode: \(r.stderr)") }
         let key = try CLI().sqlite("\(dir)/lab.sqlite", "SELECT substr(run_key, 1, 16) FROM runs")[0]
         return (dir, key)
@@ -115,7 +115,7 @@ struct FaultKindTests {
         let host = ProcessInfo.processInfo.hostName.replacingOccurrences(of: "-", with: "_")
         let planted = "\(dir)/out/.tmp-\(fullKey)-\(database)-\(host)-4194303-abcdef12"
         try FileManager.default.createSymbolicLink(atPath: planted, withDestinationPath: "\(dir)/victim")
-        let r = try CLI.process(Self.binary, ["encode", "c.y4m", "--threads", "1", "--preset", "ultrafast", "--db", "lab.sqlite", "--out", "out"], in: dir)
+        let r = try CLI.process(Self.binary, ["encode", "c.y4m", "--threads", "1", "--preset", "ultrafast", "--plots", "render", "--db", "lab.sqlite", "--out", "out"], in: dir)
         #expect(r.status == 0, "\(r.stderr)")
         #expect(Self.text("\(dir)/victim/frames.png") == Self.victimText)
         // The run was encoded again into a folder of its own, not the link.
@@ -133,7 +133,7 @@ struct FaultKindTests {
         // A picture cut short, as a full disk or a kill leaves it.
         let svg = try Data(contentsOf: URL(fileURLWithPath: "\(dir)/out/\(key)/psnr.svg"))
         try svg.prefix(100).write(to: URL(fileURLWithPath: "\(dir)/out/\(key)/psnr.svg"))
-        let r = try CLI.process(Self.binary, ["encode", "c.y4m", "--threads", "1", "--preset", "ultrafast", "--db", "lab.sqlite", "--out", "out"], in: dir)
+        let r = try CLI.process(Self.binary, ["encode", "c.y4m", "--threads", "1", "--preset", "ultrafast", "--plots", "render", "--db", "lab.sqlite", "--out", "out"], in: dir)
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout.contains("(already done)"), "\(r.stdout)")
         for name in ["frames.png", "frames.svg", "psnr.png", "psnr.svg"] {
@@ -149,12 +149,12 @@ struct FaultKindTests {
         try SyntheticClip(width: 64, height: 48, frames: 6, seed: 19).write(to: "\(dir)/c.y4m")
         try #"{"name": "again", "clips": ["c.y4m"], "base": {"threads": 1, "preset": "ultrafast"}, "grid": {"crf": [24, 34]}}"#
             .write(toFile: "\(dir)/e.json", atomically: false, encoding: .utf8)
-        let first = try CLI.process(Self.binary, ["run", "e.json", "--db", "lab.sqlite", "--out", "O"], in: dir)
+        let first = try CLI.process(Self.binary, ["run", "e.json", "--plots", "render", "--db", "lab.sqlite", "--out", "O"], in: dir)
         #expect(first.status == 0, "\(first.stderr)")
         let keys = try CLI().sqlite("\(dir)/lab.sqlite", "SELECT substr(run_key, 1, 16) FROM runs ORDER BY run_id")
         #expect(keys.count == 2)
         for key in keys { for name in ["frames.png", "psnr.svg"] { try FileManager.default.removeItem(atPath: "\(dir)/O/\(key)/\(name)") } }
-        let again = try CLI.process(Self.binary, ["run", "e.json", "--db", "lab.sqlite", "--out", "O"], in: dir)
+        let again = try CLI.process(Self.binary, ["run", "e.json", "--plots", "render", "--db", "lab.sqlite", "--out", "O"], in: dir)
         #expect(again.status == 0, "\(again.stderr)")
         #expect(again.stdout.contains("(2 already done before)"), "\(again.stdout)")
         for key in keys {
@@ -169,7 +169,7 @@ struct FaultKindTests {
         let (dir, _) = try Self.lab()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         _ = try CLI().sqlite("\(dir)/lab.sqlite", "DELETE FROM frames")
-        let r = try CLI.process(Self.binary, ["encode", "c.y4m", "--threads", "1", "--preset", "ultrafast", "--db", "lab.sqlite", "--out", "out"], in: dir)
+        let r = try CLI.process(Self.binary, ["encode", "c.y4m", "--threads", "1", "--preset", "ultrafast", "--plots", "render", "--db", "lab.sqlite", "--out", "out"], in: dir)
         #expect(r.status == 0, "\(r.stderr)")
         #expect(!r.stdout.contains("(already done)"), "\(r.stdout)")
         // One done run, with the clip's 6 frames (written in the SyntheticClip above).

@@ -45,7 +45,7 @@ struct HostileInputTests {
         let dir = scratch()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         try SyntheticClip(width: 64, height: 48, frames: 6, seed: 5).write(to: "\(dir)/\(clip)")
-        let r = try enclab(arguments + ["--threads", "1", "--db", "lab.sqlite"], in: dir)
+        let r = try enclab(arguments + ["--threads", "1", "--plots", "render", "--db", "lab.sqlite"], in: dir)
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stderr.isEmpty, "\(r.stderr)")
         #expect(files(named: "PWNED", under: dir).isEmpty)
@@ -77,7 +77,7 @@ struct HostileInputTests {
         ]
         try JSONSerialization.data(withJSONObject: experiment).write(to: URL(fileURLWithPath: "\(dir)/h.json"))
         let out = "John's \"rd\" @ARG1"
-        let r = try enclab(["run", "h.json", "--out", out], in: dir)
+        let r = try enclab(["run", "h.json", "--plots", "render", "--out", out], in: dir)
         #expect(r.status == 0, "\(r.stderr)")
         #expect(files(named: "PWNED", under: dir).isEmpty)
         #expect(files(named: "John", under: dir).isEmpty)

@@ -19,7 +19,7 @@ struct TildePathTests {
         try #require(key.count == 1)
         let folder = "\(out)/\(key[0].prefix(16))"
         #expect(try CLI.runFolder("\(dir)/d.sqlite") == folder)
-        for name in ["stream.264", "packets.bin", "from-packets.264", "frames.png", "psnr.svg"] {
+        for name in ["stream.264", "packets.bin", "from-packets.264", "frames.dat", "frames.gp", "psnr.gp"] {
             #expect(FileManager.default.fileExists(atPath: "\(dir)/\(folder)/\(name)"), "\(name)")
         }
         // Redrawn into a folder named ~ (its own run's folder when --out was ~).

@@ -47,18 +47,22 @@ public final class Runner {
     public var quality: QualityRequest?
     /// When the per-run plots (`frames`, `psnr`) are drawn.
     public enum PlotMode: String, Sendable {
+        /// The data file and the two scripts (`frames.dat`, `frames.gp`, `psnr.gp`) with each run, no pictures: no
+        /// gnuplot on the run's path (`enclab encode` and `enclab run` by default). The pictures are drawn where they
+        /// are looked at: `enclab plot --db` from the store, `enclab report` its own charts.
+        case scripts
         /// After each run is recorded and its folder moved into place, both plots by one gnuplot process
-        /// (`enclab encode`).
+        /// (`enclab encode --plots render`).
         case eachRun = "each-run"
         /// The data files and scripts with each run; the drawing once the experiment's runs are done, all in one
-        /// gnuplot process (``PlotQueue``), into the runs' final folders (`enclab run`). A sweep stopped before
+        /// gnuplot process (``PlotQueue``), into the runs' final folders (`enclab run --plots render`). A sweep stopped before
         /// then leaves runs whose folders have `frames.gp` but no pictures: `enclab plot --db` draws them.
         case batched
         /// No per-run plots at all (`--no-plots`: speed studies); `enclab plot --db` draws them later.
         case none
     }
-    /// When the per-run plots are drawn (``PlotMode``); `.eachRun` unless the command says otherwise.
-    public var plotMode: PlotMode = .eachRun
+    /// When the per-run plots are drawn (``PlotMode``); `.scripts` unless the command says otherwise.
+    public var plotMode: PlotMode = .scripts
     /// The plots of recorded runs waiting to be drawn (`.batched`).
     public let plotQueue = PlotQueue()
     /// Where warnings are reported as they happen (stderr for the CLI).
@@ -282,9 +286,11 @@ public final class Runner {
                 OutputFiles.removeTree(path)
                 continue
             }
-            if !Plots.runPicturesComplete(final) {
+            if !Plots.runPlotsComplete(final, pictures: plotMode != .scripts) {
                 // (writeRunPlots refuses a final folder that is a symbolic link.)
-                try? Plots.writeRunPlots(try RunPlotInput(run: row, frames: try store.frames(run: row.runID), database: store.database.path), dir: final)
+                if let input = try? RunPlotInput(run: row, frames: try store.frames(run: row.runID), database: store.database.path) {
+                    if plotMode == .scripts { _ = try? Plots.writeScriptAndData(input, dir: final) } else { try? Plots.writeRunPlots(input, dir: final) }
+                }
             }
         }
     }
@@ -370,9 +376,14 @@ public final class Runner {
             }
             // Done, but its pictures missing or incomplete (the process was interrupted, or the disk filled, after the
             // run was recorded): drawn again from the store, now or with the sweep's plots.
-            if plotMode != .none && FileManager.default.fileExists(atPath: "\(final)/stream.264") && !Plots.runPicturesComplete(final) {
+            if plotMode != .none && FileManager.default.fileExists(atPath: "\(final)/stream.264")
+                && !Plots.runPlotsComplete(final, pictures: plotMode != .scripts) {
                 let input = try RunPlotInput(run: existing, frames: try store.frames(run: existing.runID), database: store.database.path)
-                try Plots.writeRunPlots(input, dir: final, queue: plotMode == .batched ? plotQueue : nil)
+                if plotMode == .scripts {
+                    _ = try Plots.writeScriptAndData(input, dir: final)
+                } else {
+                    try Plots.writeRunPlots(input, dir: final, queue: plotMode == .batched ? plotQueue : nil)
+                }
             }
             return .done(try outcome(of: existing, alreadyDone: true))
         }
@@ -440,7 +451,8 @@ public final class Runner {
     }
 
     /// A recorded run's plots (`frames`, `psnr`), drawn from the store once its folder is in place, as ``plotMode``
-    /// says: both now by one gnuplot process (`.eachRun`), queued for the sweep's one process (`.batched`), or none.
+    /// says: their data and scripts only (`.scripts`), both drawn now by one gnuplot process (`.eachRun`), queued for
+    /// the sweep's one process (`.batched`), or none.
     /// A failure leaves the run done and in place: the next `encode` or `run` of its key draws its missing pictures.
     /// - Throws: `.interrupted` after SIGINT/SIGTERM; the plots' errors, naming the files in the run's folder.
     func drawPlots(runID: Int64, key: String, folder: String) throws {
@@ -452,10 +464,15 @@ public final class Runner {
             }
             let input = try RunPlotInput(run: row, frames: try store.frames(run: runID), database: store.database.path)
             let rateChanges = try store.rateChanges(run: runID)
-            if plotMode == .batched {
+            switch plotMode {
+            case .scripts:
+                _ = try Plots.writeScriptAndData(input, dir: folder)
+                // The staircase's data and script only: a queue never drawn (`enclab plot` draws it).
+                try Plots.writeRateStaircase(input, changes: rateChanges, dir: folder, queue: PlotQueue())
+            case .batched:
                 try Plots.writeRunPlots(input, dir: folder, queue: plotQueue)
                 try Plots.writeRateStaircase(input, changes: rateChanges, dir: folder, queue: plotQueue)
-            } else {
+            case .eachRun, .none:
                 let runQueue = PlotQueue()
                 try Plots.writeRunPlots(input, dir: folder, queue: runQueue)
                 try Plots.writeRateStaircase(input, changes: rateChanges, dir: folder, queue: runQueue)

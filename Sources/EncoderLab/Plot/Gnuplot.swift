@@ -133,6 +133,16 @@ public enum Plots {
     /// Whether the run folder `dir` holds its four pictures (`frames.png/svg`, `psnr.png/svg`) whole, as regular files
     /// (read only: nothing is removed). A run recorded done whose pictures are not (the process was interrupted, or the
     /// disk filled, while they were drawn) has them drawn again by the next encode of its key.
+    /// Whether the run folder `dir` holds its charts' data and scripts (`frames.dat`, `frames.gp`, `psnr.gp`) as
+    /// regular files, and with `pictures` its four pictures whole too (``runPicturesComplete(_:)``).
+    static func runPlotsComplete(_ dir: String, pictures: Bool) -> Bool {
+        if pictures { return runPicturesComplete(dir) }
+        return ["frames.dat", "frames.gp", "psnr.gp"].allSatisfy { name in
+            var st = stat()
+            return lstat("\(dir)/\(name)", &st) == 0 && st.st_mode & S_IFMT == S_IFREG && st.st_size > 0
+        }
+    }
+
     static func runPicturesComplete(_ dir: String) -> Bool {
         ["frames", "psnr"].allSatisfy { name in
             ["png", "svg"].allSatisfy { ext in

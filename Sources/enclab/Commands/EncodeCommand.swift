@@ -28,15 +28,18 @@ struct EncodeCommand: Command {
         Flag("--out", value: "DIR", about: "the folder for the run's stream and plots", default: "results/encode"),
         Flag("--force", about: "encode even when the database holds a done run with the same run key"),
         Flag("--mkv", about: "also write each run's stream as stream.mkv (Matroska, mkvmerge) with the PTS x264 returned, to the microsecond"),
-        Flag("--no-plots", about: "draw no per-run plots (frames, psnr), for speed studies; 'enclab plot --db FILE' draws them later"),
         Flag("--metrics", value: "LIST", about: "score every displayed frame with libvmaf against its source picture: vmaf, vmaf-neg, vmaf-4k, psnr-hvs, ms-ssim, ssim, ciede2000, xpsnr, comma-separated (docs/quality-metrics.md); not part of the run key",
              default: "none"),
         Flag("--vmaf-ffmpeg", value: "PATH", about: "the ffmpeg built with libvmaf that scores --metrics",
              default: "$ENCLAB_VMAF_FFMPEG, else the imageio-ffmpeg binary in $ENCLAB_VENV (/opt/enclab-venv)"),
-    ]
+    ] + PlotsFlag.flags
     let about = """
-        Encodes INPUT once with libx264, verifies the stream (parsed back, and decoded by libavcodec), draws its plots and
-        records the run frame by frame in the database. A .y4m is read natively; any other file is decoded by ffmpeg.
+        Encodes INPUT once with libx264, verifies the stream (parsed back, and decoded by libavcodec), records the run
+        frame by frame in the database and writes its two charts' data and gnuplot scripts (frames.dat, frames.gp,
+        psnr.gp) in the run's folder. The pictures are not drawn on the run's path (gnuplot would cost a short run
+        more than its verification): 'enclab plot --db DB --out DIR' draws frames.png/svg and psnr.png/svg into the
+        run folders from the database, 'enclab report' draws its own charts, --plots render draws them now.
+        A .y4m is read natively; any other file is decoded by ffmpeg.
         Settings, clip and tools are checked before anything is written: bad input leaves no database or folder.
         stdout gets two lines: run id, clip, settings, frames, bytes, kbit/s, mean PSNR and the stream's path; then the
         run's answers: the largest GOP (frames, seconds), the 1-s peak against the target bitrate (a ratio) and each
@@ -125,7 +128,7 @@ struct EncodeCommand: Command {
         var out = "results/encode"
         var force = false
         var mkv = false
-        var noPlots = false
+        var plots = Runner.PlotMode.scripts
         /// `--metrics` as given (checked by ``QualityMetric/list(_:flag:)``), nil without it.
         var metrics: String?
         var vmafFFmpeg: String?
@@ -165,7 +168,7 @@ struct EncodeCommand: Command {
         o.out = try parsed.path("--out", what: "a folder path") ?? o.out
         o.force = parsed.has("--force")
         o.mkv = parsed.has("--mkv")
-        o.noPlots = parsed.has("--no-plots")
+        o.plots = try PlotsFlag.mode(parsed, rendered: .eachRun)
         if let m = parsed.value("--metrics") {
             _ = try QualityMetric.list(m)
             o.metrics = m
@@ -187,7 +190,7 @@ struct EncodeCommand: Command {
         let lab = try Runner(databasePath: o.db, outDirectory: o.out, force: o.force)
         lab.matroska = o.mkv
         lab.quality = quality
-        lab.plotMode = o.noPlots ? .none : .eachRun
+        lab.plotMode = o.plots
         do {
             let outcome = try lab.run(checked[0])
             print(describe(outcome))

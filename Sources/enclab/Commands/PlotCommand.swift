@@ -50,3 +50,31 @@ struct PlotCommand: Command {
         return 0
     }
 }
+
+/// `encode`'s and `run`'s `--plots scripts|render|none` (and `--no-plots`, the same as `--plots none`): when a run's
+/// charts (`frames`, `psnr`) are drawn (``Runner/PlotMode``).
+enum PlotsFlag {
+    static let flags = [
+        Flag("--plots", value: "scripts|render|none", about: "scripts: each run's chart data and gnuplot scripts (frames.dat, frames.gp, psnr.gp), no pictures, no gnuplot on the run's path; 'enclab plot --db FILE --out DIR' draws the pictures, 'enclab report' its own; render: the pictures too (frames.png/svg, psnr.png/svg); none: nothing",
+             default: "scripts"),
+        Flag("--no-plots", about: "the same as --plots none"),
+    ]
+
+    /// The mode asked for; `render` is `rendered` (``Runner/PlotMode/eachRun`` for `encode`, ``Runner/PlotMode/batched`` for `run`).
+    /// - Throws: `.usage` for another value, or for `--no-plots` with a `--plots` other than `none`.
+    static func mode(_ parsed: ParsedArguments, rendered: Runner.PlotMode) throws -> Runner.PlotMode {
+        let value = parsed.value("--plots")
+        if parsed.has("--no-plots") {
+            guard value == nil || value == "none" else {
+                throw LabError(.usage, "--no-plots contradicts --plots \(value!); give one of them")
+            }
+            return .none
+        }
+        switch value {
+        case nil, "scripts": return .scripts
+        case "render": return rendered
+        case "none": return .none
+        case let other?: throw LabError(.usage, "--plots needs scripts, render or none, got '\(other)'")
+        }
+    }
+}

@@ -15,7 +15,7 @@ struct RunCommand: Command {
              default: "the experiment's, else full"),
         Flag("--force", about: "run even the runs whose run key the database holds done"),
         Flag("--mkv", about: "also write each run's stream as stream.mkv (Matroska, mkvmerge) with the PTS x264 returned, to the microsecond"),
-        Flag("--no-plots", about: "draw no per-run plots (frames, psnr), for speed studies; 'enclab plot --db FILE' draws them later"),
+    ] + PlotsFlag.flags + [
         Flag("--metrics", value: "LIST", about: "score every displayed frame with libvmaf against its source picture: vmaf, vmaf-neg, vmaf-4k, psnr-hvs, ms-ssim, ssim, ciede2000, xpsnr, comma-separated (docs/quality-metrics.md); not part of the run key",
              default: "none, or the experiment's 'metrics'"),
         Flag("--vmaf-ffmpeg", value: "PATH", about: "the ffmpeg built with libvmaf that scores --metrics",
@@ -28,8 +28,9 @@ struct RunCommand: Command {
     let about = """
         Expands the experiment into its runs (every clip times every combination of the grid's values), checks every
         run's settings and clips (x264 opens an encoder for each) before the first starts, then encodes, verifies
-        and records each as 'enclab encode' does, draws every run's plots once the runs are done (all in one gnuplot
-        process; none with --no-plots), and draws rd.png/rd.svg (bitrate against mean PSNR) in the output folder. stdout gets two lines per run (its line and its answers, as 'enclab encode' prints them), then a summary; stderr gets a progress line per run (a bar
+        and records each as 'enclab encode' does (each run's chart data and scripts written, its pictures not drawn:
+        'enclab plot --db DB --out DIR' draws them; with --plots render all of them once the runs are done, in one
+        gnuplot process), and draws rd.png/rd.svg (bitrate against mean PSNR) in the output folder. stdout gets two lines per run (its line and its answers, as 'enclab encode' prints them), then a summary; stderr gets a progress line per run (a bar
         redrawn in place on a terminal): runs done of the total, runs per second, time left.
 
         Up to --jobs runs are encoded and verified at once, while one writer records each as it ends (one
@@ -78,7 +79,7 @@ struct RunCommand: Command {
         var verify: VerifyMode?
         var force = false
         var mkv = false
-        var noPlots = false
+        var plots = Runner.PlotMode.scripts
         /// `--metrics` as given (checked by ``QualityMetric/list(_:flag:)``), nil without it.
         var metrics: String?
         var vmafFFmpeg: String?
@@ -117,7 +118,7 @@ struct RunCommand: Command {
         }
         o.force = parsed.has("--force")
         o.mkv = parsed.has("--mkv")
-        o.noPlots = parsed.has("--no-plots")
+        o.plots = try PlotsFlag.mode(parsed, rendered: .batched)
         if let m = parsed.value("--metrics") {
             _ = try QualityMetric.list(m)
             o.metrics = m
@@ -145,7 +146,7 @@ struct RunCommand: Command {
                           force: o.force)
         lab.matroska = o.mkv
         lab.quality = quality
-        lab.plotMode = o.noPlots ? .none : .batched
+        lab.plotMode = o.plots
         let progress = Progress(label: "run", total: checked.count, unit: "runs", everyStep: true)
         defer { progress.finish() }
         let outcomes: [RunOutcome]
