@@ -85,11 +85,11 @@ struct CommandLineTests {
         (["encode", "c.y4m", "--keyint"], Int32(64), "enclab: flag '--keyint' needs an argument"),
         (["encode", "notvideo.mp4"], Int32(65), "enclab: notvideo.mp4: ffmpeg could not decode it"),
         (["run", "nope.json"], Int32(66), "enclab: nope.json: no such experiment file"),
-        (["run", "bad.json"], Int32(64), "enclab: bad.json: unknown key 'clip' (expected name, clips, base, grid, description, report)"),
+        (["run", "bad.json"], Int32(64), "enclab: bad.json: unknown key 'clip' (expected name, clips, base, grid, description, report, metrics)"),
         (["encode", "c.y4m", "--seek", "10"], Int32(65), "enclab: c.y4m: no whole frame to encode after skipping 10 (--seek)"),
         (["encode", "c.y4m", "--rc", "vbr", "--bitrate", "300", "--nal-hrd", "cbr"], Int32(64), "enclab: contradictory settings: rc vbr with nal-hrd cbr"),
         (["encode", "c.y4m", "--tune", "cinema"], Int32(64), "enclab: bad tune 'cinema'"),
-        (["frobnicate"], Int32(64), "enclab: unknown command 'frobnicate' (encode, run, merge, plot, report, analyze, compare, inspect, convert, check, rtp, bd-rate, export, version, help)"),
+        (["frobnicate"], Int32(64), "enclab: unknown command 'frobnicate' (encode, run, merge, plot, report, analyze, measure, compare, inspect, convert, check, rtp, bd-rate, export, version, help)"),
     ])
     func badInput(arguments: [String], status: Int32, message: String) throws {
         let dir = scratch()

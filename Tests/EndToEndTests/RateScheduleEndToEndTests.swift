@@ -102,7 +102,7 @@ struct RateScheduleEndToEndTests {
         // x264's CBR without HRD: bitrate changes apply; a vbv-maxrate above the bitrate alone is set back (ignored).
         let r = try TestSupport.enclab(["encode", "c.y4m", "--preset", "veryfast", "--threads", "1", "--bitrate", "300", "--vbv-maxrate", "300",
                                         "--vbv-bufsize", "300", "--rate-schedule", "10:bitrate=200;20:vbv-maxrate=500;30:bitrate=150",
-                                        "--db", "s.sqlite", "--out", "s"], in: dir)
+                                        "--plots", "render", "--db", "s.sqlite", "--out", "s"], in: dir)
         #expect(r.status == 0, "\(r.stderr)")
         let db = "\(dir)/s.sqlite"
         let folder = Paths.parent(try TestSupport.sqlite(db, "SELECT stream_path FROM runs WHERE run_id = 1")[0])

@@ -289,7 +289,13 @@ public enum Pipeline {
         measurements.dataRateWindows = windows
         measurements.dataRateLimitsVTCompat = limits != nil && settings.videoToolbox.compat
         measurements.encoderDelay = delay
-        if let quality, let pairs {
+        if quality != nil, pairs != nil, !skipped.isEmpty {
+            // The pictures a receiver shows in a dropped one's place are not paired for libvmaf yet: no scores rather
+            // than scores of the coded pictures alone under indexes that do not join frames.display_index.
+            let w = "--metrics: not scored: the encoder dropped \(skipped.count) of \(index) pictures (skipped_frames), and scoring the picture shown in a dropped one's place is not done yet"
+            warn(w)
+            warnings.append(w)
+        } else if let quality, let pairs {
             // Every displayed frame scored, or the run fails: x264 displays each frame it coded.
             let scores = try LibVMAF.score(pairs, metrics: quality.metrics, displayedFrames: frames.count,
                                            ffmpeg: quality.ffmpeg, threads: r.threads)

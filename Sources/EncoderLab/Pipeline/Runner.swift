@@ -76,11 +76,12 @@ public final class Runner {
     /// Opens the output folder and the database, in that order, after checking that the outside programs every
     /// run needs are there (nothing is created when one is missing); then settles what killed processes left in
     /// the output folder (see ``settleTemporaryFolders()``).
-    /// - Throws: `.software` when ffmpeg or gnuplot is missing; `.cantCreate` (73) when the output folder cannot
+    /// - Throws: `.software` when ffmpeg is missing; `.cantCreate` (73) when the output folder cannot
     ///   be created or written; the store's errors for the database (65, 73, 75).
     public init(databasePath: String, outDirectory: String, force: Bool = false) throws {
         try LabStore.checkPath(databasePath)
-        try Self.requireTools()
+        // gnuplot is the commands' to require, by their plot mode (``requireTools(gnuplot:)``): scripts need none.
+        try Self.requireTools(gnuplot: false)
         var made: [String] = []
         var info = stat()
         let databaseIsNew = lstat(databasePath, &info) != 0 && errno == ENOENT
@@ -126,12 +127,12 @@ public final class Runner {
         }
     }
 
-    /// The outside programs every run needs: ffmpeg (the input decode and every run's verification) and gnuplot
-    /// (the plots), looked up on PATH before anything is recorded.
+    /// The outside programs the runs need: ffmpeg (the input decode and every run's verification) and, when
+    /// `gnuplot` (pictures drawn during the command), gnuplot; looked up on PATH before anything is recorded.
     /// - Throws: `.software` naming the program and its Debian package.
-    public static func requireTools() throws {
+    public static func requireTools(gnuplot: Bool = true) throws {
         _ = try Tools.require("ffmpeg", package: "ffmpeg")
-        _ = try Tools.require("gnuplot", package: "gnuplot-nox")
+        if gnuplot { _ = try Tools.require("gnuplot", package: "gnuplot-nox") }
     }
 
     /// The program `--mkv` needs: mkvmerge, looked up on PATH before anything is recorded.

@@ -24,14 +24,14 @@ public enum Plots {
     /// With a `queue`, the script is written and its drawing left to the queue (``PlotQueue/draw(in:)``).
     static func render(script: String, name: String, dir: String, arguments: [String], queue: PlotQueue? = nil) throws {
         precondition(arguments.count <= 9, "gnuplot -c passes at most 9 arguments")
-        let gnuplot = try Tools.require("gnuplot", package: "gnuplot-nox")
         let path = "\(dir)/\(name).gp"
         try OutputFiles.replace(script, at: path)
         if let queue {
+            // Drawn later by the queue (which looks gnuplot up then), or never (a run's scripts and data only).
             queue.add(PlotQueue.Plot(folder: dir, name: name, arguments: arguments))
             return
         }
-        try run(gnuplot: gnuplot, name: name, dir: dir, arguments: arguments)
+        try run(gnuplot: try Tools.require("gnuplot", package: "gnuplot-nox"), name: name, dir: dir, arguments: arguments)
     }
 
     /// The gnuplot variable that names the folder (relative, ending in `/`) a plot script draws its pictures into:

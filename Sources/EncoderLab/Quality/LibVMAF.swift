@@ -89,7 +89,7 @@ enum LibVMAF {
         try Interruption.check()
         guard result.status == 0 else {
             let message = String(decoding: result.stderr, as: UTF8.self).split(separator: "\n").suffix(3).joined(separator: "; ")
-            throw LabError.software("\(ffmpeg) (libvmaf) failed with status \(result.status) scoring \(pairs.decodedPath) against \(pairs.sourcePath): \(message)")
+            throw LabError.software("\(ffmpeg) (libvmaf) \(result.signaled ? "was killed by signal \(result.status)\(result.status == SIGSEGV ? " (SIGSEGV)" : "")" : "failed with status \(result.status)") scoring \(pairs.decodedPath) against \(pairs.sourcePath): \(message)")
         }
         let counts = "\(pairs.decodedCount) decoded and \(pairs.sourceCount) source pictures paired"
         var frames = [[QualityMetric: Double]](repeating: [:], count: displayedFrames)

@@ -24,8 +24,14 @@ public enum Measure {
         if let failed = chosen.first(where: { $0.status != "done" }) {
             throw LabError.data("\(databasePath): run \(failed.runID) is \(failed.status), it has no stream to measure")
         }
-        // Every run's size checked before any is scored.
+        // Every run's size checked before any is scored; a run whose encoder dropped pictures is refused: its decoded
+        // pictures pair with the inputs it coded, not with the clip's frames in order, and scoring the picture a
+        // receiver shows in a dropped one's place is not done yet.
         for run in chosen {
+            let skipped = try store.skippedFrameCount(run: run.runID)
+            if skipped > 0 {
+                throw LabError.data("\(databasePath): run \(run.runID): the encoder dropped \(skipped) pictures (skipped_frames); measure cannot score such a run yet (its held pictures are not paired)")
+            }
             try QualityMetric.check(request.metrics, width: run.width ?? 0, height: run.height ?? 0, clip: "\(databasePath): run \(run.runID) (\(run.clip))")
         }
         let bar = Progress(label: "measure", total: chosen.count, unit: "runs")

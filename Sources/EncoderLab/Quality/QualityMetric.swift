@@ -82,12 +82,20 @@ public enum QualityMetric: String, CaseIterable, Comparable, Sendable {
     /// libvmaf's MS-SSIM needs both sides of at least this many samples (five scales of 2x downsampling; at
     /// 176x144 alone it exits with "scale below 1x1", beside other features ffmpeg exits 0 and drops it silently).
     public static let msSSIMMinimumSide = 176
+    /// The smallest picture side libvmaf scores here without crashing (``check(_:width:height:clip:)``).
+    static let libvmafMinimumSide = 18
 
     /// Refuses a request libvmaf cannot honour for pictures of `width` × `height`: MS-SSIM under 176 px either side.
     /// - Throws: `.usage` naming the size.
     public static func check(_ metrics: [QualityMetric], width: Int, height: Int, clip: String) throws {
         if metrics.contains(.msSSIM) && (width < msSSIMMinimumSide || height < msSSIMMinimumSide) {
             throw LabError.usage("\(clip): ms-ssim needs pictures of at least \(msSSIMMinimumSide)x\(msSSIMMinimumSide) (libvmaf's five scales), the clip is \(width)x\(height); leave ms-ssim out of --metrics")
+        }
+        // imageio-ffmpeg 0.8.1's libvmaf dies by SIGSEGV on pictures under 18 px either side (measured 2026-12-02: 16x16,
+        // 17x17, 16x64 and 64x16 crash with or without features; 18x18, 18x64 and 64x18 score); xpsnr is another filter.
+        let libvmaf = metrics.filter { $0 != .xpsnr }
+        if !libvmaf.isEmpty && (width < libvmafMinimumSide || height < libvmafMinimumSide) {
+            throw LabError.usage("\(clip): \(libvmaf.map(\.rawValue).joined(separator: ", ")) need pictures of at least \(libvmafMinimumSide)x\(libvmafMinimumSide) (the libvmaf of imageio-ffmpeg 0.8.1 crashes on smaller ones), the clip is \(width)x\(height)")
         }
     }
 }

@@ -237,6 +237,11 @@ enum RunPage {
         let display = frames.sorted { $0.displayIndex < $1.displayIndex }
         // Steps in ticks, exact integer differences (``ChartTime/stepData(displayPTS:decodeDTS:)``), with their ms.
         let steps = time.stepData(displayPTS: display.map(\.pts), decodeDTS: frames.map(\.dts))
+        // One frame has no step: gnuplot has nothing to range over, so no chart (the report of the whole database
+        // failed on such a run before).
+        if frames.count < 2 {
+            body += "<p>\(frames.count) frame: no PTS or DTS step to draw.</p>\n"
+        } else {
         try Plots.write(steps.data, to: "\(dir)/timestamps.dat")
         try Plots.both(dir: dir, name: "timestamps", body: """
             set xlabel 'frame'
@@ -247,6 +252,7 @@ enum RunPage {
                  'timestamps.dat' using 1:2 with linespoints pt 7 ps 0.5 lc rgb '#1f77b4' title 'PTS step, display order (drawn over the DTS steps)'
             """, arguments: [], size: (1100, 300), queue: queue)
         body += ChartPage.picture(name: "timestamps", data: ["timestamps.dat"], alt: "PTS and DTS steps")
+        }
 
         // The worst-PSNR frame.
         body += "<h2>Worst-PSNR frame</h2>\n"

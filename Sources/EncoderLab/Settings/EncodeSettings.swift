@@ -351,6 +351,10 @@ public struct EncodeSettings: Equatable, Sendable {
                     throw LabError.usage("--vt \(property) is given twice; give each VideoToolbox property once")
                 }
             }
+            // One schedule per run: a second --rate-schedule would silently replace the first.
+            if name == "rate-schedule", let earlier = settings.rateSchedule {
+                throw LabError.usage("--rate-schedule is given twice ('\(earlier.spec)' and '\(value)'); give one schedule, its items separated by ';'")
+            }
             try settings.set(name, value)
         }
         return (settings, positional)

@@ -180,6 +180,9 @@ public struct OpenH264Settings: Equatable, Sendable {
         if vt.vbvInitialDelayPercentage != nil { unmapped.append("VBVInitialDelayPercentage") }
         if vt.expectedFrameRate != nil { unmapped.append("ExpectedFrameRate") }
         if vt.allowOpenGOP != nil { unmapped.append("AllowOpenGOP") }
+        // MaxFrameDelayCount caps x264's look-ahead, B-frames and threads (Encode/FrameDelayLimit.swift); OpenH264's
+        // delay is not measured by the lab (no frame_delays rows), so the limit could not be checked.
+        if vt.maxFrameDelayCount != nil { unmapped.append("MaxFrameDelayCount") }
         if vt.allowFrameReordering == true { unmapped.append("AllowFrameReordering=true (OpenH264 codes no B-frames)") }
         if !unmapped.isEmpty {
             throw LabError.usage("VideoToolbox properties with no OpenH264 field: \(unmapped.joined(separator: ", ")) (docs/openh264.md lists the ones mapped)")

@@ -243,6 +243,11 @@ public final class LabStore {
         }
     }
 
+    /// How many pictures the encoder dropped in run `runID` (its `skipped_frames` rows; 0 for x264's runs).
+    public func skippedFrameCount(run runID: Int64) throws -> Int {
+        Int(try database.rows("SELECT count(*) AS n FROM skipped_frames WHERE run_id = ?", [.integer(runID)]).first?["n"].int ?? 0)
+    }
+
     /// The pictures the encoder dropped (`skipped_frames`), as given, with the held picture's PSNR over the run's size.
     private func insertSkippedFrames(_ runID: Int64, _ skipped: [SkippedFrame], width: Int, height: Int) throws {
         guard !skipped.isEmpty else { return }

@@ -35,6 +35,11 @@ final class SerialWorker: @unchecked Sendable {
             // Set on the thread itself: Foundation on Linux names the system thread only then (else it keeps the
             // name of the thread that started it).
             Thread.current.name = name
+            // And on the system thread itself (Linux keeps 15 bytes): under load Foundation's setter was seen to
+            // leave the name the thread inherited from its creator (a Dispatch worker's, "com.apple.root...").
+            // (pthread_setname_np is declared only under _GNU_SOURCE: the thread's comm file is written instead.)
+            try? String(decoding: name.utf8.prefix(15), as: UTF8.self)
+                .write(toFile: "/proc/self/task/\(currentThreadID())/comm", atomically: false, encoding: .utf8)
             if niceIncrement > 0 { _ = Self.lowerCurrentThreadPriority(by: niceIncrement) }
             condition.lock()
             threadID = currentThreadID()

@@ -21,7 +21,11 @@ enum Tools {
     }
 
     /// The output of a short command: exit status, stdout and stderr. Input is /dev/null unless given.
-    struct Result { var status: Int32; var stdout: Data; var stderr: Data }
+    struct Result {
+        var status: Int32; var stdout: Data; var stderr: Data
+        /// Whether the program died by a signal (`status` is then the signal's number, as Foundation reports it).
+        var signaled = false
+    }
 
     /// Runs `executable` with `arguments` (an argument vector: no shell sees them) to completion, collecting both
     /// outputs. SIGINT or SIGTERM to the lab ends the program (``ChildStopper``), so the call returns.
@@ -55,7 +59,7 @@ enum Tools {
         let outData = out.fileHandleForReading.readDataToEndOfFile()
         group.wait()
         process.waitUntilExit()
-        return Result(status: process.terminationStatus, stdout: outData, stderr: errBox.get())
+        return Result(status: process.terminationStatus, stdout: outData, stderr: errBox.get(), signaled: process.terminationReason == .uncaughtSignal)
     }
 
     /// The first line of `ffmpeg -version` (e.g. "ffmpeg version 5.1.9-0+deb12u1"), or nil without ffmpeg.

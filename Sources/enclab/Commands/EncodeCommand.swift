@@ -179,7 +179,8 @@ struct EncodeCommand: Command {
 
     func run(_ o: Options) throws -> Int32 {
         // Settings, clip and tools are checked before any database or folder is made.
-        try Runner.requireTools()
+        // gnuplot only when the pictures are drawn now (--plots render): scripts and data need none.
+        try Runner.requireTools(gnuplot: o.plots == .eachRun)
         let checked = try Runner.check([Experiment.Run(clip: o.input, settings: o.settings, label: "")], experiment: "encode")
         if o.mkv { try Runner.requireMatroska() }
         // --metrics: the ffmpeg with libvmaf found and the request checked against the clip before anything is made.

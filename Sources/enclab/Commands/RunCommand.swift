@@ -132,7 +132,8 @@ struct RunCommand: Command {
         if let verify = o.verify {
             for k in experiment.runs.indices { experiment.runs[k].settings.verify = verify }
         }
-        try Runner.requireTools()
+        // gnuplot unless --plots none: the experiment's rd.png is drawn at its end (and each run's pictures with render).
+        try Runner.requireTools(gnuplot: o.plots != .none)
         let shard = o.shard
         let runs = shard.map { $0.share(of: experiment.runs) } ?? experiment.runs
         let checked = try Runner.check(runs, experiment: experiment.name)
