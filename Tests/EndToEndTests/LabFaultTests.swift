@@ -42,7 +42,7 @@ struct LabFaultTests {
         #expect(try Self.sqlite("\(dir)/results/four.sqlite", "SELECT count(*) FROM runs WHERE status = 'done'") == ["4"])
     }
 
-    @Test("a missing ffmpeg or gnuplot is found before anything is made", arguments: ["ffmpeg", "gnuplot"])
+    @Test("a missing ffmpeg, or gnuplot with --plots render (the default writes scripts only), is found before anything is made", arguments: ["ffmpeg", "gnuplot"])
     func missingTool(tool: String) throws {
         let dir = Self.scratch()
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -52,7 +52,7 @@ struct LabFaultTests {
         for program in ["ffmpeg", "ffprobe", "gnuplot"] where program != tool {
             try FileManager.default.createSymbolicLink(atPath: "\(dir)/bin/\(program)", withDestinationPath: "/usr/bin/\(program)")
         }
-        let r = try Self.enclab(["encode", "c.y4m", "--threads", "1"], in: dir, environment: ["PATH": "\(dir)/bin"])
+        let r = try Self.enclab(["encode", "c.y4m", "--threads", "1"] + (tool == "gnuplot" ? ["--plots", "render"] : []), in: dir, environment: ["PATH": "\(dir)/bin"])
         #expect(r.status == 70)
         #expect(r.stderr.hasPrefix("enclab: \(tool) not found on PATH"), "\(r.stderr)")
         #expect(!Self.exists("\(dir)/results"), "nothing is made before the tools are found")
