@@ -133,8 +133,10 @@ public enum Report {
         let defaults = options.runs == nil && options.worst == nil && options.best == nil
         let worstN = options.worst ?? (defaults ? defaultPages : 0), bestN = options.best ?? (defaults ? defaultPages : 0)
         var paged = Set(options.runs ?? [])
+        // The runs grouped by experiment once (each in the order of data.runs).
+        let byExperiment = Dictionary(grouping: data.runs, by: \.row.experiment)
         for name in experiments {
-            let ranked = data.runs.filter { $0.row.experiment == name && $0.row.status == "done" && $0.psnr != nil }
+            let ranked = (byExperiment[name] ?? []).filter { $0.row.status == "done" && $0.psnr != nil }
                 .sorted { ($0.psnr!, $0.row.runID) < ($1.psnr!, $1.row.runID) }
             paged.formUnion(ranked.prefix(worstN).map(\.row.runID))
             paged.formUnion(ranked.suffix(bestN).map(\.row.runID))
@@ -142,9 +144,11 @@ public enum Report {
         // Runs of `enclab check --db` have no PSNR to rank: with the default choice each gets a page (its rules'
         // badges and violations).
         if defaults {
-            paged.formUnion(data.runs.filter { $0.isCheck && experiments.contains($0.row.experiment) }.map(\.row.runID))
+            let shown = Set(experiments)
+            paged.formUnion(data.runs.filter { $0.isCheck && shown.contains($0.row.experiment) }.map(\.row.runID))
         }
-        paged = paged.filter { id in data.runs.contains { $0.row.runID == id && $0.row.status == "done" } }
+        let doneIDs = Set(data.runs.lazy.filter { $0.row.status == "done" }.map(\.row.runID))
+        paged = paged.filter(doneIDs.contains)
         let reporter = progress?(paged.count)
         defer { reporter?.finish() }
 
@@ -158,7 +162,6 @@ public enum Report {
             try RunPage.wantSource(of: run, store: store, databasePath: db, sources: sources)
         }
         var experimentPages: [(html: String, dir: String)] = []
-        let byExperiment = Dictionary(grouping: data.runs, by: \.row.experiment)
         let folders = folderNames(experiments)
         for name in experiments {
             try Interruption.check()
@@ -181,7 +184,7 @@ public enum Report {
             }
             let frames = loaded, charts = chartInputs
             // What each page's numbers cannot say (the experiment page's warnings that concern the run).
-            let runFiller = try store.reportFiller(runs: chosen.filter { Warnings.isCBR($0) && (($0.metrics["vbv_overflows"] ?? nil) ?? 0) > 0 }.map(\.row.runID))
+            let runFiller = try store.reportFiller(runs: chosen.filter { (($0.metrics["vbv_overflows"] ?? nil) ?? 0) > 0 && Warnings.isCBR($0) }.map(\.row.runID))
             let warnings = chosen.map { Warnings.section([$0], filler: runFiller) }
             let work = PageWork(count: chosen.count)
             let columns = data.metricColumns, hasMetricsTable = data.hasMetricsTable
@@ -210,15 +213,24 @@ public enum Report {
                 try OutputFiles.write(HTML.fillPlots(page.html, dir: pageDir), to: "\(pageDir)/index.html")
                 summary.runPages += 1
             }
-            // Each stored path looked up once (the runs table asks again).
+            // Each stored path looked up once (the runs table asks again), and each distinct path once (runs of one
+            // clip share it).
             var files: [Int64: (stream: Bool, source: Bool)] = [:]
+            var located: [String: Bool] = [:]
+            func exists(_ path: String?) -> Bool {
+                guard let path else { return false }  // RunPage.locate(nil, ...) is nil
+                if let known = located[path] { return known }
+                let found = RunPage.locate(path, databasePath: db) != nil
+                located[path] = found
+                return found
+            }
             for run in runs where run.row.status == "done" {
-                let found = (RunPage.locate(run.row.streamPath, databasePath: db) != nil, RunPage.locate(run.row.clip, databasePath: db) != nil)
+                let found = (exists(run.row.streamPath), exists(run.row.clip))
                 files[run.row.runID] = found
                 if !found.0 { summary.missingStreams.append(run.row.runID) }
                 if !found.1 { summary.missingSources.append(run.row.runID) }
             }
-            let filler = try store.reportFiller(runs: runs.filter { Warnings.isCBR($0) && (($0.metrics["vbv_overflows"] ?? nil) ?? 0) > 0 }.map(\.row.runID))
+            let filler = try store.reportFiller(runs: runs.filter { (($0.metrics["vbv_overflows"] ?? nil) ?? 0) > 0 && Warnings.isCBR($0) }.map(\.row.runID))
             let anchor = options.anchor.map { (name: $0, source: AnchorSource.commandLine(overriding: data.fileAnchors[name]?.anchor)) }
                 ?? data.fileAnchors[name].map { (name: $0.anchor, source: .experimentFile(runID: $0.runID)) }
             let overlays = try ChartOverlay.section(runs: runs, paged: Set(outcomes.keys), picked: options.overlay.map(Set.init), store: store,
@@ -301,7 +313,8 @@ public enum Report {
         var result: [String: [Curve]] = [:]
         for run in runs.sorted(by: { $0.row.runID < $1.row.runID }) {
             guard run.row.status == "done", let kbps = run.kbps, let psnr = run.psnr else { continue }
-            var list = result[run.row.clip] ?? []
+            // Taken out of the dictionary while it grows (a copy left in it would make every append copy the points).
+            var list = result.removeValue(forKey: run.row.clip) ?? []
             let i: Int
             if let found = list.firstIndex(where: { $0.configuration == run.configuration }) {
                 i = found

@@ -44,7 +44,7 @@ enum Warnings {
         var items: [String] = []
 
         // Short clips under ABR or capped VBR.
-        let short = done.filter { ["abr", "vbr"].contains($0.mode) && (span($0).map { $0 < shortClipSeconds } ?? false) }
+        let short = done.filter { ($0.mode == "abr" || $0.mode == "vbr") && (span($0).map { $0 < shortClipSeconds } ?? false) }
         for (clip, list) in Dictionary(grouping: short, by: \.clipName).sorted(by: { $0.key < $1.key }) {
             let seconds = list.compactMap(span).min()!
             let modes = Set(list.map { $0.mode.uppercased() }).sorted().joined(separator: " and ")
@@ -63,7 +63,8 @@ enum Warnings {
         }
 
         // CBR overflows with filler.
-        let overflowing = done.filter { isCBR($0) && (($0.metrics["vbv_overflows"] ?? nil) ?? 0) > 0 }
+        // The count is tested first: isCBR may parse the run's settings.
+        let overflowing = done.filter { (($0.metrics["vbv_overflows"] ?? nil) ?? 0) > 0 && isCBR($0) }
         if !overflowing.isEmpty {
             let total = overflowing.reduce(0.0) { $0 + (($1.metrics["vbv_overflows"] ?? nil) ?? 0) }
             let padded = overflowing.filter { (filler[$0.row.runID]?.bytes ?? 0) > 0 }
