@@ -64,48 +64,52 @@ struct TrialFindingsTests {
     func droppedPicturesScoredAsHeld() throws {
         let dir = TestSupport.scratchFolder("enclab-skip")
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        // Noise at 20 kbit/s: OpenH264's rate control drops pictures (frame skip is on by default).
+        // Noise at a low bitrate: OpenH264's rate control drops pictures (frame skip is on by default).
         _ = try TestSupport.tool("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30,noise=alls=60:allf=t",
                                             "-frames:v", "30", "-pix_fmt", "yuv420p", "\(dir)/c.y4m"])
-        let metrics = "vmaf,vmaf-neg,psnr-hvs,ms-ssim,ssim,ciede2000,xpsnr"
-        let r = try TestSupport.enclab(["encode", "c.y4m", "--encoder", "openh264", "--bitrate", "20", "--metrics", metrics,
-                                        "--db", "s.sqlite", "--out", "s"], in: dir)
-        #expect(r.status == 0, "\(r.stderr)")
-        let db = "\(dir)/s.sqlite"
-        let dropped = Set(try TestSupport.sqlite(db, "SELECT input_index FROM skipped_frames").compactMap { Int($0) })
-        #expect(!dropped.isEmpty && !dropped.contains(0), "\(dropped)")
-        // One row per input picture: coded ones join frames.display_index, dropped ones skipped_frames.input_index.
-        #expect(try TestSupport.sqlite(db, "SELECT count(*) FROM frame_quality_metrics") == ["30"])
-        #expect(try TestSupport.sqlite(db, "SELECT count(*) FROM frame_quality_metrics q JOIN frames f ON f.run_id = q.run_id AND f.display_index = q.display_index") == [String(30 - dropped.count)])
-        #expect(try TestSupport.sqlite(db, "SELECT count(*) FROM frame_quality_metrics q JOIN skipped_frames s ON s.run_id = q.run_id AND s.input_index = q.display_index") == [String(dropped.count)])
-        // The sequence a receiver shows, made here: Debian's ffmpeg decodes the stream; each dropped input repeats the
-        // picture shown before it. libvmaf by hand on it against the clip.
-        let stream = try TestSupport.sqlite(db, "SELECT stream_path FROM runs").first ?? ""
-        try QualityMetricsTests.decode("\(dir)/\(stream)", to: "\(dir)/decoded.y4m")
-        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: "\(dir)/decoded.y4m")))
-        let pictureBytes = 320 * 240 * 3 / 2
-        var pictures: [ArraySlice<UInt8>] = []
-        var at = (bytes.firstIndex(of: 0x0A) ?? bytes.count) + 1
-        while at < bytes.count {
-            let line = bytes[at...].firstIndex(of: 0x0A)! + 1
-            pictures.append(bytes[line..<(line + pictureBytes)])
-            at = line + pictureBytes
+        // 20 kbit/s: OpenH264 2.3.1 codes input 0 alone; 400 kbit/s: inputs 0, 11 and 26, so a dropped picture holds
+        // the last coded input before it, not always the first.
+        for kbps in [20, 400] {
+            let metrics = "vmaf,vmaf-neg,psnr-hvs,ms-ssim,ssim,ciede2000,xpsnr"
+            let r = try TestSupport.enclab(["encode", "c.y4m", "--encoder", "openh264", "--bitrate", String(kbps), "--metrics", metrics,
+                                            "--db", "s\(kbps).sqlite", "--out", "s\(kbps)"], in: dir)
+            #expect(r.status == 0, "\(kbps): \(r.stderr)")
+            let db = "\(dir)/s\(kbps).sqlite"
+            let dropped = Set(try TestSupport.sqlite(db, "SELECT input_index FROM skipped_frames").compactMap { Int($0) })
+            #expect(!dropped.isEmpty && !dropped.contains(0), "\(dropped)")
+            // One row per input picture: coded ones join frames.display_index, dropped ones skipped_frames.input_index.
+            #expect(try TestSupport.sqlite(db, "SELECT count(*) FROM frame_quality_metrics") == ["30"])
+            #expect(try TestSupport.sqlite(db, "SELECT count(*) FROM frame_quality_metrics q JOIN frames f ON f.run_id = q.run_id AND f.display_index = q.display_index") == [String(30 - dropped.count)])
+            #expect(try TestSupport.sqlite(db, "SELECT count(*) FROM frame_quality_metrics q JOIN skipped_frames s ON s.run_id = q.run_id AND s.input_index = q.display_index") == [String(dropped.count)])
+            // The sequence a receiver shows, made here: Debian's ffmpeg decodes the stream; each dropped input repeats the
+            // picture shown before it. libvmaf by hand on it against the clip.
+            let stream = try TestSupport.sqlite(db, "SELECT stream_path FROM runs").first ?? ""
+            try QualityMetricsTests.decode("\(dir)/\(stream)", to: "\(dir)/decoded\(kbps).y4m")
+            let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: "\(dir)/decoded\(kbps).y4m")))
+            let pictureBytes = 320 * 240 * 3 / 2
+            var pictures: [ArraySlice<UInt8>] = []
+            var at = (bytes.firstIndex(of: 0x0A) ?? bytes.count) + 1
+            while at < bytes.count {
+                let line = bytes[at...].firstIndex(of: 0x0A)! + 1
+                pictures.append(bytes[line..<(line + pictureBytes)])
+                at = line + pictureBytes
+            }
+            #expect(pictures.count == 30 - dropped.count && (kbps == 20 || pictures.count > 1), "\(kbps): \(pictures.count) decoded")
+            var shown = Array("YUV4MPEG2 W320 H240 F25:1 Ip A1:1 C420jpeg\n".utf8)
+            var next = 0, last: ArraySlice<UInt8> = []
+            for k in 0..<30 {
+                if !dropped.contains(k), next < pictures.count { last = pictures[next]; next += 1 }
+                shown += Array("FRAME\n".utf8) + last
+            }
+            try Data(shown).write(to: URL(fileURLWithPath: "\(dir)/shown\(kbps).y4m"))
+            let hand = try QualityMetricsTests.byHand(dist: "file:\(dir)/shown\(kbps).y4m", ref: "file:\(dir)/c.y4m", in: dir)
+            let encoded = try QualityMetricsTests.stored(db)
+            QualityMetricsTests.expectEqual(encoded, hand.frames, "\(kbps) kbit/s: encode --metrics with dropped pictures")
+            // measure on the stored run: the same values.
+            let m = try TestSupport.enclab(["measure", "--db", "s\(kbps).sqlite", "--metrics", metrics], in: dir)
+            #expect(m.status == 0, "\(m.stderr)")
+            QualityMetricsTests.expectEqual(try QualityMetricsTests.stored(db), encoded, "\(kbps) kbit/s: measure against encode --metrics")
         }
-        #expect(pictures.count == 30 - dropped.count)
-        var shown = Array("YUV4MPEG2 W320 H240 F25:1 Ip A1:1 C420jpeg\n".utf8)
-        var next = 0, last: ArraySlice<UInt8> = []
-        for k in 0..<30 {
-            if !dropped.contains(k), next < pictures.count { last = pictures[next]; next += 1 }
-            shown += Array("FRAME\n".utf8) + last
-        }
-        try Data(shown).write(to: URL(fileURLWithPath: "\(dir)/shown.y4m"))
-        let hand = try QualityMetricsTests.byHand(dist: "file:\(dir)/shown.y4m", ref: "file:\(dir)/c.y4m", in: dir)
-        let encoded = try QualityMetricsTests.stored(db)
-        QualityMetricsTests.expectEqual(encoded, hand.frames, "encode --metrics with dropped pictures")
-        // measure on the stored run: the same values.
-        let m = try TestSupport.enclab(["measure", "--db", "s.sqlite", "--metrics", metrics], in: dir)
-        #expect(m.status == 0, "\(m.stderr)")
-        QualityMetricsTests.expectEqual(try QualityMetricsTests.stored(db), encoded, "measure against encode --metrics")
     }
 
     @Test("--rate-schedule given twice is 64 (the second replaced the first); MaxFrameDelayCount with OpenH264 is 64 (its delay is not measured)")
