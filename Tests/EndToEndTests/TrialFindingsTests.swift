@@ -6,7 +6,7 @@ import Testing
 /// What a tester found in the merged work of 2026-12-02 (OpenH264, --metrics, rate schedules, plots off the run's
 /// path, the report), each fixed and checked here with the built enclab; witnesses: sqlite3, the files on disk, exit
 /// statuses, and the size at which the libvmaf of imageio-ffmpeg 0.8.1 was seen to crash (16x16: SIGSEGV).
-@Suite("trial findings: a 1-frame run in the report, scripts without gnuplot, tiny clips for libvmaf, dropped pictures and metrics, schedules twice")
+@Suite("trial findings: a 1-frame run in the report, scripts without gnuplot, tiny clips for libvmaf, dropped pictures scored as held, schedules twice")
 struct TrialFindingsTests {
     @Test("a database with a 1-frame run: the report is written (exit 0) and the run's page says there is no PTS/DTS step (gnuplot failed on it before)")
     func oneFrameReport() throws {
@@ -60,23 +60,56 @@ struct TrialFindingsTests {
         #expect(throws: Never.self) { try QualityMetric.check([.xpsnr], width: 16, height: 16, clip: "c.y4m") }
     }
 
-    @Test("OpenH264 dropping pictures with --metrics: a warning, no perceptual rows (they would pair coded pictures with the wrong inputs); measure refuses the run (65)")
-    func droppedPicturesNotScored() throws {
+    @Test("OpenH264 dropping pictures with --metrics: one row per input picture, a dropped one scored as the previous decoded picture against its source (libvmaf's log by hand on that sequence, 1e-4); measure gives the same values")
+    func droppedPicturesScoredAsHeld() throws {
         let dir = TestSupport.scratchFolder("enclab-skip")
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        // Noise at 20 kbit/s: OpenH264's rate control drops pictures (frame skip is on by default).
+        // Noise at a low bitrate: OpenH264's rate control drops pictures (frame skip is on by default).
         _ = try TestSupport.tool("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30,noise=alls=60:allf=t",
                                             "-frames:v", "30", "-pix_fmt", "yuv420p", "\(dir)/c.y4m"])
-        let r = try TestSupport.enclab(["encode", "c.y4m", "--encoder", "openh264", "--bitrate", "20", "--metrics", "vmaf",
-                                        "--db", "s.sqlite", "--out", "s"], in: dir)
-        #expect(r.status == 0, "\(r.stderr)")
-        let skipped = Int(try TestSupport.sqlite("\(dir)/s.sqlite", "SELECT count(*) FROM skipped_frames").first ?? "") ?? 0
-        #expect(skipped > 0)
-        #expect(r.stderr.contains("--metrics: not scored: the encoder dropped \(skipped) of 30 pictures"), "\(r.stderr)")
-        #expect(try TestSupport.sqlite("\(dir)/s.sqlite", "SELECT count(*) FROM frame_quality_metrics") == ["0"])
-        let m = try TestSupport.enclab(["measure", "--db", "s.sqlite", "--metrics", "vmaf"], in: dir)
-        #expect(m.status == 65 && m.stderr.contains("dropped \(skipped) pictures"), "\(m.stderr)")
-        #expect(try TestSupport.sqlite("\(dir)/s.sqlite", "SELECT count(*) FROM frame_quality_metrics") == ["0"])
+        // 20 kbit/s: OpenH264 2.3.1 codes input 0 alone; 400 kbit/s: inputs 0, 11 and 26, so a dropped picture holds
+        // the last coded input before it, not always the first.
+        for kbps in [20, 400] {
+            let metrics = "vmaf,vmaf-neg,psnr-hvs,ms-ssim,ssim,ciede2000,xpsnr"
+            let r = try TestSupport.enclab(["encode", "c.y4m", "--encoder", "openh264", "--bitrate", String(kbps), "--metrics", metrics,
+                                            "--db", "s\(kbps).sqlite", "--out", "s\(kbps)"], in: dir)
+            #expect(r.status == 0, "\(kbps): \(r.stderr)")
+            let db = "\(dir)/s\(kbps).sqlite"
+            let dropped = Set(try TestSupport.sqlite(db, "SELECT input_index FROM skipped_frames").compactMap { Int($0) })
+            #expect(!dropped.isEmpty && !dropped.contains(0), "\(dropped)")
+            // One row per input picture: coded ones join frames.display_index, dropped ones skipped_frames.input_index.
+            #expect(try TestSupport.sqlite(db, "SELECT count(*) FROM frame_quality_metrics") == ["30"])
+            #expect(try TestSupport.sqlite(db, "SELECT count(*) FROM frame_quality_metrics q JOIN frames f ON f.run_id = q.run_id AND f.display_index = q.display_index") == [String(30 - dropped.count)])
+            #expect(try TestSupport.sqlite(db, "SELECT count(*) FROM frame_quality_metrics q JOIN skipped_frames s ON s.run_id = q.run_id AND s.input_index = q.display_index") == [String(dropped.count)])
+            // The sequence a receiver shows, made here: Debian's ffmpeg decodes the stream; each dropped input repeats the
+            // picture shown before it. libvmaf by hand on it against the clip.
+            let stream = try TestSupport.sqlite(db, "SELECT stream_path FROM runs").first ?? ""
+            try QualityMetricsTests.decode("\(dir)/\(stream)", to: "\(dir)/decoded\(kbps).y4m")
+            let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: "\(dir)/decoded\(kbps).y4m")))
+            let pictureBytes = 320 * 240 * 3 / 2
+            var pictures: [ArraySlice<UInt8>] = []
+            var at = (bytes.firstIndex(of: 0x0A) ?? bytes.count) + 1
+            while at < bytes.count {
+                let line = bytes[at...].firstIndex(of: 0x0A)! + 1
+                pictures.append(bytes[line..<(line + pictureBytes)])
+                at = line + pictureBytes
+            }
+            #expect(pictures.count == 30 - dropped.count && (kbps == 20 || pictures.count > 1), "\(kbps): \(pictures.count) decoded")
+            var shown = Array("YUV4MPEG2 W320 H240 F25:1 Ip A1:1 C420jpeg\n".utf8)
+            var next = 0, last: ArraySlice<UInt8> = []
+            for k in 0..<30 {
+                if !dropped.contains(k), next < pictures.count { last = pictures[next]; next += 1 }
+                shown += Array("FRAME\n".utf8) + last
+            }
+            try Data(shown).write(to: URL(fileURLWithPath: "\(dir)/shown\(kbps).y4m"))
+            let hand = try QualityMetricsTests.byHand(dist: "file:\(dir)/shown\(kbps).y4m", ref: "file:\(dir)/c.y4m", in: dir)
+            let encoded = try QualityMetricsTests.stored(db)
+            QualityMetricsTests.expectEqual(encoded, hand.frames, "\(kbps) kbit/s: encode --metrics with dropped pictures")
+            // measure on the stored run: the same values.
+            let m = try TestSupport.enclab(["measure", "--db", "s\(kbps).sqlite", "--metrics", metrics], in: dir)
+            #expect(m.status == 0, "\(m.stderr)")
+            QualityMetricsTests.expectEqual(try QualityMetricsTests.stored(db), encoded, "\(kbps) kbit/s: measure against encode --metrics")
+        }
     }
 
     @Test("--rate-schedule given twice is 64 (the second replaced the first); MaxFrameDelayCount with OpenH264 is 64 (its delay is not measured)")

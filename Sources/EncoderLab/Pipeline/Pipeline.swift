@@ -117,7 +117,7 @@ public enum Pipeline {
         let streamPath = "\(folder)/stream.264"
         let out = try OutputFile(streamPath)
         var frames: [EncodedFrame] = []
-        // Pictures the encoder dropped (OpenH264's frame skip): stored, counted, never handed to the verify stage.
+        // Pictures the encoder dropped (OpenH264's frame skip): stored, counted, handed to the verify stage as dropped.
         var skipped: [SkippedFrame] = []
         // Each frame's bytes without start codes (DataRateLimits counts NAL units alone, so raw and MP4 count alike).
         var payloadBytes: [Int] = []
@@ -289,17 +289,13 @@ public enum Pipeline {
         measurements.dataRateWindows = windows
         measurements.dataRateLimitsVTCompat = limits != nil && settings.videoToolbox.compat
         measurements.encoderDelay = delay
-        if quality != nil, pairs != nil, !skipped.isEmpty {
-            // The pictures a receiver shows in a dropped one's place are not paired for libvmaf yet: no scores rather
-            // than scores of the coded pictures alone under indexes that do not join frames.display_index.
-            let w = "--metrics: not scored: the encoder dropped \(skipped.count) of \(index) pictures (skipped_frames), and scoring the picture shown in a dropped one's place is not done yet"
-            warn(w)
-            warnings.append(w)
-        } else if let quality, let pairs {
-            // Every displayed frame scored, or the run fails: x264 displays each frame it coded.
-            let scores = try LibVMAF.score(pairs, metrics: quality.metrics, displayedFrames: frames.count,
-                                           ffmpeg: quality.ffmpeg, threads: r.threads)
-            if let w = scores.missingWarning() {
+        if let quality, let pairs {
+            // Every input picture scored, or the run fails: each coded one against its source, each dropped one as the
+            // picture a receiver shows in its place (the previous decoded one) against its source.
+            let unscored = verify.skippedErrors.filter { $0.errors == nil }.map(\.inputIndex)
+            let scores = try LibVMAF.scoreInputs(pairs, metrics: quality.metrics, inputs: index,
+                                                 unscored: unscored, ffmpeg: quality.ffmpeg, threads: r.threads)
+            for w in [LibVMAF.unscoredWarning(unscored), scores.missingWarning()].compactMap({ $0 }) {
                 warn(w)
                 warnings.append(w)
             }

@@ -120,6 +120,30 @@ enum LibVMAF {
         return QualityScores(metrics: metrics, frames: frames, libvmafVersion: version)
     }
 
+    /// Scores every input picture of a run: the pairs hold one per input picture in input order (a coded picture
+    /// against its source, a dropped one as the held previous picture against its source), except `unscored`, the
+    /// dropped pictures before any decoded one (nothing shown in their place), which come first in input order and
+    /// get a row with no values.
+    /// - Throws: `.data` (65) naming both counts when the scores do not cover exactly `inputs` pictures; as ``score(_:metrics:displayedFrames:ffmpeg:threads:)``.
+    static func scoreInputs(_ pairs: PairedPictures, metrics: [QualityMetric], inputs: Int, unscored: [Int], ffmpeg: String,
+                            threads: Int) throws -> QualityScores {
+        guard unscored == Array(0..<unscored.count) else {
+            throw LabError.data("--metrics: dropped pictures \(unscored) have no decoded picture before them, yet are not the first inputs: the pairs do not line up, nothing scored")
+        }
+        var scores = try score(pairs, metrics: metrics, displayedFrames: inputs - unscored.count, ffmpeg: ffmpeg, threads: threads)
+        scores.frames.insert(contentsOf: repeatElement([:], count: unscored.count), at: 0)
+        guard scores.frames.count == inputs else {
+            throw LabError.data("--metrics: \(scores.frames.count) pictures scored, the run has \(inputs) input pictures: nothing scored")
+        }
+        return scores
+    }
+
+    /// The warning for dropped pictures before any decoded picture (input indexes `unscored`), nil for none.
+    static func unscoredWarning(_ unscored: [Int]) -> String? {
+        guard !unscored.isEmpty else { return nil }
+        return "--metrics: input pictures \(unscored.map(String.init).joined(separator: ", ")) were dropped by the encoder before any picture was decoded (nothing is shown in their place): not scored, their frame_quality_metrics rows are NULL"
+    }
+
     /// libvmaf's JSON log: its `version`, and each frame's metrics in `frameNum` order.
     /// - Throws: `.software` when the file is missing or not libvmaf's JSON.
     static func parseJSONLog(path: String) throws -> (version: String?, frames: [[String: Double]]) {

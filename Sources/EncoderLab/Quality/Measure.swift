@@ -4,7 +4,8 @@ import H264
 /// `enclab measure --db FILE [--run ID ...] --metrics LIST`: the perceptual quality of runs already stored, from
 /// each run's stream and its clip (nothing encoded again). The stream is decoded by libavcodec in the process, as the
 /// verify stage decodes it (``H264StreamDecoder``), each decoded picture paired with the source picture of its
-/// display index (the clip read from the run's `--seek` on), then scored by libvmaf (``LibVMAF``) and recorded in
+/// display index (the clip read from the run's `--seek` on), each picture the encoder dropped (`skipped_frames`) as
+/// the previous decoded picture against its source (as `encode --metrics` scores it), then scored by libvmaf (``LibVMAF``) and recorded in
 /// one transaction per run (``LabStore/recordQuality(runID:_:)``). A run recorded with `--verify none` is decoded
 /// here all the same.
 public enum Measure {
@@ -24,14 +25,8 @@ public enum Measure {
         if let failed = chosen.first(where: { $0.status != "done" }) {
             throw LabError.data("\(databasePath): run \(failed.runID) is \(failed.status), it has no stream to measure")
         }
-        // Every run's size checked before any is scored; a run whose encoder dropped pictures is refused: its decoded
-        // pictures pair with the inputs it coded, not with the clip's frames in order, and scoring the picture a
-        // receiver shows in a dropped one's place is not done yet.
+        // Every run's size checked before any is scored.
         for run in chosen {
-            let skipped = try store.skippedFrameCount(run: run.runID)
-            if skipped > 0 {
-                throw LabError.data("\(databasePath): run \(run.runID): the encoder dropped \(skipped) pictures (skipped_frames); measure cannot score such a run yet (its held pictures are not paired)")
-            }
             try QualityMetric.check(request.metrics, width: run.width ?? 0, height: run.height ?? 0, clip: "\(databasePath): run \(run.runID) (\(run.clip))")
         }
         let bar = Progress(label: "measure", total: chosen.count, unit: "runs")
@@ -83,30 +78,55 @@ public enum Measure {
         guard clip.info.width == width, clip.info.height == height else {
             throw LabError.data("\(run.clip): \(clip.info.width)x\(clip.info.height), \(what) encoded \(width)x\(height)")
         }
+        // The pictures the encoder dropped (OpenH264's frame skip): each scored as the previous decoded picture against
+        // its source, as the encode scored it.
+        let dropped = try store.skippedInputIndexes(run: run.runID)
+        let inputs = frames + dropped.count
+        if let bad = dropped.first(where: { $0 < 0 || $0 >= inputs }) {
+            throw LabError.data("\(what): skipped_frames holds input index \(bad), the run has \(inputs) input pictures")
+        }
+        let droppedSet = Set(dropped)
         let pairs = try PairedPictures(folder: Paths.parent(streamPath) + "/.quality", width: width, height: height)
         defer { pairs.remove() }
         let decoder = try H264StreamDecoder(width: width, height: height, name: streamPath)
         decoder.pairs = pairs
-        // Source picture k is handed over before access unit k (decode order): a picture of display index d is output
-        // only after d + 1 access units, so its source picture is always there.
-        var next: Picture? = try Pipeline.firstPicture(clip, seek: seek(run.settingsJSON))
-        var handed = 0
-        for unit in units {
-            try Interruption.check()
-            if let picture = next {
-                decoder.source(picture)
-                handed += 1
-                next = handed < frames ? try clip.next() : nil
-            }
+        decoder.measuresSkipped = !dropped.isEmpty
+        func decode(_ unit: AccessUnit) throws {
             var au: [UInt8] = []
             for nal in unit.nalUnits { au += [0, 0, 0, 1] + nal.bytes }
             try decoder.decode(au)
         }
-        guard handed == frames else {
-            throw LabError.data("\(run.clip): \(handed) pictures from frame \(seek(run.settingsJSON)) on, \(what) encoded \(frames)")
+        // Source picture k is handed over before the access unit of the k-th coded picture (decode order): a picture
+        // of display index d is output only after d + 1 access units, so its source picture is always there; a
+        // dropped input is handed over in its place among them, with no access unit.
+        var next: Picture? = try Pipeline.firstPicture(clip, seek: seek(run.settingsJSON))
+        var handed = 0, decoded = 0
+        while let picture = next {
+            try Interruption.check()
+            let k = handed
+            handed += 1
+            next = handed < inputs ? try clip.next() : nil
+            if droppedSet.contains(k) {
+                decoder.skipped(picture, inputIndex: k)
+                continue
+            }
+            decoder.source(picture)
+            if decoded < units.count {
+                try decode(units[decoded])
+                decoded += 1
+            }
+        }
+        while decoded < units.count {
+            try decode(units[decoded])
+            decoded += 1
+        }
+        guard handed == inputs else {
+            throw LabError.data("\(run.clip): \(handed) pictures from frame \(seek(run.settingsJSON)) on, \(what) has \(inputs) input pictures (\(frames) coded, \(dropped.count) dropped)")
         }
         _ = try decoder.finish()
-        return try LibVMAF.score(pairs, metrics: request.metrics, displayedFrames: frames, ffmpeg: request.ffmpeg,
-                                 threads: ProcessInfo.processInfo.activeProcessorCount)
+        let unscored = decoder.skippedErrors.filter { $0.errors == nil }.map(\.inputIndex)
+        if let w = LibVMAF.unscoredWarning(unscored) { FileHandle.standardError.write(Data("warning: \(what): \(w)\n".utf8)) }
+        return try LibVMAF.scoreInputs(pairs, metrics: request.metrics, inputs: inputs, unscored: unscored, ffmpeg: request.ffmpeg,
+                                       threads: ProcessInfo.processInfo.activeProcessorCount)
     }
 }

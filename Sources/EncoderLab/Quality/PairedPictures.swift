@@ -5,7 +5,9 @@ import Foundation
 /// source picture the lab measured it against to `source.y4m`, both with the same header (size, 25 frames/s,
 /// progressive, 4:2:0), so that ffmpeg's framesync pairs them one to one whatever the clip's timing: picture k of one
 /// file with picture k of the other. Filled by the verify stage's decoder (``H264StreamDecoder``) as it measures each
-/// picture, so nothing is decoded twice; `measure` fills it the same way from a stored stream.
+/// picture, so nothing is decoded twice; `measure` fills it the same way from a stored stream. A picture the encoder
+/// dropped (OpenH264's frame skip) is paired in its input place as a receiver shows it: the previous decoded picture
+/// against the dropped picture's source; one dropped before any picture was decoded is not paired (nothing is shown).
 final class PairedPictures {
     let folder: String
     let width: Int, height: Int
@@ -59,6 +61,16 @@ final class PairedPictures {
             try decodedFile.write(bytes)
             decodedCount += 1
         }
+        try sourceFile.write(frameLine + source.bytes)
+        sourceCount += 1
+    }
+
+    /// One pair for a picture the encoder dropped: the decoded picture a receiver shows again in its place (packed
+    /// 4:2:0, as ``H264StreamDecoder`` keeps it) and the dropped picture's source.
+    func write(held: [UInt8], source: Picture) throws {
+        let frameLine = Array("FRAME\n".utf8)
+        try decodedFile.write(frameLine + held)
+        decodedCount += 1
         try sourceFile.write(frameLine + source.bytes)
         sourceCount += 1
     }

@@ -248,6 +248,13 @@ public final class LabStore {
         Int(try database.rows("SELECT count(*) AS n FROM skipped_frames WHERE run_id = ?", [.integer(runID)]).first?["n"].int ?? 0)
     }
 
+    /// The input indexes of the pictures the encoder dropped in a run (`skipped_frames.input_index`), ascending.
+    public func skippedInputIndexes(run runID: Int64) throws -> [Int] {
+        try database.rows("SELECT input_index FROM skipped_frames WHERE run_id = ? ORDER BY input_index", [.integer(runID)]).map {
+            Int(try $0.integer("input_index"))
+        }
+    }
+
     /// The pictures the encoder dropped (`skipped_frames`), as given, with the held picture's PSNR over the run's size.
     private func insertSkippedFrames(_ runID: Int64, _ skipped: [SkippedFrame], width: Int, height: Int) throws {
         guard !skipped.isEmpty else { return }

@@ -86,8 +86,9 @@ final class H264StreamDecoder {
         largestWindow = max(largestWindow, window.count)
     }
 
-    /// Measures the dropped pictures at the head of the window against the last decoded picture.
-    private func measureLeadingSkipped() {
+    /// Measures the dropped pictures at the head of the window against the last decoded picture (and, with
+    /// ``pairs``, pairs them for libvmaf: the held picture against the dropped one's source).
+    private func measureLeadingSkipped() throws {
         while let first = windowSkipped.first, let index = first {
             let source = window.removeFirst()
             windowSkipped.removeFirst()
@@ -95,6 +96,7 @@ final class H264StreamDecoder {
                 held.withUnsafeBufferPointer { h in source.withUnsafeBytes { Self.squaredErrors(packed: h, source: $0, width: width, height: height) } }
             }
             skippedErrors.append((index, errors))
+            if let held = lastDecoded { try pairs?.write(held: held, source: source) }
         }
     }
 
@@ -145,7 +147,7 @@ final class H264StreamDecoder {
         let status = avcodec_send_packet(context, nil)
         guard status >= 0 else { throw LabError.software("\(name): libavcodec refused the end of the stream: \(Self.describe(status))") }
         try drain()
-        measureLeadingSkipped()
+        try measureLeadingSkipped()
         guard window.isEmpty else {
             throw LabError.software("\(name): libavcodec decoded \(decodedCount) pictures, \(decodedCount + window.count) were encoded")
         }
@@ -169,7 +171,7 @@ final class H264StreamDecoder {
             guard f.decode_error_flags == 0 else {
                 throw LabError.software("\(name): libavcodec flagged picture \(decodedCount) as damaged (decode_error_flags \(f.decode_error_flags))")
             }
-            measureLeadingSkipped()
+            try measureLeadingSkipped()
             guard !window.isEmpty else {
                 throw LabError.software("\(name): libavcodec decoded more pictures than were encoded (\(decodedCount + 1))")
             }
