@@ -243,11 +243,6 @@ public final class LabStore {
         }
     }
 
-    /// How many pictures the encoder dropped in run `runID` (its `skipped_frames` rows; 0 for x264's runs).
-    public func skippedFrameCount(run runID: Int64) throws -> Int {
-        Int(try database.rows("SELECT count(*) AS n FROM skipped_frames WHERE run_id = ?", [.integer(runID)]).first?["n"].int ?? 0)
-    }
-
     /// The input indexes of the pictures the encoder dropped in a run (`skipped_frames.input_index`), ascending.
     public func skippedInputIndexes(run runID: Int64) throws -> [Int] {
         try database.rows("SELECT input_index FROM skipped_frames WHERE run_id = ? ORDER BY input_index", [.integer(runID)]).map {
