@@ -256,14 +256,14 @@ echo "faults: $ENCLAB ($("$ENCLAB" version 2>/dev/null)), scratch root $ROOT"
 
 inject_clbin() {
     begin inject-clbin || return
-    enclab 60 encode "$FX/tiny.y4m" --threads 1 --opencl-clbin "$INJECT" --db db.sqlite --out OUT
+    enclab 60 encode "$FX/tiny.y4m" --threads 1 --opencl-clbin "$INJECT" --plots render --db db.sqlite --out OUT
     expect 0; plots "$D/db.sqlite"; no_pwned; finish
 }
 
 inject_out() {
     begin inject-out || return
     local out="o';system('touch PWNED');'"
-    enclab 60 encode "$FX/tiny.y4m" --threads 1 --db db.sqlite --out "$out"
+    enclab 60 encode "$FX/tiny.y4m" --threads 1 --plots render --db db.sqlite --out "$out"
     expect 0; plots "$D/db.sqlite"; no_pwned; finish
 }
 
@@ -271,7 +271,7 @@ inject_clip_name() {
     begin inject-clip-name || return
     local clip=$'a\nsystem "touch PWNED"\n#.y4m'
     cp "$FX/tiny.y4m" "$D/$clip"
-    enclab 60 encode "$clip" --threads 1 --db db.sqlite --out OUT
+    enclab 60 encode "$clip" --threads 1 --plots render --db db.sqlite --out OUT
     expect 0; plots "$D/db.sqlite"; no_pwned; finish
 }
 
@@ -282,7 +282,7 @@ inject_experiment() {
 {"name": "inject", "clips": ["tiny.y4m"], "base": {"threads": 1},
  "grid": {"opencl-clbin": ["x\nsystem \"touch PWNED\"\n#"]}}
 EOF
-    enclab 60 run exp.json --db db.sqlite --out OUT
+    enclab 60 run exp.json --plots render --db db.sqlite --out OUT
     expect 0; plots "$D/db.sqlite"
     if [ -s "$D/OUT/rd.png" ]; then ok "rd.png drawn"; else bad "no rd.png"; fi
     no_pwned; finish
@@ -290,7 +290,7 @@ EOF
 
 inject_apostrophe() {
     begin inject-apostrophe || return
-    enclab 60 encode "$FX/tiny.y4m" --threads 1 --db db.sqlite --out "John's clips"
+    enclab 60 encode "$FX/tiny.y4m" --threads 1 --plots render --db db.sqlite --out "John's clips"
     expect 0; plots "$D/db.sqlite"; no_pwned
     if [ -e "$D/John" ] || [ -e "$ORIG_PWD/John" ]; then bad "stray file John"; else ok "no stray John"; fi
     finish
@@ -618,7 +618,7 @@ missing_tool() {  # missing_tool ffmpeg|gnuplot
     for tool in ffmpeg ffprobe gnuplot x264 sqlite3; do
         [ "$tool" = "$1" ] || ln -s "$(command -v "$tool")" "$D/bin/$tool"
     done
-    run 60 env PATH="$D/bin" "$ENCLAB" encode "$FX/tiny.y4m" --threads 1 --db db.sqlite --out OUT
+    run 60 env PATH="$D/bin" "$ENCLAB" encode "$FX/tiny.y4m" --threads 1 --plots render --db db.sqlite --out OUT
     expect 70; stderr_has "$1" "$1"
     if [ -e "$D/db.sqlite" ]; then bad "database file created"; else ok "no database file"; fi
     finish
@@ -750,7 +750,7 @@ reader_playlist() {  # a clip whose bytes are an HLS playlist naming another loc
 
 out_tilde() {  # a folder named ~ is a folder like any other, not the home folder
     begin out-tilde || return
-    enclab 60 encode "$FX/tiny.y4m" --threads 1 --db db.sqlite --out '~'
+    enclab 60 encode "$FX/tiny.y4m" --threads 1 --plots render --db db.sqlite --out '~'
     expect 0; plots "$D/db.sqlite"
     case "$(run_dir "$D/db.sqlite")" in "$D/~/"*) ok "under ./~" ;; *) bad "run folder not under ./~" ;; esac
     finish
@@ -860,7 +860,7 @@ done_missing_plots() {  # a done run whose pictures are gone: drawn again by the
     make_db db.sqlite OUT
     local k; k=$(key16 "$D/db.sqlite")
     rm -f "$D/OUT/$k/frames.png"; head -c 100 "$FX/tiny.y4m" >"$D/OUT/$k/psnr.svg"
-    enclab 60 encode "$FX/tiny.y4m" --threads 1 --db db.sqlite --out OUT
+    enclab 60 encode "$FX/tiny.y4m" --threads 1 --plots render --db db.sqlite --out OUT
     expect 0; grep -q "already done" "$OUT" && ok "already done" || bad "not reported as already done"
     whole "$D/OUT/$k/frames.png" "$D/OUT/$k/frames.svg" "$D/OUT/$k/psnr.png" "$D/OUT/$k/psnr.svg"; finish
 }
@@ -869,7 +869,7 @@ done_no_frames() {  # a done row without frames (a damaged database) is encoded 
     begin done-no-frames || return
     make_db db.sqlite OUT
     sqlite3 "$D/db.sqlite" "DELETE FROM frames" 2>/dev/null
-    enclab 60 encode "$FX/tiny.y4m" --threads 1 --db db.sqlite --out OUT
+    enclab 60 encode "$FX/tiny.y4m" --threads 1 --plots render --db db.sqlite --out OUT
     expect 0
     local n want; n=$(sql "$D/db.sqlite" "SELECT count(*) FROM frames"); want=$(frame_count "$FX/tiny.y4m")
     if [ "$n" = "$want" ]; then ok "$n frames stored again (ffprobe $want)"; else bad "$n frames stored, ffprobe counts $want"; fi
@@ -884,12 +884,12 @@ sweep_disk_full() {  # a sweep that fills the disk: 74; its done runs get their 
     mount_tmpfs "$D/small" size=1m
     cp "$FX/big.y4m" "$D/c.y4m"
     printf '{"name": "full", "clips": ["c.y4m"], "base": {"threads": 1, "preset": "ultrafast"}, "grid": {"qp": [45, 44, 43, 42, 41, 40, 39, 38, 30, 20, 10]}}' >"$D/e.json"
-    enclab 300 run e.json --db db.sqlite --out small/O
+    enclab 300 run e.json --plots render --db db.sqlite --out small/O
     expect 74
     local done1 k; done1=$(rows "$D/db.sqlite" "status='done'")
     [ "$done1" -gt 0 ] || bad "setup: no run done before the disk filled"
     mount -o remount,size=64m "$D/small" || { bad "setup: remount failed"; finish; return; }
-    enclab 300 run e.json --db db.sqlite --out small/O
+    enclab 300 run e.json --plots render --db db.sqlite --out small/O
     [ "$ST" = 0 ] || bad "rerun with room: exit $ST"
     for k in $(sql "$D/db.sqlite" "SELECT substr(run_key, 1, 16) FROM runs WHERE status='done'"); do
         whole "$D/small/O/$k/frames.png" "$D/small/O/$k/frames.svg" "$D/small/O/$k/psnr.png" "$D/small/O/$k/psnr.svg"
