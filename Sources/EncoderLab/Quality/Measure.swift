@@ -17,14 +17,7 @@ public enum Measure {
     ///   ffmpeg's failures. The runs measured before stay measured.
     public static func run(databasePath: String, runs selectors: [String], request: QualityRequest,
                            measured: (Int64, QualityScores) -> Void = { _, _ in }) throws {
-        try LabStore.requireDatabaseFile(databasePath)
-        try LabStore.requireLabDatabase(path: databasePath)
-        let store = try LabStore(path: databasePath)
-        let rows = try store.runs()
-        let chosen = try LabStore.select(selectors, rows: rows, keys: try store.runKeys(), databasePath: databasePath)
-        if let failed = chosen.first(where: { $0.status != "done" }) {
-            throw LabError.data("\(databasePath): run \(failed.runID) is \(failed.status), it has no stream to measure")
-        }
+        let (store, chosen) = try LabStore.openDoneRuns(databasePath: databasePath, selectors: selectors, notDone: "no stream to measure")
         // Every run's size checked before any is scored.
         for run in chosen {
             try QualityMetric.check(request.metrics, width: run.width ?? 0, height: run.height ?? 0, clip: "\(databasePath): run \(run.runID) (\(run.clip))")

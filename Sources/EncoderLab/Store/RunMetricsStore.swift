@@ -58,14 +58,7 @@ extension RunMetrics {
     @discardableResult
     public static func analyze(databasePath: String, runs selectors: [String], progress: Bool = true,
                                analysed: (Int64) -> Void = { _ in }) throws -> [Int64] {
-        try LabStore.requireDatabaseFile(databasePath)
-        try LabStore.requireLabDatabase(path: databasePath)
-        let store = try LabStore(path: databasePath)
-        let rows = try store.runs()
-        let chosen = try LabStore.select(selectors, rows: rows, keys: try store.runKeys(), databasePath: databasePath)
-        if let failed = chosen.first(where: { $0.status != "done" }) {
-            throw LabError.data("\(databasePath): run \(failed.runID) is \(failed.status), it has nothing to analyse")
-        }
+        let (store, chosen) = try LabStore.openDoneRuns(databasePath: databasePath, selectors: selectors, notDone: "nothing to analyse")
         let bar = progress ? Progress(label: "analyze", total: chosen.count, unit: "runs") : nil
         defer { bar?.finish() }
         var done: [Int64] = []

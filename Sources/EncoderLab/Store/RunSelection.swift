@@ -6,6 +6,22 @@ extension LabStore {
     /// `runs.run_key` by run_id for the rows that have one (``Database/runKeys()``).
     func runKeys() throws -> [Int64: String] { try database.runKeys() }
 
+    /// Opens the lab's database at `databasePath` (it must exist) and picks the runs `selectors` name (all without
+    /// any), each of which must be done, for a command that reads their rows (`analyze`, `measure`).
+    /// - Parameter notDone: what a run that is not done lacks, for the message ("nothing to analyse").
+    /// - Throws: `.noInput` for a missing database or a selector naming no run; `.usage` for a malformed or ambiguous
+    ///   selector; `.data` for a file that is not the lab's or a selected run that is not done; the database's errors.
+    static func openDoneRuns(databasePath: String, selectors: [String], notDone: String) throws -> (store: LabStore, runs: [RunRow]) {
+        try requireDatabaseFile(databasePath)
+        try requireLabDatabase(path: databasePath)
+        let store = try LabStore(path: databasePath)
+        let chosen = try select(selectors, rows: try store.runs(), keys: try store.runKeys(), databasePath: databasePath)
+        if let failed = chosen.first(where: { $0.status != "done" }) {
+            throw LabError.data("\(databasePath): run \(failed.runID) is \(failed.status), it has \(notDone)")
+        }
+        return (store, chosen)
+    }
+
     /// The runs `selectors` name, in the order named, each once; every done run when `selectors` is empty.
     /// - Parameter label: how usage errors name a selector: `--run` (the flag, the default) or `run` (`compare`'s
     ///   operands).
