@@ -8,6 +8,7 @@
 #include <libavutil/frame.h>
 #include <libavutil/log.h>
 #include <libavutil/pixfmt.h>
+#include <libavutil/video_enc_params.h>
 
 /* AVERROR(EAGAIN) is a function-like macro, which Swift does not import. */
 static inline int enclab_averror_eagain(void) { return AVERROR(EAGAIN); }
@@ -20,5 +21,25 @@ static inline const uint8_t *enclab_frame_plane(const AVFrame *frame, int i) { r
 
 /* ... and plane `i`'s bytes per row (may exceed the width; never negative for a decoder's frame). */
 static inline int enclab_frame_linesize(const AVFrame *frame, int i) { return frame->linesize[i]; }
+
+/* AV_CODEC_EXPORT_DATA_VIDEO_ENC_PARAMS is a macro flag: the H.264 decoder then attaches each picture's per-macroblock
+   QP as AV_FRAME_DATA_VIDEO_ENC_PARAMS side data (h264_slice.c, h264_export_enc_params). */
+static inline void enclab_export_video_enc_params(AVCodecContext *context) {
+    context->export_side_data |= AV_CODEC_EXPORT_DATA_VIDEO_ENC_PARAMS;
+}
+
+/* The mean over a decoded picture's blocks of qp + delta_qp (AVVideoEncParams: for H.264 `qp` is the PPS's
+   pic_init_qp, each block a 16x16 macroblock with delta_qp its QP less that), through the inline
+   av_video_enc_params_block; 0 and *mean set, or -1 when the frame has no such side data or no blocks. */
+static inline int enclab_frame_mean_qp(const AVFrame *frame, double *mean) {
+    const AVFrameSideData *data = av_frame_get_side_data(frame, AV_FRAME_DATA_VIDEO_ENC_PARAMS);
+    if (!data) return -1;
+    AVVideoEncParams *params = (AVVideoEncParams *)data->data;
+    if (params->nb_blocks == 0) return -1;
+    int64_t total = 0;
+    for (unsigned int i = 0; i < params->nb_blocks; i++) total += params->qp + av_video_enc_params_block(params, i)->delta_qp;
+    *mean = (double)total / params->nb_blocks;
+    return 0;
+}
 
 #endif

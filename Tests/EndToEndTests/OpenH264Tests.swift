@@ -82,7 +82,7 @@ struct OpenH264Tests {
         #expect(try TestSupport.sqlite(db, "SELECT json_extract(settings, '$.encoder.name'), json_extract(settings, '$.encoder.version') FROM runs") == ["openh264|2.3.1"])
     }
 
-    @Test("frame sizes against ffprobe's packets, the lab's PSNR against FFmpeg's psnr filter, no QP (NULL)")
+    @Test("frame sizes against ffprobe's packets, the lab's PSNR against FFmpeg's psnr filter, the decoded QP (NULL without the decode)")
     func sizesAndPSNR() throws {
         let s = Scratch()
         try TestSupport.makeClip(in: s.path, named: "c.y4m", SyntheticClip(width: 160, height: 96, frames: 12, seed: 9))
@@ -106,14 +106,15 @@ struct OpenH264Tests {
         let lab = try TestSupport.sqlite(db, "SELECT psnr_y FROM frames ORDER BY display_index").map { Double($0) ?? -2 }
         #expect(lab.count == ffmpeg.count)
         for (k, (a, b)) in zip(lab, ffmpeg).enumerated() { #expect(abs(a - b) < 0.006, "display frame \(k): lab \(a), ffmpeg \(b)") }
-        // OpenH264 reports no PSNR: x264_psnr_* stay NULL, nothing differs; nor a QP the lab can read: qp is NULL.
+        // OpenH264 reports no PSNR: x264_psnr_* stay NULL, nothing differs; its QP is the decoded one
+        // (OpenH264StreamTests.decodedQP has the witness): none NULL.
         #expect(try TestSupport.sqlite(db, "SELECT count(*) FROM frames WHERE x264_psnr_y IS NOT NULL OR x264_psnr_differs = 1") == ["0"])
-        #expect(try TestSupport.sqlite(db, "SELECT count(*) FROM frames WHERE qp IS NULL") == ["12"])
+        #expect(try TestSupport.sqlite(db, "SELECT count(*) FROM frames WHERE qp IS NULL") == ["0"])
         // --verify none: no decode and no PSNR of OpenH264's own, so no quality at all (not an error of 0).
         let unverified = try TestSupport.enclab(["encode", "c.y4m", "--encoder", "openh264", "--bitrate", "300", "--bEnableFrameSkip", "false", "--verify", "none",
                                                  "--no-plots", "--db", "u.sqlite", "--out", "u"], in: s.path)
         #expect(unverified.status == 0, "\(unverified.stderr)")
-        #expect(try TestSupport.sqlite(s.file("u.sqlite"), "SELECT count(*), count(sse_y), count(psnr_y) FROM frames") == ["12|0|0"])
+        #expect(try TestSupport.sqlite(s.file("u.sqlite"), "SELECT count(*), count(sse_y), count(psnr_y), count(qp) FROM frames") == ["12|0|0|0"])
     }
 
     @Test("frame skip: the skipped pictures are the C witness's videoFrameTypeSkip ones, stored, and the stream holds the rest")

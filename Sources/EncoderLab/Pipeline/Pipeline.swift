@@ -234,6 +234,28 @@ public enum Pipeline {
         // Verify.
         let (verification, decoded) = try verify.finish(frames: frames, resolved: r, profile: settings.profile,
                                                         width: input.width, height: input.height)
+        // The QP a decoder shows: each decoded picture's mean macroblock QP (libavcodec's AVVideoEncParams), to 2
+        // decimals, which is x264's own per-frame QP= value (docs/openh264.md, "QP"). OpenH264 reports no QP: its runs
+        // store this one. x264's runs keep x264's; a frame where the two differ is said.
+        var qpKnown = session.name == .x264
+        if settings.verify == .full {
+            let order = frames.map(\.displayIndex).sorted()
+            var decodedQP: [Int: Double] = [:]
+            for (k, q) in verify.decodedMeanQP.enumerated() where k < order.count {
+                if let q { decodedQP[order[k]] = (q * 100).rounded() / 100 }
+            }
+            if session.name == .openh264, decodedQP.count == frames.count {
+                for k in frames.indices { frames[k].qp = decodedQP[frames[k].displayIndex] ?? 0 }
+                qpKnown = true
+            } else if session.name == .x264 {
+                let differ = frames.filter { f in decodedQP[f.displayIndex].map { abs($0 - f.qp) > 0.0051 } ?? false }
+                if let f = differ.first, let d = decodedQP[f.displayIndex] {
+                    let w = "x264's QP differs from the decoded mean macroblock QP in \(differ.count) frames (first: display index \(f.displayIndex), x264 \(f.qp), decoded \(d)); frames.qp keeps x264's"
+                    warn(w)
+                    warnings.append(w)
+                }
+            }
+        }
         // The run's per-frame measurements, computed once (what the store records as given); one warning when
         // x264's report differs from the lab's quality.
         let perFrame = RunMeasurements.perFrame(frames: frames, decoded: decoded, width: input.width, height: input.height,
@@ -281,8 +303,8 @@ public enum Pipeline {
         let held = Dictionary(verify.skippedErrors.map { ($0.inputIndex, $0.errors) }, uniquingKeysWith: { a, _ in a })
         for k in skipped.indices { skipped[k].held = held[skipped[k].inputIndex] ?? nil }
         measurements.skipped = skipped
-        // OpenH264 gives no per-frame QP (``OpenH264Session``): frames.qp is NULL for its runs.
-        measurements.qpFromX264 = session.name == .x264
+        // OpenH264 gives no per-frame QP (``OpenH264Session``): its frames.qp is the decoded mean, NULL without the decode.
+        measurements.qpKnown = qpKnown
         measurements.timestampAnalysis = analysis
         measurements.timestampSource = (input.timestamps?.source ?? .constantRate).rawValue
         measurements.keyframes = keyframes

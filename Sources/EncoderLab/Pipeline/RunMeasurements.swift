@@ -43,9 +43,10 @@ public struct RunMeasurements: Sendable {
     public var encoderDelay: EncoderDelay?
     /// The rate schedule's changes with the frame each took effect on (`rate_changes`), when the run has a schedule.
     public var rateChanges: [RateChangeRecord]?
-    /// Whether the frames' `qp` are x264's; false for a stream the lab did not make (`enclab check --db`), whose
+    /// Whether the frames' `qp` are known: x264's own, or for OpenH264 the decoded mean macroblock QP (verify full);
+    /// false for a stream the lab did not make (`enclab check --db`) or an OpenH264 run without the decode, whose
     /// `frames.qp` are stored NULL.
-    public var qpFromX264 = true
+    public var qpKnown = true
     /// The perceptual quality libvmaf (and the xpsnr filter) gave each displayed frame with `--metrics`
     /// (`frame_quality_metrics`, `run_quality_metrics`), nil without the flag.
     public var perceptual: QualityScores?

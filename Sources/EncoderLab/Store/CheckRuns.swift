@@ -56,7 +56,7 @@ public enum CheckRuns {
             verification: StreamVerification(accessUnits: [], checks: [], parameterSets: stream.parameterSets))
         measured.keyframes = report.keyframes
         measured.dataRateWindows = report.dataRateWindows
-        measured.qpFromX264 = false
+        measured.qpKnown = false
         var record = LabStore.RunRecord(start: start, createdAt: createdAt, warnings: stream.warnings, outcome: .done(measured),
                                         runKey: nil, clipSHA256: sha, x264Version: nil)
         record.streamPath = { _ in shown }

@@ -188,7 +188,7 @@ public final class LabStore {
                 if let streamPath = record.streamPath {
                     try database.prepare("UPDATE runs SET stream_path = ? WHERE run_id = ?").run([.text(streamPath(runID)), .integer(runID)])
                 }
-                try insertFrames(runID, f.frames, f.quality, inputPTS: f.inputPTS, qpFromX264: f.qpFromX264)
+                try insertFrames(runID, f.frames, f.quality, inputPTS: f.inputPTS, qpKnown: f.qpKnown)
                 if let a = f.timestampAnalysis { try insertTimestampAnalysis(runID, source: f.timestampSource, a) }
                 if let k = f.keyframes { try insertKeyframeAnalysis(runID, k) }
                 if let w = f.dataRateWindows { try insertDataRateWindows(runID, w, vtCompat: f.dataRateLimitsVTCompat) }
@@ -220,9 +220,9 @@ public final class LabStore {
     /// `x264_psnr_*`; `sse_*`, `psnr_*` and `x264_psnr_differs` are the lab's, NULL for a frame without a measurement.
     /// - Parameter inputPTS: the PTS handed to x264 by display index (`frames.input_pts`); a frame without one
     ///   stores NULL.
-    /// - Parameter qpFromX264: false for a stream x264 did not make: `qp` is stored NULL.
+    /// - Parameter qpKnown: false when no QP is known (a stream from elsewhere, OpenH264 without the decode): `qp` is stored NULL.
     private func insertFrames(_ runID: Int64, _ frames: [EncodedFrame], _ qualities: [FrameQuality?], inputPTS: [Int64],
-                              qpFromX264: Bool) throws {
+                              qpKnown: Bool) throws {
         precondition(frames.count == qualities.count, "one quality per frame")
         let insert = try database.prepare("""
             INSERT INTO frames (run_id, coded_index, display_index, type, keyframe, size_bytes, header_bytes,
@@ -236,7 +236,7 @@ public final class LabStore {
             try insert.run([.integer(runID), .integer(Int64(f.codedIndex)), .integer(Int64(f.displayIndex)),
                             .text(f.type.rawValue), .integer(f.keyframe ? 1 : 0), .integer(Int64(f.sizeBytes)),
                             .integer(Int64(f.headerBytes)), .integer(Int64(f.fillerBytes)), .integer(f.pts),
-                            .integer(f.dts), qpFromX264 ? .real(f.qp) : .null, int(q?.errors.sseY), int(q?.errors.sseU), int(q?.errors.sseV),
+                            .integer(f.dts), qpKnown ? .real(f.qp) : .null, int(q?.errors.sseY), int(q?.errors.sseU), int(q?.errors.sseV),
                             opt(q?.psnr.y), opt(q?.psnr.u), opt(q?.psnr.v), opt(q?.psnr.avg), opt(f.ssim),
                             opt(f.psnrY), opt(f.psnrU), opt(f.psnrV), opt(f.psnrAvg), int(q.map { $0.x264Differs ? 1 : 0 }),
                             inputPTS.indices.contains(f.displayIndex) ? .integer(inputPTS[f.displayIndex]) : .null])

@@ -23,6 +23,10 @@ final class H264StreamDecoder {
     private(set) var decodedCount = 0
     /// The squared errors per picture, in display order.
     private(set) var errors: [PlaneErrors] = []
+    /// Each decoded picture's QP as the decoder saw it, in display order: the mean over its macroblocks of the QP
+    /// libavcodec decoded (AVVideoEncParams `qp` + `delta_qp`, H.264 QP_Y per macroblock); nil when libavcodec
+    /// attached no such side data.
+    private(set) var meanQP: [Double?] = []
     /// The largest number of source pictures held at once (for tests of the window).
     private(set) var largestWindow = 0
     /// The stream's path, for messages.
@@ -50,6 +54,8 @@ final class H264StreamDecoder {
         frame = av_frame_alloc()
         guard let context, packet != nil, frame != nil else { throw LabError.software("libavcodec: out of memory opening the H.264 decoder") }
         context.pointee.thread_count = 1
+        // Each picture's per-macroblock QP as side data (``meanQP``).
+        enclab_export_video_enc_params(context)
         let status = avcodec_open2(context, codec, nil)
         guard status >= 0 else { throw LabError.software("libavcodec: cannot open the H.264 decoder: \(Self.describe(status))") }
     }
@@ -178,6 +184,8 @@ final class H264StreamDecoder {
             let source = window.removeFirst()
             windowSkipped.removeFirst()
             errors.append(source.withUnsafeBytes { Self.squaredErrors(frame, source: $0, width: width, height: height) })
+            var qp = 0.0
+            meanQP.append(enclab_frame_mean_qp(frame, &qp) == 0 ? qp : nil)
             try pairs?.write(decoded: frame, source: source)
             if measuresSkipped { lastDecoded = packed(frame) }
             decodedCount += 1

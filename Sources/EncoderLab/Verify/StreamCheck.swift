@@ -206,7 +206,7 @@ struct ParameterSetRecorder {
 ///
 /// Each rebuilt access unit's NAL units are compared byte for byte with the original's (parameter sets, AUD and
 /// filler aside, which the packet format moves or drops). With its parameter sets those in force at that access unit
-/// in the original (the last of each id, carried on every packet), this proves the rebuilt stream decodes to the
+/// in the original (the last of each id its slices refer to, carried on every packet), this proves the rebuilt stream decodes to the
 /// same pictures: a decoder's output depends only on the slices, SEI and the parameter sets in force, not on AUD,
 /// filler or repeats of an identical parameter set.
 struct PacketRoundTrip {
@@ -231,10 +231,16 @@ struct PacketRoundTrip {
             if Packet.droppedNALUnitTypes.contains(nal.nalUnitType) { continue }
             body.append(nal)
         }
+        // The parameter sets this access unit's slices refer to (their PPSs and those PPSs' SPSs), as in force here. Not
+        // every id seen: OpenH264's default eSpsPpsIdStrategy (INCREASING_ID) gives each IDR new ids, so a stream of
+        // more than 31 IDRs has 32 SPS ids (seq_parameter_set_id 0-31), more than a packet holds (31, avcC's 5 bits).
+        let ppsIds = Set(unit.sliceHeaders.map(\.picParameterSetId))
+        let spsIds = Set(ppsIds.compactMap { parameterSets.pictureParameterSets[$0]?.seqParameterSetId })
         let packet = Packet(isIDR: unit.isIDR, decodeOrder: decodeOrder,
                             ptsMicroseconds: try microseconds(pts), dtsMicroseconds: try microseconds(dts),
-                            sequenceParameterSets: parameterSets.spsNALUnits.sorted { $0.key < $1.key }.map(\.value),
-                            pictureParameterSets: parameterSets.ppsNALUnits.sorted { $0.key < $1.key }.map(\.value), nalUnits: body)
+                            sequenceParameterSets: parameterSets.spsNALUnits.filter { spsIds.contains($0.key) }.sorted { $0.key < $1.key }.map(\.value),
+                            pictureParameterSets: parameterSets.ppsNALUnits.filter { ppsIds.contains($0.key) }.sorted { $0.key < $1.key }.map(\.value),
+                            nalUnits: body)
         decodeOrder += 1
         let bytes = try packet.serialize()
         let back = try Packet.deserialize(bytes)

@@ -51,11 +51,18 @@ final class VerifyStage {
         var check: StreamCheck
         let decoder: H264StreamDecoder?
         let packets: PacketSink
-        init(check: StreamCheck, decoder: H264StreamDecoder?, packets: PacketSink) {
-            self.check = check; self.decoder = decoder; self.packets = packets
+        let streamPath: String
+        init(check: StreamCheck, decoder: H264StreamDecoder?, packets: PacketSink, streamPath: String) {
+            self.check = check; self.decoder = decoder; self.packets = packets; self.streamPath = streamPath
         }
+        /// - Throws: the `H264` module's errors as `.software` naming the stream and the frame (the encoder's own
+        ///   stream: the lab cannot vouch for it), libavcodec's as ``H264StreamDecoder/decode(_:)``.
         func written(_ frame: EncodedFrame, bytes: [UInt8]) throws {
-            try check.add(frame, bytes: bytes)
+            do {
+                try check.add(frame, bytes: bytes)
+            } catch let e as H264Error {
+                throw LabError.software("\(streamPath): frame \(frame.codedIndex) (decode order) cannot be read back or carried in a packet: \(e)")
+            }
             try decoder?.decode(bytes)
         }
     }
@@ -94,7 +101,7 @@ final class VerifyStage {
         let sink = try PacketSink(folder: folder, timebaseNum: timebaseNum, timebaseDen: timebaseDen)
         let decoder = mode == .full || pairs != nil ? try H264StreamDecoder(width: width, height: height, name: streamPath) : nil
         decoder?.pairs = pairs
-        work = Work(check: StreamCheck { unit, frame in try sink.add(unit, frame) }, decoder: decoder, packets: sink)
+        work = Work(check: StreamCheck { unit, frame in try sink.add(unit, frame) }, decoder: decoder, packets: sink, streamPath: streamPath)
         worker = background ? SerialWorker(name: "enclab verify", limit: 16, niceIncrement: 5) : nil
     }
 
@@ -116,6 +123,10 @@ final class VerifyStage {
     /// Keeps each decoded picture until the next, so that dropped pictures can be measured (``skipped(_:inputIndex:)``):
     /// called before the first picture, for an encoder that drops pictures (OpenH264).
     func measureSkippedPictures() { work.decoder?.measuresSkipped = true }
+
+    /// Each decoded picture's mean macroblock QP as libavcodec decoded it (``H264StreamDecoder/meanQP``), in display order,
+    /// after ``finish(frames:resolved:profile:width:height:)``; empty without the decode.
+    var decodedMeanQP: [Double?] { work.decoder?.meanQP ?? [] }
 
     /// The held-picture errors of the dropped pictures (``skipped(_:inputIndex:)``), after ``finish(frames:resolved:profile:width:height:)``.
     var skippedErrors: [(inputIndex: Int, errors: PlaneErrors?)] { work.decoder?.skippedErrors ?? [] }
