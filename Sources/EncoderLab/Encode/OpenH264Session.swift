@@ -64,6 +64,18 @@ public final class OpenH264Session {
     private let timebase: Rational
     private var codedCount = 0
     private var skipped: [SkippedFrame] = []
+    /// A test hook: with the environment variable `ENCLAB_TEST_OPENH264_TIMESTAMPS` set to a file path, each
+    /// `EncodeFrame` call appends a line "INPUT_INDEX UITIMESTAMP" to it, the timestamp as OpenH264 reports it back
+    /// (`SFrameBSInfo.uiTimeStamp`, skipped pictures too: the one its rate control used, which is the one given unless
+    /// that is not after the last one used, or is 0 after the first picture; then the last + (int)(1000 / fFrameRate):
+    /// GetTimestampForRc, ratectl.cpp), so that tests see what reached the library
+    /// (Tests/EndToEndTests/OpenH264TimestampTests.swift).
+    private let timestampLog: FileHandle? = ProcessInfo.processInfo.environment["ENCLAB_TEST_OPENH264_TIMESTAMPS"].flatMap { path in
+        if !FileManager.default.fileExists(atPath: path) { _ = FileManager.default.createFile(atPath: path, contents: nil) }
+        let handle = FileHandle(forWritingAtPath: path)
+        _ = try? handle?.seekToEnd()
+        return handle
+    }
 
     /// Opens an encoder for `input` with `settings` (resolved: ``EncodeSettings/resolved()`` with `encoder` openh264).
     /// - Throws: `.usage` when InitializeExt refuses the parameters, with OpenH264's own message; `.software` when no
@@ -111,6 +123,7 @@ public final class OpenH264Session {
     }
 
     deinit {
+        try? timestampLog?.close()
         enclab_openh264_destroy(encoder, true)
         logBox.release()
     }
@@ -167,6 +180,7 @@ public final class OpenH264Session {
             case "iPaddingFlag": p.iPaddingFlag = i32
             case "bPrefixNalAddingCtrl": p.bPrefixNalAddingCtrl = n != 0
             case "iLtrMarkPeriod": p.iLtrMarkPeriod = UInt32(n)
+            case "uiProfileIdc": p.sSpatialLayers.0.uiProfileIdc = EProfileIdc(rawValue: UInt32(n))
             default: preconditionFailure("OpenH264 field \(f.name) has no assignment")
             }
         }
@@ -272,6 +286,7 @@ public final class OpenH264Session {
         guard status == 0 else {
             throw LabError.software("OpenH264's EncodeFrame failed with \(status) at input frame \(timed.index): \(log.last() ?? "no reason given")")
         }
+        if let timestampLog { try? timestampLog.write(contentsOf: Data("\(timed.index) \(info.uiTimeStamp)\n".utf8)) }
         let type: FrameType
         switch info.eFrameType {
         case videoFrameTypeSkip:
@@ -300,8 +315,9 @@ public final class OpenH264Session {
                 }
             }
         }
-        // No QP: OpenH264's only per-frame QP is SEncoderStatistics.uiAverageFrameQP, and 2.3.1's
-        // ENCODER_OPTION_GET_STATISTICS left it 0 after every frame when tried; the store writes NULL (qpFromX264 false).
+        // No QP from the encoder: OpenH264's only per-frame QP is SEncoderStatistics.uiAverageFrameQP, and 2.3.1's
+        // ENCODER_OPTION_GET_STATISTICS left it 0 after every frame when tried. The pipeline fills in the decoded mean
+        // macroblock QP after the verify stage's decode (NULL without it).
         let qp = 0.0
         let frame = EncodedFrame(codedIndex: codedCount, displayIndex: timed.index, type: type, keyframe: type == .idr,
                                  pts: timed.pts, dts: timed.pts, qp: qp, psnrY: nil, psnrU: nil, psnrV: nil, psnrAvg: nil,

@@ -529,7 +529,12 @@ public struct EncodeSettings: Equatable, Sendable {
     public var x264Arguments: [String] {
         var args: [String] = []
         // The encoder when not x264, and OpenH264's fields as given (the common keys follow among the options).
-        if encoder != .x264 { args += ["--encoder", encoder.rawValue] + openh264.given.flatMap { ["--\($0.name)", $0.value] } }
+        if encoder != .x264 {
+            args += ["--encoder", encoder.rawValue] + openh264.given.flatMap { ["--\($0.name)", $0.value] }
+            // VideoToolbox's properties as given: for x264 they show through the options they became, for OpenH264 they
+            // become fields that are not among the given ones, so the label names them (by Apple's name, sorted).
+            args += videoToolbox.canonicalProperties.sorted { $0.key < $1.key }.flatMap { ["--vt", "\($0.key)=\($0.value)"] }
+        }
         if let p = preset { args += ["--preset", p] }
         if let t = effectiveTune { args += ["--tune", t] }
         if let f = frames { args += ["--frames", String(f)] }

@@ -24,7 +24,8 @@ public struct OpenH264Field: Equatable, Sendable {
 /// Enumerations take the lab's lower-case name of each constant or its number: `iRCMode` quality (RC_QUALITY_MODE, 0),
 /// bitrate (1), bufferbased (2), timestamp (3), off (RC_OFF_MODE, -1); `iComplexityMode` low, medium, high (0-2);
 /// `iUsageType` camera (CAMERA_VIDEO_REAL_TIME, 0), screen (SCREEN_CONTENT_REAL_TIME, 1); `uiSliceMode` single (0),
-/// fixedslcnum (1: `uiSliceNum` slices); `eSpsPpsIdStrategy` constant (CONSTANT_ID, 0), increasing (INCREASING_ID, 1),
+/// fixedslcnum (1: `uiSliceNum` slices); `uiProfileIdc` baseline (PRO_BASELINE, 66), main (77), high (100), layer 0's;
+/// `eSpsPpsIdStrategy` constant (CONSTANT_ID, 0), increasing (INCREASING_ID, 1),
 /// sps_listing (2), sps_listing_and_pps_increasing (3), sps_pps_listing (6); `iEntropyCodingModeFlag` cavlc (0),
 /// cabac (1). Booleans take true/false/1/0. Rates are in bit/s as the header has them.
 public enum OpenH264Names {
@@ -66,6 +67,7 @@ public enum OpenH264Names {
         ("iPaddingFlag", .integer(0...1)),
         ("bPrefixNalAddingCtrl", .boolean),
         ("iLtrMarkPeriod", .integer(0...Int(Int32.max))),
+        ("uiProfileIdc", .choice([("baseline", 66), ("main", 77), ("high", 100)])),
     ]
 
     /// Whether `name` is one of ``fields`` (case as in the header).
@@ -148,7 +150,7 @@ public struct OpenH264Settings: Equatable, Sendable {
     /// - Throws: `.usage` naming the settings: x264-only options (everything else, preset, tune, profile), an `rc` other
     ///   than abr, a common key and the field it becomes both given, a VideoToolbox property that has no OpenH264
     ///   field (DataRateLimits, MaxKeyFrameIntervalDuration, ProfileLevel, ConstantBitRate, VariableBitRate, VBV*,
-    ///   ExpectedFrameRate, AllowOpenGOP, AllowFrameReordering=true), vt-compat.
+    ///   ExpectedFrameRate, AllowOpenGOP, AllowFrameReordering=true), vt-compat; `iMinQp` above `iMaxQp`.
     static func resolve(_ s: EncodeSettings) throws -> (fields: [OpenH264Field], adjustments: [String]) {
         var x264Only: [String] = []
         if s.preset != nil { x264Only.append("preset") }
@@ -238,6 +240,11 @@ public struct OpenH264Settings: Equatable, Sendable {
                 throw LabError.usage("contradictory settings: OpenH264's \(f.name) given and set by \(source); give one")
             }
             fields.append(f)
+        }
+        // OpenH264 2.3.1 takes a QP range whose minimum is above its maximum without a word (InitializeExt returns 0).
+        if let low = fields.last(where: { $0.name == "iMinQp" }).flatMap({ Int($0.value) }),
+           let high = fields.last(where: { $0.name == "iMaxQp" }).flatMap({ Int($0.value) }), low > high {
+            throw LabError.usage("OpenH264's iMinQp \(low) is above its iMaxQp \(high): no QP lies in that range (OpenH264 2.3.1 accepts it without a word); give iMinQp <= iMaxQp")
         }
         let rcMode = fields.last { $0.name == "iRCMode" }?.value ?? "quality"
         let target = fields.last { $0.name == "iTargetBitrate" }.map { Int($0.value) ?? 0 } ?? 0

@@ -76,6 +76,7 @@ struct EncodeCommand: Command {
               eSpsPpsIdStrategy constant|increasing|sps_listing|...   iUsageType camera|screen   iLtrMarkPeriod
               bEnableAdaptiveQuant   bEnableBackgroundDetection   bEnableDenoise   bEnableLongTermReference
               iLoopFilterDisableIdc   bFixRCOverShoot   iIdrBitrateRatio   iPaddingFlag   bPrefixNalAddingCtrl
+              uiProfileIdc baseline|main|high (with cabac OpenH264 writes high unless main is given)
               The lab's keys that mean the same: --rc abr (iRCMode bitrate), --bitrate KBPS (iTargetBitrate; without
               --rc or iRCMode: bitrate mode), --keyint (uiIntraPeriod), --threads, --slices, --cabac/--no-cabac.
               VideoToolbox: AverageBitRate, MaxKeyFrameInterval, H264EntropyMode, AllowFrameReordering=false, RealTime.
