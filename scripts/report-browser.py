@@ -15,6 +15,9 @@ For every run page (REPORT_DIR/*/run-*/index.html, or the --run-page ones):
   - dragging across the chart zooms: its x range shrinks, and the other charts of the page follow;
   - the first frame's stem stands right of the y axis (the x range is padded), not on it;
   - the keyframe timeline (chart-keyframes, x = PTS) has one row per IDR and I frame (sqlite3) and one at each end;
+  - a run with pictures skipped by the encoder (skipped_frames): the keyframe timeline was drawn with one mark named
+    "skipped by the encoder" per row, at the row's PTS in seconds from the run's first PTS (sqlite3, exact, 6 decimals),
+    and its legend names them;
   - every table of the page fits a 1280 px window (no table wider than its box or the window).
 For every experiment page: no console errors; each overlay chart has as many points per run as the run has frames.
 --table-page PAGE: the page's first table fits a 1280 px window without scrolling.
@@ -122,6 +125,7 @@ def run_page(driver, db, page):
             return b ? JSON.parse(b.textContent).charts[0].marks.length : -1;""")
         if marks <= 0:
             fail(f"{page}: the run has keyframe limits but its keyframe timeline draws no deadline ({marks})")
+    skipped_frames(driver, con, run_id, tn, td, page)
     tables_fit(driver, page)
     points = driver.execute_script("""
         var g = window.enclabCharts.graphs['chart-sizes'], count = 0;
@@ -199,6 +203,29 @@ def experiment_page(driver, db, page):
             if count != n:
                 fail(f"{page}: {chart['id']}: run {run_id} has {count} points, {n} frames in sqlite3")
     con.close()
+
+
+def skipped_frames(driver, con, run_id, tn, td, page):
+    has_table = con.execute("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'skipped_frames'").fetchone()[0]
+    rows = con.execute("SELECT pts FROM skipped_frames WHERE run_id = ? ORDER BY input_index", (run_id,)).fetchall() if has_table else []
+    marks = driver.execute_script("""
+        var b = document.querySelector('script.enclab-chart-data[data-group="keyframes"]');
+        if (!b) return null;
+        return JSON.parse(b.textContent).charts[0].marks.filter(function (m) { return m.name === 'skipped by the encoder'; })
+          .map(function (m) { return m.x.toFixed(6); });""")
+    if not rows:
+        if marks:
+            fail(f"{page}: {len(marks)} 'skipped by the encoder' marks, the run has no skipped_frames rows")
+        return
+    first = con.execute("SELECT min(pts) FROM frames WHERE run_id = ?", (run_id,)).fetchone()[0]
+    expected = [seconds(pts - first, tn, td) for (pts,) in rows]
+    if marks != expected:
+        fail(f"{page}: the keyframe timeline's skipped marks {marks} are not the skipped_frames rows {expected}")
+    drawn = driver.execute_script("""
+        var g = window.enclabCharts.graphs['chart-keyframes'], legend = document.getElementById('chart-keyframes-legend');
+        return g && legend ? legend.innerText.indexOf('skipped by the encoder') >= 0 : false;""")
+    if not drawn:
+        fail(f"{page}: the keyframe timeline is not drawn, or its legend does not name the pictures skipped by the encoder")
 
 
 def tables_fit(driver, page):

@@ -61,6 +61,25 @@ struct ReportBrowserTests {
         #expect(r.status == 0 && r.stdout.hasSuffix("ok\n"), "\(r.stdout)\(r.stderr)")
     }
 
+    @Test("pictures skipped by the encoder (OpenH264's frame skip) in chromium: the keyframe timeline's marks named 'skipped by the encoder' are the skipped_frames rows (sqlite3), its legend names them")
+    func skippedFrames() throws {
+        try Self.requireBrowser()
+        let dir = cli.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let noise = try CLI.process("/usr/bin/ffmpeg", ["-nostdin", "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=160x96:rate=25,noise=alls=40:allf=t",
+                                                        "-frames:v", "40", "-pix_fmt", "yuv420p", "-y", "file:\(dir)/n.y4m"], in: dir)
+        try #require(noise.status == 0, "\(noise.stderr)")
+        let run = try CLI.process(CLI.binary, ["encode", "n.y4m", "--encoder", "openh264", "--bitrate", "40", "--bEnableFrameSkip", "true",
+                                               "--no-plots", "--db", "lab.sqlite", "--out", "out"], in: dir)
+        try #require(run.status == 0, "\(run.stderr)")
+        let skipped = try CLI.process("/usr/bin/sqlite3", ["lab.sqlite", "SELECT count(*) FROM skipped_frames"], in: dir)
+        #expect((Int(skipped.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) > 0, "the run skips pictures")
+        let r = try CLI.process(CLI.binary, ["report", "--db", "lab.sqlite", "--out", "rep", "--runs", "1"], in: dir)
+        try #require(r.status == 0, "\(r.stderr)")
+        let check = try CLI.process("/usr/bin/python3", [Self.script, "--db", "lab.sqlite", "--report", "rep"], in: dir, limit: 900)
+        #expect(check.status == 0 && check.stdout.hasSuffix("ok\n"), "\(check.stdout)\(check.stderr)")
+    }
+
     @Test("the report's assets: dygraphs copied without source maps, so the folder works offline; chart data cannot close its script element")
     func assets() throws {
         let dir = cli.scratch()

@@ -6,9 +6,13 @@ struct ChartRunInput {
     var frames: [LabStore.ChartFrame]
     /// The DataRateLimits pairs the run was checked against (`data_rate_windows`).
     var limits: [DataRateLimits.Pair]
+    /// The PTS (ticks) of the pictures the encoder dropped (`skipped_frames`), in input order: marked on the keyframe
+    /// timeline as "skipped by the encoder".
+    var skippedPTS: [Int64] = []
 
     static func load(run runID: Int64, store: LabStore) throws -> ChartRunInput {
-        ChartRunInput(frames: try store.chartFrames(run: runID), limits: try store.dataRateLimits(run: runID))
+        ChartRunInput(frames: try store.chartFrames(run: runID), limits: try store.dataRateLimits(run: runID),
+                      skippedPTS: try store.reportSkippedPTS(run: runID))
     }
 }
 

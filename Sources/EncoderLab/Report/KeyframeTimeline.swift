@@ -8,6 +8,7 @@ import H264
 ///   cuts the stream): where the next keyframe was due at the latest, the frame `a + MaxKeyFrameInterval` (its PTS;
 ///   the stream's end for the frame count; none past it) and `PTS(a) + MaxKeyFrameIntervalDuration` (none past the
 ///   stream's end); a keyframe at the deadline passes, one after it is a violation;
+/// - each picture the encoder dropped (`skipped_frames`, OpenH264's frame skip) at its input PTS, "skipped by the encoder";
 /// - each stored violation as a stretch from its start frame's PTS to its end frame's (the end of the last frame for
 ///   the frame count).
 struct KeyframeTimeline {
@@ -34,17 +35,23 @@ struct KeyframeTimeline {
     var durationRule: String?
     /// Seconds of each frame's PTS from the first, in display order.
     var seconds: [Double]
-    /// The end of the last frame: its PTS plus one frame.
+    /// The end of the last frame: its PTS plus one frame (a skipped picture's, when one comes last).
     var endSeconds: Double
+    /// Seconds of each skipped picture's PTS from the first, in input order.
+    var skippedSeconds: [Double]
 
-    static let frameColour = "#1f77b4", durationColour = "#9467bd", violationColour = "#d62728"
+    static let frameColour = "#1f77b4", durationColour = "#9467bd", violationColour = "#d62728", skippedColour = "#7f7f7f"
+    /// The legend's name of a skipped picture's mark.
+    static let skippedName = "skipped by the encoder"
 
-    /// - Parameters: `frames` a run's frames (any order); `frameSeconds` one nominal frame's duration.
-    init(frames: [ReportData.Frame], rules: LabStore.ReportRules?, time: ChartTime, frameSeconds: Double) {
+    /// - Parameters: `frames` a run's frames (any order); `frameSeconds` one nominal frame's duration; `skippedPTS` the
+    ///   PTS of the pictures the encoder dropped.
+    init(frames: [ReportData.Frame], rules: LabStore.ReportRules?, time: ChartTime, frameSeconds: Double, skippedPTS: [Int64] = []) {
         let display = frames.sorted { $0.displayIndex < $1.displayIndex }
         let n = display.count
         seconds = display.map { time.seconds($0.pts) }
-        endSeconds = (seconds.max() ?? 0) + frameSeconds
+        skippedSeconds = skippedPTS.map { time.seconds($0) }
+        endSeconds = max(seconds.max() ?? 0, skippedSeconds.max() ?? 0) + frameSeconds
         guard let k = rules?.keyframes else { return }
         let frameLimit = k.frameLimit.flatMap { Int(exactly: $0) }.flatMap { $0 > 0 ? $0 : nil }
         let durationLimit = k.durationLimit.flatMap(RuleSection.seconds).flatMap { $0 > 0 && $0.isFinite ? $0 : nil }
@@ -77,6 +84,13 @@ struct KeyframeTimeline {
     /// drawing them over the timeline's y range 0-1.4: deadlines as dashed stems to 1.3, violations as red bars at 1.15.
     func gnuplot(dir: String) throws -> (series: [String], files: [String]) {
         var series: [String] = [], files: [String] = []
+        if !skippedSeconds.isEmpty {
+            var data = "# pts_s(s from the first PTS) of each picture the encoder dropped (skipped_frames), input order\n"
+            for s in skippedSeconds { data += "\(s)\n" }
+            try Plots.write(data, to: "\(dir)/skipped.dat")
+            files.append("skipped.dat")
+            series.append("'skipped.dat' using 1:(0.35) with impulses lw 2 lc rgb '\(Self.skippedColour)' title '\(Self.skippedName)'")
+        }
         if !violations.isEmpty {
             var data = "# kind start_frame end_frame(display order) start_s end_s (s from the first PTS; the end of the last frame for the frame count)\n"
             for v in violations { data += "\(v.kind) \(v.start) \(v.end) \(v.from) \(v.to)\n" }
@@ -121,6 +135,7 @@ struct KeyframeTimeline {
             .init(name: "I (not IDR)", colour: RunPage.colours[1], run: 0, field: "k", scale: 0.7, type: 1, style: "impulses"),
         ], fromZero: false, height: 170)
         chart.marks = deadlines.map { .init(x: $0.seconds, name: deadlineName($0.kind), colour: $0.kind == 0 ? Self.frameColour : Self.durationColour) }
+            + skippedSeconds.map { .init(x: $0, name: Self.skippedName, colour: Self.skippedColour) }
         chart.spans = violations.map { .init(from: $0.from, to: $0.to, name: "violation: \($0.kind)", colour: Self.violationColour) }
         chart.xRange = (-frameSeconds / 2, endSeconds)
         chart.yRange = (0, 1.35)

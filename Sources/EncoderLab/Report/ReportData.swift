@@ -37,6 +37,8 @@ struct ReportData {
         var rules: LabStore.ReportRules?
         /// Input PTS that repeat or go back (`timestamp_analysis.non_increasing_input_pts`), 0 when none or not stored.
         var nonIncreasingInputPTS: Int64 = 0
+        /// Pictures the encoder dropped (`skipped_frames` rows: OpenH264's frame skip), 0 when none or not stored.
+        var skippedFrames: Int64 = 0
         /// Whether it was recorded by `enclab check --db` (experiment ``RuleCheck/experiment``, no run key).
         var isCheck: Bool { row.experiment == CheckRuns.experiment && row.runKey == nil }
         /// The rate it was asked for, kbit/s (`run_metrics.target_kbps`).
@@ -86,6 +88,7 @@ struct ReportData {
         let brief = try store.reportSettingsBriefs()
         let rules = try store.reportRules()
         let nonIncreasing = try store.reportNonIncreasingInputPTS()
+        let skipped = try store.reportSkippedCounts()
         var runs: [Run] = []
         runs.reserveCapacity(rows.count)
         for row in rows {
@@ -101,6 +104,7 @@ struct ReportData {
             run.mode = settings.map { $0.rc ?? $0.rcMethod ?? "" } ?? ""
             run.rules = rules[row.runID]
             run.nonIncreasingInputPTS = nonIncreasing[row.runID] ?? 0
+            run.skippedFrames = skipped[row.runID] ?? 0
             if row.status == "done" {
                 if let m = byRun[row.runID] {
                     run.metrics = m

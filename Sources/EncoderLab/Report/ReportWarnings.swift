@@ -7,7 +7,8 @@ import Foundation
 /// - a clip whose curves have fewer than 4 points, so no BD-rate (``Bjontegaard`` needs 4 per curve);
 /// - CBR runs whose VBV replay counts overflows while their stream carries filler data;
 /// - runs encoded with `--verify none` (PSNR from x264's own report);
-/// - runs whose input PTS repeat or go back (`timestamp_analysis.non_increasing_input_pts`).
+/// - runs whose input PTS repeat or go back (`timestamp_analysis.non_increasing_input_pts`);
+/// - runs whose encoder dropped pictures (`skipped_frames`: OpenH264's frame skip).
 enum Warnings {
     /// The clip length, in seconds, under which ABR's and capped VBR's achieved rate and quality are dominated by the
     /// start-up (docs/rate-accuracy.md, "The error by length and mode": −12 % and −22 % at 4-5 s, −0.7 to −0.9 % at
@@ -89,6 +90,14 @@ enum Warnings {
         if !stamped.isEmpty {
             let worst = stamped.max { $0.nonIncreasingInputPTS < $1.nonIncreasingInputPTS }!
             items.append("<li class=\"non-increasing-pts\"><b>Repeated or non-increasing PTS:</b> \(stamped.count) run\(stamped.count == 1 ? " has" : "s have") input PTS that repeat or go back (\(named(stamped.map(\.row.runID))); run \(worst.row.runID): \(worst.nonIncreasingInputPTS) of \(worst.row.frames.map(String.init) ?? "?") frames, timestamp_analysis.non_increasing_input_pts). x264 moves such timestamps to keep them increasing, so the frames are not shown at the times the source gives: their rate and PSNR are not comparable with those of runs whose PTS increase.</li>")
+        }
+
+        // Pictures the encoder dropped.
+        let skipping = done.filter { $0.skippedFrames > 0 }
+        if !skipping.isEmpty {
+            let worst = skipping.max { $0.skippedFrames < $1.skippedFrames }!
+            let inputs = worst.row.inputFrames.map(String.init) ?? "?"
+            items.append("<li class=\"skipped-frames\"><b>Pictures skipped by the encoder:</b> \(skipping.count) run\(skipping.count == 1 ? "" : "s") dropped input pictures (\(named(skipping.map(\.row.runID))); run \(worst.row.runID): \(worst.skippedFrames) of \(inputs), skipped_frames). A dropped picture has no frame and no picture in the stream: a receiver shows the previous one again. The rate, frame and PSNR columns count the coded pictures only; the dropped ones, as a receiver sees them, are skipped_frames.held_psnr_* (docs/openh264.md, \"Skipped frames\").</li>")
         }
         return items
     }

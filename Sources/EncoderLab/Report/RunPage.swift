@@ -86,6 +86,11 @@ enum RunPage {
             ["frames", row.frames.map(String.init) ?? ""], ["bytes", row.bytes.map(String.init) ?? ""],
             ["size", row.width.map { "\($0)x\(row.height ?? 0)" } ?? ""],
             ["frame rate", row.fpsNum.map { "\($0)/\(row.fpsDen ?? 1)" } ?? ""],
+        ]
+        if run.skippedFrames > 0 {
+            facts.append(["skipped by the encoder", "\(run.skippedFrames) of \(row.inputFrames.map(String.init) ?? "?") input pictures (skipped_frames; no frame, no picture in the stream)"])
+        }
+        facts += [
             ["timebase", row.timebaseNum.map { "\($0)/\(row.timebaseDen ?? 1) s" } ?? ""],
         ]
         if let key = row.runKey { facts.append(["run key", e(key)]) }
@@ -191,7 +196,7 @@ enum RunPage {
         }
         try Plots.write(keys, to: "\(dir)/keyframes.dat")
         let frameSeconds = (try? frameTicks * timebase)?.approximateValue ?? 0
-        let timeline = KeyframeTimeline(frames: frames, rules: run.rules, time: time, frameSeconds: frameSeconds)
+        let timeline = KeyframeTimeline(frames: frames, rules: run.rules, time: time, frameSeconds: frameSeconds, skippedPTS: charts.skippedPTS)
         let limitPlots = try timeline.gnuplot(dir: dir)
         let keySeries = [
             "'keyframes.dat' using 2:($3==0 ? 1 : 1/0) with impulses lw 3 lc rgb '\(colours[0])' title 'IDR'",
@@ -217,8 +222,9 @@ enum RunPage {
             var note = "IDR and I frames at their PTS."
             if let f = timeline.frameRule { note += " Dashed blue: where the next keyframe was due by \(f) (\(f.dropFirst("MaxKeyFrameInterval=".count)) frames after a keyframe)." }
             if let d = timeline.durationRule { note += " Dashed purple: where it was due by \(d) (\(d.dropFirst("MaxKeyFrameIntervalDuration=".count)) s after a keyframe's PTS)." }
+            if !timeline.skippedSeconds.isEmpty { note += " Dashed grey: the \(timeline.skippedSeconds.count) picture\(timeline.skippedSeconds.count == 1 ? "" : "s") \(KeyframeTimeline.skippedName) at \(timeline.skippedSeconds.count == 1 ? "its" : "their") input PTS (skipped_frames)." }
             if !timeline.violations.isEmpty { note += " Shaded red: the \(timeline.violations.count) stretch\(timeline.violations.count == 1 ? "" : "es") over a limit (keyframe_violations)." }
-            body += ChartPage.chart(id: "chart-keyframes", title: "Keyframe timeline over PTS (s from the first PTS)\(timeline.frameRule == nil && timeline.durationRule == nil ? "" : ", with the keyframe limits")",
+            body += ChartPage.chart(id: "chart-keyframes", title: "Keyframe timeline over PTS (s from the first PTS)\(timeline.frameRule == nil && timeline.durationRule == nil ? "" : ", with the keyframe limits")\(timeline.skippedSeconds.isEmpty ? "" : ", with the pictures \(KeyframeTimeline.skippedName)")",
                                     gnuplot: (name: "keyframes", data: ["keyframes.dat"] + limitPlots.files), note: HTML.escape(note))
         } else {
             body += ChartPage.picture(name: "keyframes", data: ["keyframes.dat"] + limitPlots.files, alt: "keyframe timeline")

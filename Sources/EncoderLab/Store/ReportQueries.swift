@@ -138,6 +138,24 @@ extension LabStore {
         return out
     }
 
+    /// Per run id, its count of pictures the encoder dropped (`skipped_frames`, OpenH264's frame skip); runs without
+    /// any are absent; empty when the database has no such table.
+    func reportSkippedCounts() throws -> [Int64: Int64] {
+        guard try reportHasTable("skipped_frames") else { return [:] }
+        var out: [Int64: Int64] = [:]
+        for values in try database.query("SELECT run_id, count(*) FROM skipped_frames GROUP BY run_id") {
+            if let id = values[0].int, let n = values[1].int { out[id] = n }
+        }
+        return out
+    }
+
+    /// A run's skipped pictures' PTS (`skipped_frames.pts`, ticks of the run's timebase), in input order; empty for a
+    /// run without any or a database without that table.
+    func reportSkippedPTS(run runID: Int64) throws -> [Int64] {
+        guard try reportHasTable("skipped_frames") else { return [] }
+        return try database.query("SELECT pts FROM skipped_frames WHERE run_id = ? ORDER BY input_index", [.integer(runID)]).compactMap { $0[0].int }
+    }
+
     /// A run's VideoToolbox rule results as stored (`keyframe_analysis`, `keyframe_violations`, `data_rate_windows`),
     /// and for a run of `enclab check --db` the rules it was checked against (`settings.check.expect`).
     struct ReportRules {

@@ -48,6 +48,10 @@ public struct RunAnswers: Sendable, Equatable {
     public var keyframeLimits: KeyframeLimits?
     /// Empty without DataRateLimits.
     public var dataRateLimits: [DataRatePair]
+    /// Pictures the encoder dropped (`skipped_frames` rows: OpenH264's frame skip), and the pictures that went in
+    /// (`runs.input_frames`, nil when not stored).
+    public var skippedFrames: Int64 = 0
+    public var inputFrames: Int64?
 }
 
 extension LabStore {
@@ -80,10 +84,14 @@ extension LabStore {
                                            honoured: try row.integer("honoured") == 1, windows: try row.integer("windows"),
                                            windowsOver: try row.integer("windows_over"), worstRatio: try row.optionalNumber("worst_ratio"))
         }
-        return RunAnswers(gopMaxFrames: try metrics.flatMap { try $0.optionalNumber("gop_max_frames") }.map { Int64($0) },
-                          gopMaxSeconds: try metrics.flatMap { try $0.optionalNumber("gop_max_seconds") },
-                          peak1sKbps: try metrics.flatMap { try $0.optionalNumber("peak_1s_kbps") },
-                          targetKbps: try metrics.flatMap { try $0.optionalNumber("target_kbps") },
-                          keyframeLimits: keyframes, dataRateLimits: pairs)
+        var answers = RunAnswers(gopMaxFrames: try metrics.flatMap { try $0.optionalNumber("gop_max_frames") }.map { Int64($0) },
+                                 gopMaxSeconds: try metrics.flatMap { try $0.optionalNumber("gop_max_seconds") },
+                                 peak1sKbps: try metrics.flatMap { try $0.optionalNumber("peak_1s_kbps") },
+                                 targetKbps: try metrics.flatMap { try $0.optionalNumber("target_kbps") },
+                                 keyframeLimits: keyframes, dataRateLimits: pairs)
+        answers.skippedFrames = try database.rows("SELECT count(*) AS n FROM skipped_frames WHERE run_id = ?", [id]).first?.integer("n") ?? 0
+        answers.inputFrames = try database.rows("SELECT input_frames FROM runs WHERE run_id = ?", [id]).first
+            .flatMap { try $0.optionalNumber("input_frames") }.map { Int64($0) }
+        return answers
     }
 }

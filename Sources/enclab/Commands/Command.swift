@@ -171,6 +171,7 @@ func describe(_ o: RunOutcome) -> String {
 /// seconds, the 1-s peak against the target as a ratio, and each VideoToolbox rule's violations (keyframe limits by
 /// limit, DataRateLimits by pair: windows over its bytes, and the worst window as a ratio of them), as stored.
 /// `  run 3: largest GOP 30 frames, 1.001 s; peak 1 s 412.3 kbit/s, 1.37 x the target 300 kbit/s; MaxKeyFrameInterval=30: 0 violations`
+/// (and for a run whose encoder dropped pictures: `...; 58 of 90 pictures skipped by the encoder (skipped_frames)`)
 func describe(_ a: RunAnswers, runID: Int64) -> String {
     var parts: [String] = []
     if let frames = a.gopMaxFrames {
@@ -198,6 +199,9 @@ func describe(_ a: RunAnswers, runID: Int64) -> String {
             let shown = parts2.count == 2 && parts2[1] > 0 ? decimal(parts2[0] / parts2[1], places: 6) : k.maxDuration
             parts.append("MaxKeyFrameIntervalDuration=\(shown): \(violations(Int64(k.durationLimitViolations)))")
         }
+    }
+    if a.skippedFrames > 0 {
+        parts.append("\(a.skippedFrames) of \(a.inputFrames.map(String.init) ?? "?") pictures skipped by the encoder (skipped_frames)")
     }
     for p in a.dataRateLimits {
         var text = "DataRateLimits pair \(p.pair) (\(p.bytes) bytes in \(p.seconds) s\(p.honoured ? "" : ", not honoured: vt-compat")): "
