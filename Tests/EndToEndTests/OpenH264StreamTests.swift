@@ -175,6 +175,9 @@ struct OpenH264StreamTests {
         let runPage = try String(contentsOfFile: s.file("rep/\(experiment)/run-1/index.html"), encoding: .utf8)
         #expect(runPage.contains("\(count) of 40 input pictures (skipped_frames"))
         #expect(runPage.components(separatedBy: "\"name\":\"skipped by the encoder\"").count - 1 == count)
+        // The worst-PSNR frame's decoded picture is its place among the coded pictures (the stream has no others):
+        // its squared error against the source is the stored one.
+        #expect(runPage.contains("squared error (Y ") && runPage.contains("is the stored one."), "worst-PSNR frame not checked")
         // gnuplot's data: one line per skipped picture, its PTS in seconds from the first (25 fps: input index / 25).
         let dat = try String(contentsOfFile: s.file("rep/\(experiment)/run-1/skipped.dat"), encoding: .utf8)
             .split(separator: "\n").filter { !$0.hasPrefix("#") }.compactMap { Double($0) }

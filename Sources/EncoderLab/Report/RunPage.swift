@@ -393,10 +393,13 @@ enum RunPage {
             return html + "<p class=\"missing\">No picture size stored.</p>\n"
         }
         let seek = seekOf(row.settingsJSON)
+        // The stream's pictures are the coded frames only: where the encoder dropped pictures (skipped_frames) the
+        // frame's picture in the stream is its place among the coded frames in display order, not its display index.
+        let position = frames.filter { $0.displayIndex < worst.displayIndex }.count
         let decoded: [UInt8], original: [UInt8]
         do {
             original = try sources.picture(path: source, number: seek + worst.displayIndex, width: width, height: height)
-            decoded = try decodedPicture(stream: stream, index: worst.displayIndex, width: width, height: height)
+            decoded = try decodedPicture(stream: stream, index: position, width: width, height: height)
         } catch let error as LabError where error.kind != .interrupted {
             return html + "<p class=\"refused\">Pictures not made: \(HTML.escape(error.message))</p>\n"
         }
@@ -410,7 +413,7 @@ enum RunPage {
         let scale = width < 640 ? 2 : 1
         html += "<div class=\"pictures\">"
         html += "<figure><img src=\"worst-source.png\" width=\"\(width * scale)\" height=\"\(height * scale)\" alt=\"source picture\"><figcaption>source, picture \(seek + worst.displayIndex) of the clip\(seek > 0 ? " (--seek \(seek))" : "")</figcaption></figure>"
-        html += "<figure><img src=\"worst-decoded.png\" width=\"\(width * scale)\" height=\"\(height * scale)\" alt=\"decoded picture\"><figcaption>decoded, picture \(worst.displayIndex) in display order</figcaption></figure>"
+        html += "<figure><img src=\"worst-decoded.png\" width=\"\(width * scale)\" height=\"\(height * scale)\" alt=\"decoded picture\"><figcaption>decoded, picture \(position) of the stream in display order</figcaption></figure>"
         html += "</div>\n"
         return html
     }
