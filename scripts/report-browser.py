@@ -19,6 +19,12 @@ For every run page (REPORT_DIR/*/run-*/index.html, or the --run-page ones):
     "skipped by the encoder" per row, at the row's PTS in seconds from the run's first PTS (sqlite3, exact, 6 decimals),
     and its legend names them;
   - every table of the page fits a 1280 px window (no table wider than its box or the window).
+For a run with a rate schedule (rows in rate_changes): the windowed-bitrate chart (chart-bitrate) draws the target in
+force as a staircase whose value at every frame is the one sqlite3's rows give (the run's resolved bitrate under ABR
+until the first change x264 applied with a target, then each applied change's target_kbps from the coded position of
+the frame it landed on), and one vertical mark per change that reached a frame, at that frame's x, named with its
+status; every change x264 ignored or refused is in the page's rate-changes table with its status, and its warning
+(runs.warnings) is on the page.
 For every experiment page: no console errors; each overlay chart has as many points per run as the run has frames.
 --table-page PAGE: the page's first table fits a 1280 px window without scrolling.
 --timing PAGE: prints the page's weight (bytes of the HTML) and its draw time (performance.now() when the last
@@ -127,6 +133,9 @@ def run_page(driver, db, page):
             fail(f"{page}: the run has keyframe limits but its keyframe timeline draws no deadline ({marks})")
     skipped_frames(driver, con, run_id, tn, td, page)
     tables_fit(driver, page)
+    has_changes = con.execute("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'rate_changes'").fetchone()[0]
+    if has_changes and con.execute("SELECT count(*) FROM rate_changes WHERE run_id = ?", (run_id,)).fetchone()[0]:
+        rate_schedule(driver, con, page, run_id, n)
     points = driver.execute_script("""
         var g = window.enclabCharts.graphs['chart-sizes'], count = 0;
         for (var r = 0; r < g.numRows(); r++) for (var c = 1; c < g.numColumns(); c++) {
@@ -178,6 +187,66 @@ def run_page(driver, db, page):
         if abs(r[0] - after[0]) > 1e-9 or abs(r[1] - after[1]) > 1e-9:
             fail(f"{page}: {chart} did not follow the zoom: {r} against {after}")
     con.close()
+
+
+def rate_schedule(driver, con, page, run_id, n):
+    settings = json.loads(con.execute("SELECT settings FROM runs WHERE run_id = ?", (run_id,)).fetchone()[0])
+    resolved = settings.get("resolved", {})
+    opened = float(resolved["bitrate_kbps"]) if resolved.get("rc_method") == "abr" and resolved.get("bitrate_kbps") else None
+    changes = con.execute("SELECT c.change_index, c.name, c.value, c.frame, c.status, c.target_kbps, f.coded_index "
+                          "FROM rate_changes c LEFT JOIN frames f ON f.run_id = c.run_id AND f.display_index = c.frame "
+                          "WHERE c.run_id = ? ORDER BY c.change_index", (run_id,)).fetchall()
+    # The staircase by hand: the value at each coded position.
+    expected, current = [], opened
+    steps = {coded: target for _, _, _, _, status, target, coded in changes
+             if status == "applied" and target is not None and coded is not None}
+    for k in range(n):
+        if k in steps:
+            current = steps[k]
+        expected.append(current)
+    drawn = driver.execute_script("""
+        var g = window.enclabCharts.graphs['chart-bitrate'];
+        if (!g) return null;
+        var labels = g.getLabels(), c = labels.indexOf('target in force (rate schedule)');
+        if (c < 0) return {labels: labels};
+        var out = [];
+        for (var r = 0; r < g.numRows(); r++) out.push(g.getValue(r, c));
+        return {values: out};""")
+    if drawn is None or "values" not in drawn:
+        fail(f"{page}: the run has rate_changes but chart-bitrate draws no staircase ({drawn})")
+        return
+    values = drawn["values"]
+    if len(values) != n:
+        fail(f"{page}: the staircase has {len(values)} rows, the run has {n} frames")
+    for k, (v, e) in enumerate(zip(values, expected)):
+        if (v is None) != (e is None) or (e is not None and abs(v - e) > 1e-9):
+            fail(f"{page}: the staircase at coded_index {k} is {v}, sqlite3's rate_changes give {e}")
+            break
+    data = driver.execute_script("""
+        var b = document.querySelector('script.enclab-chart-data[data-group="run"]');
+        var d = JSON.parse(b.textContent), chart = d.charts.filter(function (c) { return c.id === 'chart-bitrate'; })[0];
+        return {marks: chart.marks, x: d.runs[0].f.x};""")
+    reached = [c for c in changes if c[6] is not None]
+    if len(data["marks"]) != len(reached):
+        fail(f"{page}: chart-bitrate marks {len(data['marks'])} changes, sqlite3 has {len(reached)} that reached a frame")
+    for mark, (index, name, value, frame, status, _, coded) in zip(data["marks"], reached):
+        want = f"change {index} at frame {frame}: {name}={value} {status}"
+        if mark["name"] != want or abs(mark["x"] - data["x"][coded]) > 1e-9:
+            fail(f"{page}: mark {mark} is not {want!r} at x {data['x'][coded]} (coded_index {coded})")
+    text = driver.find_element(By.TAG_NAME, "body").text
+    table = driver.find_element(By.ID, "rate-changes").text
+    warnings = json.loads(con.execute("SELECT warnings FROM runs WHERE run_id = ?", (run_id,)).fetchone()[0] or "[]")
+    for index, name, value, frame, status, _, _ in changes:
+        if status not in ("ignored", "refused"):
+            continue
+        if f"{name}={value}" not in table or status not in table:
+            fail(f"{page}: the {status} change {index} ({name}={value}) is not in the rate-changes table")
+        said = [w for w in warnings if w.startswith("rate schedule:") and f"{name}={value}" in w and status in w]
+        if not said:
+            fail(f"{page}: runs.warnings has no warning for the {status} change {index}")
+        for w in said:
+            if w not in text:
+                fail(f"{page}: the warning {w!r} is not on the page")
 
 
 def experiment_page(driver, db, page):

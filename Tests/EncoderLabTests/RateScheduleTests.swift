@@ -136,3 +136,27 @@ struct StepResponseTests {
         #expect(abs((r[0].undershootPercent ?? 0) + 5) < 1e-9)
     }
 }
+
+/// Issue 21, item 4: the experiment files behind docs/rate-control-in-motion.md's findings expand to the runs it
+/// reports, and the saw-tooth trace reads as the doc describes it (written out by hand here).
+@Suite("rate control in motion: the findings' experiment files")
+struct RateMotionExperimentTests {
+    @Test("rate-motion-steps.json: 11 modes x 2 presets, one thread, 360 frames; rate-motion-delay.json: 35 runs of 150 frames")
+    func grids() throws {
+        let steps = try Experiment(path: "\(repositoryRoot)/experiments/rate-motion-steps.json")
+        #expect(steps.runs.count == 22)
+        #expect(Set(steps.runs.map { $0.settings.preset ?? "" }) == ["veryfast", "medium"])
+        #expect(steps.runs.allSatisfy { $0.settings.rateSchedule != nil })
+        let delay = try Experiment(path: "\(repositoryRoot)/experiments/rate-motion-delay.json")
+        #expect(delay.runs.count == 35)
+        #expect(delay.runs.allSatisfy { $0.settings.rateSchedule == nil })
+    }
+
+    @Test("sawtooth-link.trace.txt: +50 kbit/s a second from 400, halved at 3 s and 8 s, bitrate and vbv-maxrate together")
+    func sawtooth() throws {
+        let s = try RateSchedule(parsing: "file:\(repositoryRoot)/experiments/sawtooth-link.trace.txt")
+        let targets = [450, 500, 250, 300, 350, 400, 450, 225, 275, 325, 375]
+        let expected = targets.enumerated().map { i, t in "\(i + 1)s:bitrate=\(t);\(i + 1)s:vbv-maxrate=\(t)" }.joined(separator: ";")
+        #expect(s.spec == expected)
+    }
+}

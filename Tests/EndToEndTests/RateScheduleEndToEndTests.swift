@@ -24,44 +24,113 @@ struct RateScheduleEndToEndTests {
         return dir
     }
 
-    @Test("a schedule that changes nothing (the bitrate in force) gives the bytes of the run without it; stored 'unchanged' at frame 20")
-    func sameTarget() throws {
+    /// The modes RateChangeRules tells apart (docs/rate-control-in-motion.md, "What x264 does with a change"), as the
+    /// x264 flags that open each.
+    static let modes: [String: [String]] = [
+        "CBR without HRD": ["--bitrate", "300", "--vbv-maxrate", "300", "--vbv-bufsize", "300"],
+        "ABR with VBV": ["--bitrate", "300", "--vbv-maxrate", "600", "--vbv-bufsize", "600"],
+        "ABR without VBV": ["--bitrate", "300"],
+        "NAL HRD (--rc cbr)": ["--rc", "cbr", "--bitrate", "300"],
+        "CRF with VBV": ["--crf", "23", "--vbv-maxrate", "300", "--vbv-bufsize", "300"],
+        "CRF with VBV and NAL HRD": ["--crf", "23", "--vbv-maxrate", "300", "--vbv-bufsize", "300", "--nal-hrd", "vbr"],
+        "CRF without VBV": ["--crf", "23"],
+        "CQP": ["--qp", "23"],
+    ]
+
+    @Test("a schedule that changes nothing (the targets in force) gives the bytes of the run without it, in every mode the rules tell apart; stored 'unchanged' at frame 20, no warning, and x264 logs no refusal",
+          arguments: [
+            ("CBR without HRD", "20:bitrate=300", ["bitrate|300"]),
+            ("ABR with VBV", "20:bitrate=300,vbv-maxrate=600,vbv-bufsize=600", ["bitrate|300", "vbv-maxrate|600", "vbv-bufsize|600"]),
+            ("ABR without VBV", "20:bitrate=300", ["bitrate|300"]),
+            ("NAL HRD (--rc cbr)", "20:bitrate=300", ["bitrate|300"]),
+            ("CRF with VBV", "20:crf=23,vbv-maxrate=300,vbv-bufsize=300", ["crf|23", "vbv-maxrate|300", "vbv-bufsize|300"]),
+            ("CRF with VBV and NAL HRD", "20:crf=23,vbv-maxrate=300", ["crf|23", "vbv-maxrate|300"]),
+            ("CRF without VBV", "20:crf=23", ["crf|23"]),
+          ])
+    func sameTarget(_ mode: String, _ schedule: String, _ rows: [String]) throws {
+        let dir = try Self.clip()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let flags = try #require(Self.modes[mode])
+        let (a, plain) = try Self.encode(dir, "a", flags)
+        let (b, scheduled) = try Self.encode(dir, "b", flags + ["--rate-schedule", schedule])
+        #expect(a.status == 0 && b.status == 0, "\(a.stderr) \(b.stderr)")
+        #expect(plain != nil && plain == scheduled, "\(mode)")
+        #expect(!b.stderr.contains("rate schedule:") && !b.stderr.contains(RateChangeRules.hrdRefusal), "\(b.stderr)")
+        #expect(try TestSupport.sqlite("\(dir)/b.sqlite", "SELECT name, value, frame, applied_frame, status FROM rate_changes ORDER BY change_index")
+                == rows.map { "\($0)|20|20|unchanged" })
+    }
+
+    @Test("changes x264 ignores or refuses give the bytes of the run without them, a warning on stderr and in the run, and a row without an applied frame, in every mode the rules tell apart; x264's own refusal line where it prints one, none elsewhere",
+          arguments: [
+            // ABR with VBV (maxrate above the bitrate): the bitrate is read once, at open; crf is read only under CRF.
+            ("ABR with VBV", "20:bitrate=100", "ignored", "ABR with vbv-maxrate above the bitrate"),
+            ("ABR with VBV", "20:crf=30", "ignored", "the rate-control method is abr: x264 copies crf but reads it only under CRF"),
+            // ABR without VBV: nothing is copied.
+            ("ABR without VBV", "20:bitrate=100", "ignored", "VBV was off when x264 opened"),
+            // The lab's --rc cbr sets nal-hrd cbr: x264 refuses and logs it.
+            ("NAL HRD (--rc cbr)", "20:bitrate=100", "refused", "NAL HRD is on (nal-hrd cbr)"),
+            ("NAL HRD (--rc cbr)", "20:vbv-bufsize=600", "refused", "NAL HRD is on (nal-hrd cbr)"),
+            // x264's CBR without HRD: vbv-maxrate above the bitrate alone is set back to the bitrate.
+            ("CBR without HRD", "20:vbv-maxrate=500", "ignored", "x264's CBR (vbv-maxrate at the bitrate when it opened)"),
+            ("CBR without HRD", "20:crf=30", "ignored", "the rate-control method is abr: x264 copies crf"),
+            // CRF with VBV: no bitrate target; under NAL HRD the VBV is refused too.
+            ("CRF with VBV", "20:bitrate=100", "ignored", "the rate-control method is crf: it has no bitrate target"),
+            ("CRF with VBV and NAL HRD", "20:vbv-maxrate=150", "refused", "NAL HRD is on (nal-hrd vbr)"),
+            // CRF without VBV: VBV cannot be turned on; CQP reads no crf.
+            ("CRF without VBV", "20:vbv-maxrate=100", "ignored", "VBV was off when x264 opened"),
+            ("CQP", "20:crf=30", "ignored", "the rate-control method is cqp: x264 copies crf"),
+          ])
+    func ignored(_ mode: String, _ schedule: String, _ status: String, _ reason: String) throws {
+        let dir = try Self.clip()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let flags = try #require(Self.modes[mode])
+        let (a, plain) = try Self.encode(dir, "a", flags)
+        let (b, scheduled) = try Self.encode(dir, "b", flags + ["--rate-schedule", schedule])
+        #expect(a.status == 0 && b.status == 0, "\(a.stderr) \(b.stderr)")
+        #expect(plain != nil && plain == scheduled, "\(mode) \(schedule)")
+        let set = String(schedule.dropFirst(3))
+        let warning = "rate schedule: \(schedule) (x264 \(set)) at frame 20 \(status) by x264: \(reason)"
+        #expect(b.stderr.contains(warning), "\(b.stderr)")
+        // x264's own log line, through the session's log callback, exactly where x264 refuses; never elsewhere.
+        #expect(b.stderr.contains("x264: \(RateChangeRules.hrdRefusal)") == (status == "refused"), "\(b.stderr)")
+        #expect(try TestSupport.sqlite("\(dir)/b.sqlite", "SELECT warnings FROM runs").joined().contains(warning))
+        let row = try TestSupport.sqlite("\(dir)/b.sqlite", "SELECT frame, quote(applied_frame), status, instr(reason, '\(reason.replacingOccurrences(of: "'", with: "''"))') = 1 FROM rate_changes")
+        #expect(row == ["20|NULL|\(status)|1"])
+    }
+
+    @Test("enclab analyze computes step_response again, like the other analyses: rows deleted or damaged in the database (sqlite3) come back as the encode wrote them")
+    func analyzeRecomputes() throws {
+        let dir = try Self.clip()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let (r, _) = try Self.encode(dir, "a", ["--bitrate", "300", "--vbv-maxrate", "300", "--vbv-bufsize", "300",
+                                                "--rate-schedule", "10:bitrate=200;30:bitrate=150"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let db = "\(dir)/a.sqlite", all = "SELECT * FROM step_response ORDER BY change_index"
+        let written = try TestSupport.sqlite(db, all)
+        #expect(written.count == 2)
+        _ = try TestSupport.sqlite(db, "UPDATE step_response SET settle_frames = 999, overshoot_pct = -1 WHERE change_index = 0; DELETE FROM step_response WHERE change_index = 1")
+        #expect(try TestSupport.sqlite(db, all).count == 1)
+        let a = try TestSupport.enclab(["analyze", "--db", "a.sqlite"], in: dir)
+        #expect(a.status == 0 && a.stdout == "analysed run 1\n", "\(a.stdout)\(a.stderr)")
+        #expect(try TestSupport.sqlite(db, all) == written)
+    }
+
+    @Test("the console line after a run gives the bitrate target in force where the 1-s peak starts: a schedule from frame 0 replaces the opened one (the ratio recomputed from sqlite3)")
+    func consoleTargetInForce() throws {
         let dir = try Self.clip()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let cbr = ["--bitrate", "300", "--vbv-maxrate", "300", "--vbv-bufsize", "300"]
-        let (a, plain) = try Self.encode(dir, "a", cbr)
-        let (b, scheduled) = try Self.encode(dir, "b", cbr + ["--rate-schedule", "20:bitrate=300"])
-        #expect(a.status == 0 && b.status == 0, "\(a.stderr) \(b.stderr)")
-        #expect(plain != nil && plain == scheduled)
-        #expect(try TestSupport.sqlite("\(dir)/b.sqlite", "SELECT change_index, requested_frame, name, value, frame, applied_frame, status FROM rate_changes")
-                == ["0|20|bitrate|300|20|20|unchanged"])
-    }
-
-    @Test("changes x264 ignores or refuses give the bytes of the run without them, a warning on stderr and in the run, and a row without an applied frame",
-          arguments: [
-            // ABR with VBV (maxrate above the bitrate): the bitrate is read once, at open.
-            (["--bitrate", "300", "--vbv-maxrate", "600", "--vbv-bufsize", "600"], "ignored", "ABR with vbv-maxrate above the bitrate"),
-            // ABR without VBV: nothing is copied.
-            (["--bitrate", "300"], "ignored", "VBV was off when x264 opened"),
-            // The lab's --rc cbr sets nal-hrd cbr: x264 refuses and logs it.
-            (["--rc", "cbr", "--bitrate", "300"], "refused", "NAL HRD is on"),
-          ])
-    func ignored(_ flags: [String], _ status: String, _ reason: String) throws {
-        let dir = try Self.clip()
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        let (a, plain) = try Self.encode(dir, "a", flags)
-        let (b, scheduled) = try Self.encode(dir, "b", flags + ["--rate-schedule", "20:bitrate=100"])
-        #expect(a.status == 0 && b.status == 0, "\(a.stderr) \(b.stderr)")
-        #expect(plain != nil && plain == scheduled)
-        let warning = "rate schedule: 20:bitrate=100 (x264 bitrate=100) at frame 20 \(status) by x264: \(reason)"
-        #expect(b.stderr.contains(warning), "\(b.stderr)")
-        if status == "refused" {
-            // x264's own log line, through the session's log callback.
-            #expect(b.stderr.contains("x264: VBV parameters cannot be changed when NAL HRD is in use"), "\(b.stderr)")
-        }
-        #expect(try TestSupport.sqlite("\(dir)/b.sqlite", "SELECT warnings FROM runs").joined().contains(warning))
-        let row = try TestSupport.sqlite("\(dir)/b.sqlite", "SELECT frame, quote(applied_frame), status, reason LIKE '\(reason)%' FROM rate_changes")
-        #expect(row == ["20|NULL|\(status)|1"])
+        let (r, _) = try Self.encode(dir, "a", cbr + ["--rate-schedule", "0:bitrate=150"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(try TestSupport.sqlite("\(dir)/a.sqlite", "SELECT frame, status, target_kbps FROM rate_changes") == ["0|applied|150.0"])
+        let peak = Double(try TestSupport.sqlite("\(dir)/a.sqlite", "SELECT peak_1s_kbps FROM run_metrics WHERE run_id = 1").first ?? "") ?? -1
+        #expect(peak > 0)
+        let expected = String(format: "peak 1 s %.1f kbit/s, %.2f x the target 150 kbit/s in force there (rate schedule)", peak, peak / 150)
+        #expect(r.stdout.contains(expected), "\(r.stdout)")
+        #expect(!r.stdout.contains("the target 300"), "\(r.stdout)")
+        // Without a schedule the line is as before: the opened target, no note.
+        let (plain, _) = try Self.encode(dir, "b", cbr)
+        #expect(plain.stdout.contains("x the target 300 kbit/s") && !plain.stdout.contains("rate schedule"), "\(plain.stdout)")
     }
 
     @Test("under CBR without NAL HRD a change lands on the frame it names: every packet coded before frame 20 is the run's without the schedule (ffprobe), later ones are not; 0.8s names the same frame at 25 fps")

@@ -80,6 +80,25 @@ struct ReportBrowserTests {
         #expect(check.status == 0 && check.stdout.hasSuffix("ok\n"), "\(check.stdout)\(check.stderr)")
     }
 
+    @Test("a run with a rate schedule in chromium: the bitrate chart's staircase equals the stored rate_changes at every frame (sqlite3), each change marked at its frame, and the change x264 ignored is on the page with its status and warning")
+    func rateStaircase() throws {
+        try Self.requireBrowser()
+        let dir = cli.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try SyntheticClip(width: 160, height: 120, frames: 60, seed: 5).write(to: "\(dir)/c.y4m")
+        // x264's CBR without HRD: bitrate changes apply; vbv-maxrate above the bitrate alone is set back (ignored).
+        let e = try CLI.process(CLI.binary, ["encode", "c.y4m", "--preset", "veryfast", "--threads", "1", "--bitrate", "300", "--vbv-maxrate", "300",
+                                             "--vbv-bufsize", "300", "--rate-schedule", "10:bitrate=200;20:vbv-maxrate=500;30:bitrate=150",
+                                             "--no-plots", "--db", "lab.sqlite", "--out", "out"], in: dir)
+        try #require(e.status == 0, "\(e.stderr)")
+        let statuses = try CLI.process("/usr/bin/sqlite3", ["lab.sqlite", "SELECT group_concat(status) FROM rate_changes"], in: dir)
+        #expect(statuses.stdout == "applied,ignored,applied\n")
+        let r = try CLI.process(CLI.binary, ["report", "--db", "lab.sqlite", "--out", "rep"], in: dir)
+        try #require(r.status == 0, "\(r.stderr)")
+        let check = try CLI.process("/usr/bin/python3", [Self.script, "--db", "lab.sqlite", "--report", "rep"], in: dir, limit: 900)
+        #expect(check.status == 0 && check.stdout.hasSuffix("ok\n"), "\(check.stdout)\(check.stderr)")
+    }
+
     @Test("the report's assets: dygraphs copied without source maps, so the folder works offline; chart data cannot close its script element")
     func assets() throws {
         let dir = cli.scratch()

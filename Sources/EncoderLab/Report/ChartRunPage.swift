@@ -9,17 +9,22 @@ struct ChartRunInput {
     /// The PTS (ticks) of the pictures the encoder dropped (`skipped_frames`), in input order: marked on the keyframe
     /// timeline as "skipped by the encoder".
     var skippedPTS: [Int64] = []
+    /// The run's rate schedule as stored (`rate_changes` with `step_response`); empty without one.
+    var rateChanges: [LabStore.StoredRateChange] = []
 
     static func load(run runID: Int64, store: LabStore) throws -> ChartRunInput {
         ChartRunInput(frames: try store.chartFrames(run: runID), limits: try store.dataRateLimits(run: runID),
-                      skippedPTS: try store.reportSkippedPTS(run: runID))
+                      skippedPTS: try store.reportSkippedPTS(run: runID), rateChanges: try store.rateChanges(run: runID))
     }
 }
 
 /// The interactive charts of one run page (``RunPage``), one group sharing the x axis (decode time from the first
 /// PTS, ``ChartGroup``):
 /// - `chart-bitrate`: the bitrate of the 1-second window of decode time starting at each frame (``WindowedBitrate``),
-///   with the target (ABR), vbv-maxrate and, without a target, the mean rate as lines;
+///   with the target (ABR), vbv-maxrate and, without a target, the mean rate as lines; with a rate schedule, the
+///   target in force as a staircase (field `tg`, ``staircase(frames:opened:changes:)``) instead of the target's line,
+///   and each change that reached a frame marked by a vertical line at that frame's decode time (applied and
+///   unchanged green, ignored and refused red, named with the change and its status);
 /// - `chart-sizes`: each frame's size in kbit, one series per type drawn as stems (Bitrate Viewer's view);
 /// - `chart-psnr`, `chart-ssim`: per-frame PSNR of each plane and of the frame (`frames.psnr_*`), and x264's SSIM;
 /// - `chart-vbv`: the VBV replay's fullness before and after each removal, the buffer size as a line, underflows
@@ -34,17 +39,55 @@ struct ChartRunPage {
 
     static let runColour = "#1f77b4"
     static let limitColour = "#7f7f7f", maxrateColour = "#d62728", violationColour = "#d62728"
+    static let staircaseColour = "#1f77b4", appliedColour = "#2ca02c"
+
+    /// The target in force at each frame (decode order) under a rate schedule, as `rate-steps.dat` draws it
+    /// (``Plots/writeRateStaircase``): `opened` (the run's resolved bitrate; nil under CRF and CQP) until the first
+    /// change x264 applied with a target, then each applied change's `target_kbps` from the coded position of the
+    /// picture it landed on (changes on one picture in change order: the last wins).
+    static func staircase(frames: [LabStore.ChartFrame], opened: Double?, changes: [LabStore.StoredRateChange]) -> [Double?] {
+        var codedOf: [Int: Int] = [:]
+        for (k, f) in frames.enumerated() where codedOf[f.displayIndex] == nil { codedOf[f.displayIndex] = k }
+        var at: [Int: Double] = [:]
+        for c in changes where c.status == "applied" {
+            guard let frame = c.frame, let k = codedOf[frame], let t = c.targetKbps else { continue }
+            at[k] = t
+        }
+        var current = opened
+        return frames.indices.map { k in
+            if let t = at[k] { current = t }
+            return current
+        }
+    }
 
     init(run: ReportData.Run, input: ChartRunInput, timebase: Rational, frameTicks: Rational, vbv: VBVReplay.Result?,
          targetKbps: Double?, maxrateKbps: Double?, meanKbps: Double?) {
         frames = input.frames
         self.timebase = timebase
         derived = ChartColumns.derive(input.frames, timebase: timebase, frameTicks: frameTicks, vbv: vbv, limits: input.limits)
+        var fields = ChartColumns.fields(input.frames, derived: derived, timebase: timebase)
+        var series: [ChartGroup.Series] = [.init(name: "bitrate, 1 s window of decode time", colour: "#000000", run: 0, field: "w")]
+        var limits = Self.rateLines(targetKbps: targetKbps, maxrateKbps: maxrateKbps, meanKbps: meanKbps)
+        var marks: [ChartGroup.Mark] = []
+        let changes = input.rateChanges
+        if !changes.isEmpty {
+            let steps = Self.staircase(frames: input.frames, opened: targetKbps, changes: changes)
+            fields.append(("tg", ChartGroup.fixed(steps, digits: 3)))
+            series.append(.init(name: "target in force (rate schedule)", colour: Self.staircaseColour, run: 0, field: "tg", style: "steps", dash: [6, 3]))
+            // The staircase replaces the opened target's line; vbv-maxrate stays as opened.
+            limits = Self.rateLines(targetKbps: nil, maxrateKbps: targetKbps == maxrateKbps ? nil : maxrateKbps, meanKbps: nil)
+            var codedOf: [Int: Int] = [:]
+            for (k, f) in input.frames.enumerated() where codedOf[f.displayIndex] == nil { codedOf[f.displayIndex] = k }
+            for c in changes {
+                guard let frame = c.frame, let k = codedOf[frame] else { continue }
+                let followed = c.status == "applied" || c.status == "unchanged"
+                marks.append(.init(x: derived.x[k], name: "change \(c.changeIndex) at frame \(frame): \(c.name)=\(c.value) \(c.status)",
+                                   colour: followed ? Self.appliedColour : Self.violationColour))
+            }
+        }
         group.runs = [ChartGroup.Run(runID: run.row.runID, name: "run \(run.row.runID) \(run.clipName) \(run.label)", colour: Self.runColour,
-                                     fields: ChartColumns.fields(input.frames, derived: derived, timebase: timebase))]
-        let limits = Self.rateLines(targetKbps: targetKbps, maxrateKbps: maxrateKbps, meanKbps: meanKbps)
-        group.charts.append(.init(id: "chart-bitrate", yLabel: "bitrate (kbit/s), 1 s window",
-                                  series: [.init(name: "bitrate, 1 s window of decode time", colour: "#000000", run: 0, field: "w")], limits: limits))
+                                     fields: fields)]
+        group.charts.append(.init(id: "chart-bitrate", yLabel: "bitrate (kbit/s), 1 s window", series: series, limits: limits, marks: marks))
         group.charts.append(.init(id: "chart-sizes", yLabel: "frame size (kbit)",
                                   series: RunPage.types.enumerated().map { i, t in
                                       .init(name: t, colour: RunPage.colours[i], run: 0, field: "s", scale: 0.008, type: i, style: "impulses")

@@ -62,6 +62,34 @@ enum RunPage {
     ///   a damaged stored row.
     /// - Parameter charts: the run's frames and limits for the interactive charts (``ChartRunPage``).
     /// - Parameter warnings: what the run's numbers cannot say (``Warnings/section(_:filler:)`` of the run alone).
+    /// The run's rate schedule (docs/rate-control-in-motion.md): one row per stored change (`rate_changes` with its
+    /// `step_response`), a change x264 ignored or refused in the class `rate-ignored`, and the run's own warnings
+    /// about its schedule (`runs.warnings` items beginning "rate schedule:"); "" for a run without one.
+    static func rateScheduleSection(_ changes: [LabStore.StoredRateChange], warningsJSON: String?) -> String {
+        guard !changes.isEmpty else { return "" }
+        let e = HTML.escape
+        func number(_ v: Double?, _ digits: Int) -> String { v.map { HTML.number($0, digits: digits) } ?? "" }
+        var html = "<h2 id=\"rate-schedule\">Rate schedule</h2>\n"
+        html += "<p class=\"note\">Each change of the run's --rate-schedule (table rate_changes), the frame it landed on, what x264 did with it, and its step response (table step_response: settling within the run's tolerance, the largest and smallest 1-s window against the new target). The chart above draws the target in force as a staircase and marks each change.</p>\n"
+        let rows = changes.map { c -> [String] in
+            let when = c.requestedFrame.map { "frame \($0)" } ?? c.requestedSeconds.map { "\(ChartGroup.trimmed(String(format: "%.3f", $0))) s" } ?? ""
+            let status = c.status == "ignored" || c.status == "refused" ? "<span class=\"missing rate-ignored\">\(e(c.status))</span>" : e(c.status)
+            let settle = c.settleFrames.map { "\($0) frames, \(number(c.settleSeconds, 2)) s" } ?? ""
+            return ["\(c.changeIndex)", e(when), e("\(c.name)=\(c.value)"), e(c.x264), c.frame.map(String.init) ?? "", status, e(c.reason ?? ""),
+                    number(c.targetKbps, 1), settle, number(c.overshootPercent, 1), number(c.undershootPercent, 1)]
+        }
+        html += HTML.table(headers: ["change", "requested at", "change", "x264", "frame", "status", "reason", "target kbit/s", "settles after",
+                                     "overshoot %", "undershoot %"], rows: rows, textColumns: [1, 2, 3, 5, 6, 8], id: "rate-changes")
+        let warnings = ((warningsJSON.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) }) as? [Any] ?? [])
+            .compactMap { $0 as? String }.filter { $0.hasPrefix("rate schedule:") }
+        if !warnings.isEmpty {
+            html += "<div class=\"warnings\" id=\"rate-warnings\"><h2>Changes x264 did not apply (the run's warnings)</h2>\n<ul>\n"
+            html += warnings.map { "<li>\(e($0))</li>" }.joined(separator: "\n")
+            html += "\n</ul></div>\n"
+        }
+        return html
+    }
+
     static func write(_ run: ReportData.Run, frames: [ReportData.Frame], charts: ChartRunInput, columns: [String], hasMetricsTable: Bool,
                       databasePath: String, dir: String, queue: PlotQueue, sources: SourcePictures, warnings: String = "") throws -> (outcome: Outcome, html: String) {
         try OutputFiles.makeDirectory(dir)
@@ -183,6 +211,8 @@ enum RunPage {
             body += chart.html("chart-bitrate", title: "Bitrate over 1-second windows of decode time (kbit/s), each window starting at a frame's DTS",
                                gnuplot: (name: "bitrate", data: ["bitrate.dat"]))
         }
+
+        body += rateScheduleSection(charts.rateChanges, warningsJSON: row.warningsJSON)
 
         // PSNR and SSIM per frame.
         body += "<h2>PSNR and SSIM per frame</h2>\n"

@@ -42,8 +42,13 @@ public struct RunAnswers: Sendable, Equatable {
     public var gopMaxSeconds: Double?
     /// `run_metrics.peak_1s_kbps`: the most bits in a full 1-s window of decode time, per second.
     public var peak1sKbps: Double?
-    /// `run_metrics.target_kbps`: the bitrate asked for (ABR, CBR, VBR), nil for CRF and CQP.
+    /// The bitrate target in force where the 1-s peak window starts: the run's `run_metrics.target_kbps` (the bitrate
+    /// asked for: ABR, CBR, VBR; nil for CRF and CQP), or, with a rate schedule, the last `bitrate` or
+    /// `AverageBitRate` change x264 applied (`rate_changes.status` applied) on a frame coded at or before the peak
+    /// window's first frame (a schedule from frame 0 replaces the opened target for the whole run).
     public var targetKbps: Double?
+    /// Whether ``targetKbps`` comes from a rate schedule's change rather than the opened settings.
+    public var targetFromSchedule: Bool = false
     /// nil for a run without VideoToolbox keyframe limits.
     public var keyframeLimits: KeyframeLimits?
     /// Empty without DataRateLimits.
@@ -61,8 +66,22 @@ extension LabStore {
     public func answers(runID: Int64) throws -> RunAnswers {
         let id = SQLValue.integer(runID)
         let metrics = try database.rows("""
-            SELECT gop_max_frames, gop_max_seconds, peak_1s_kbps, target_kbps FROM run_metrics WHERE run_id = ?
+            SELECT gop_max_frames, gop_max_seconds, peak_1s_kbps, peak_1s_start_frame, target_kbps FROM run_metrics WHERE run_id = ?
             """, [id]).first.map { $0.at("run \(runID)") }
+        var target = try metrics.flatMap { try $0.optionalNumber("target_kbps") }
+        var fromSchedule = false
+        // A rate schedule's applied bitrate changes up to the peak window's first frame (coded order).
+        if target != nil, let peakStart = try metrics.flatMap({ try $0.optionalNumber("peak_1s_start_frame") }),
+           try !database.rows("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'rate_changes'").isEmpty,
+           let change = try database.rows("""
+               SELECT c.target_kbps FROM rate_changes c JOIN frames f ON f.run_id = c.run_id AND f.display_index = c.frame
+               WHERE c.run_id = ? AND c.status = 'applied' AND c.name IN ('bitrate', 'AverageBitRate') AND c.target_kbps IS NOT NULL
+                 AND f.coded_index <= ?
+               ORDER BY f.coded_index DESC, c.change_index DESC LIMIT 1
+               """, [id, .integer(Int64(peakStart))]).first {
+            target = try change.at("run \(runID)").optionalNumber("target_kbps")
+            fromSchedule = true
+        }
         var keyframes: RunAnswers.KeyframeLimits?
         if let k = try database.rows("SELECT max_frames, max_duration, frame_limit FROM keyframe_analysis WHERE run_id = ?", [id]).first {
             let row = k.at("run \(runID)")
@@ -87,7 +106,7 @@ extension LabStore {
         var answers = RunAnswers(gopMaxFrames: try metrics.flatMap { try $0.optionalNumber("gop_max_frames") }.map { Int64($0) },
                                  gopMaxSeconds: try metrics.flatMap { try $0.optionalNumber("gop_max_seconds") },
                                  peak1sKbps: try metrics.flatMap { try $0.optionalNumber("peak_1s_kbps") },
-                                 targetKbps: try metrics.flatMap { try $0.optionalNumber("target_kbps") },
+                                 targetKbps: target, targetFromSchedule: fromSchedule,
                                  keyframeLimits: keyframes, dataRateLimits: pairs)
         answers.skippedFrames = try database.rows("SELECT count(*) AS n FROM skipped_frames WHERE run_id = ?", [id]).first?.integer("n") ?? 0
         answers.inputFrames = try database.rows("SELECT input_frames FROM runs WHERE run_id = ?", [id]).first

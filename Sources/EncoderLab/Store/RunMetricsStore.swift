@@ -64,7 +64,12 @@ extension RunMetrics {
         var done: [Int64] = []
         for run in chosen {
             if let signal = Interruption.received { throw LabError(.interrupted, "interrupted by \(signal)") }
-            try store.database.transaction { _ = try record(store: store, runID: run.runID) }
+            try store.database.transaction {
+                _ = try record(store: store, runID: run.runID)
+                // The step response of a rate schedule's changes, from the same frames (rate_changes stays: it is what
+                // the encoder did, not derived).
+                try StepResponse.record(store: store, runID: run.runID)
+            }
             done.append(run.runID)
             analysed(run.runID)
             bar?.advance(detail: "run \(run.runID)")

@@ -123,7 +123,7 @@ extension StepResponse {
 }
 
 extension LabStore {
-    /// One stored `rate_changes` row, as the plots read it.
+    /// One stored `rate_changes` row with its `step_response` (NULL when none), as the plots and the report read it.
     public struct StoredRateChange: Sendable, Equatable {
         public var changeIndex: Int
         public var name: String
@@ -132,17 +132,34 @@ extension LabStore {
         public var frame: Int?
         public var status: String
         public var targetKbps: Double?
+        /// The frame or the time (seconds) the schedule named.
+        public var requestedFrame: Int? = nil
+        public var requestedSeconds: Double? = nil
+        /// What x264 was handed (`x264` column), and why the status (`reason`).
+        public var x264: String = ""
+        public var reason: String? = nil
+        /// `step_response`: settling (frames, seconds), overshoot and undershoot (%).
+        public var settleFrames: Int? = nil
+        public var settleSeconds: Double? = nil
+        public var overshootPercent: Double? = nil
+        public var undershootPercent: Double? = nil
     }
 
-    /// Run `runID`'s `rate_changes` rows by change index (none for a run without a schedule, or a database older than
-    /// schema 8).
+    /// Run `runID`'s `rate_changes` rows by change index, each with its `step_response` row (none for a run without a
+    /// schedule, or a database older than schema 8).
     public func rateChanges(run runID: Int64) throws -> [StoredRateChange] {
         guard try !database.rows("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'rate_changes'").isEmpty else { return [] }
         return try database.rows("""
-            SELECT change_index, name, value, frame, status, target_kbps FROM rate_changes WHERE run_id = ? ORDER BY change_index
+            SELECT c.change_index, c.name, c.value, c.frame, c.status, c.target_kbps, c.requested_frame, c.requested_time_s, c.x264,
+                   c.reason, s.settle_frames, s.settle_s, s.overshoot_pct, s.undershoot_pct
+            FROM rate_changes c LEFT JOIN step_response s USING (run_id, change_index) WHERE c.run_id = ? ORDER BY c.change_index
             """, [.integer(runID)]).map {
             StoredRateChange(changeIndex: Int(try $0.integer("change_index")), name: try $0.text("name"), value: try $0.text("value"),
-                             frame: $0["frame"].int.map { Int($0) }, status: try $0.text("status"), targetKbps: $0["target_kbps"].double)
+                             frame: $0["frame"].int.map { Int($0) }, status: try $0.text("status"), targetKbps: $0["target_kbps"].double,
+                             requestedFrame: $0["requested_frame"].int.map { Int($0) }, requestedSeconds: $0["requested_time_s"].double,
+                             x264: $0["x264"].string ?? "", reason: $0["reason"].string,
+                             settleFrames: $0["settle_frames"].int.map { Int($0) }, settleSeconds: $0["settle_s"].double,
+                             overshootPercent: $0["overshoot_pct"].double, undershootPercent: $0["undershoot_pct"].double)
         }
     }
 }

@@ -1,10 +1,11 @@
 import EncoderLab
 import Foundation
 
-/// `enclab analyze --db FILE [--run ID]...`: (re)computes the run metrics (`run_metrics`, `run_gops`) from the store.
+/// `enclab analyze --db FILE [--run ID]...`: (re)computes the run metrics (`run_metrics`, `run_gops`) and the step
+/// response (`step_response`) from the store.
 struct AnalyzeCommand: Command {
     let name = "analyze"
-    let summary = "computes again the run metrics (run_metrics, run_gops) of runs already in a database"
+    let summary = "computes again the run metrics (run_metrics, run_gops, step_response) of runs already in a database"
     let operands = ""
     let flags = [
         Flag("--db", value: "FILE", about: "the lab database whose runs are analysed", required: true),
@@ -15,7 +16,8 @@ struct AnalyzeCommand: Command {
         Reads each run's frames, settings and timestamps from the database and writes its rows in run_metrics and
         run_gops (docs/schema.md), replacing those it had: bitrate over the span, error against the target,
         peak 1-second and per-GOP bitrate, frame sizes per type, GOPs, PSNR pooled in named ways from the lab's own
-        squared errors, SSIM, QP per type, VBV underflows. The encoder is not needed; runs recorded by 'enclab check
+        squared errors, SSIM, QP per type, VBV underflows; and, for a run with a rate schedule, the step response of
+        each change (step_response, docs/rate-control-in-motion.md) from its stored rate_changes. The encoder is not needed; runs recorded by 'enclab check
         --db' are analysed too. Each run is one transaction. Progress goes to stderr (a bar on a terminal, plain lines
         otherwise); stdout gets one line per run analysed. Running it twice gives the same rows.
         """

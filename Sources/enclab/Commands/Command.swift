@@ -168,7 +168,7 @@ func describe(_ o: RunOutcome) -> String {
 }
 
 /// A run's answers, the line printed under its run line (``describe(_:)``): the largest GOP in frames and display
-/// seconds, the 1-s peak against the target as a ratio, and each VideoToolbox rule's violations (keyframe limits by
+/// seconds, the 1-s peak against the target in force where the peak starts (``RunAnswers/targetKbps``) as a ratio, and each VideoToolbox rule's violations (keyframe limits by
 /// limit, DataRateLimits by pair: windows over its bytes, and the worst window as a ratio of them), as stored.
 /// `  run 3: largest GOP 30 frames, 1.001 s; peak 1 s 412.3 kbit/s, 1.37 x the target 300 kbit/s; MaxKeyFrameInterval=30: 0 violations`
 /// (and for a run whose encoder dropped pictures: `...; 58 of 90 pictures skipped by the encoder (skipped_frames)`)
@@ -181,7 +181,8 @@ func describe(_ a: RunAnswers, runID: Int64) -> String {
     }
     switch (a.peak1sKbps, a.targetKbps) {
     case let (peak?, target?) where target > 0:
-        parts.append(String(format: "peak 1 s %.1f kbit/s, %.2f x the target %@ kbit/s", peak, peak / target, number(target)))
+        parts.append(String(format: "peak 1 s %.1f kbit/s, %.2f x the target %@ kbit/s", peak, peak / target, number(target))
+                     + (a.targetFromSchedule ? " in force there (rate schedule)" : ""))
     case let (peak?, _):
         parts.append(String(format: "peak 1 s %.1f kbit/s (no target bitrate)", peak))
     case (nil, _):
