@@ -16,6 +16,8 @@ struct StoredRunSettings {
     /// `resolved`: what x264 settled on (`rc_method`, `bitrate_kbps`, `vbv_maxrate_kbps`, ...); nil for a run
     /// that failed before x264 resolved anything.
     var resolved: [String: Any]?
+    /// `encoder.name`: the encoder when not x264 (`openh264`); nil for x264's runs, which store no encoder.
+    var encoder: String?
 
     /// Parses `runs.settings` of run `runID`.
     /// - Throws: `.data` "run N: settings are not a JSON object" (the caller adds the database's path).
@@ -28,6 +30,7 @@ struct StoredRunSettings {
         x264Arguments = object["x264_args"] as? String ?? ""
         axes = object["axes"] as? [String: Any]
         resolved = object["resolved"] as? [String: Any]
+        encoder = (object["encoder"] as? [String: Any])?["name"] as? String
     }
 
     /// `resolved.NAME` as a number (x264's integers are exact in a Double), nil when absent, not a number or a

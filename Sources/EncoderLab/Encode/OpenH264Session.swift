@@ -165,6 +165,7 @@ public final class OpenH264Session {
             case "bUseLoadBalancing": p.bUseLoadBalancing = n != 0
             case "uiSliceMode": p.sSpatialLayers.0.sSliceArgument.uiSliceMode = SliceModeEnum(rawValue: UInt32(n))
             case "uiSliceNum": p.sSpatialLayers.0.sSliceArgument.uiSliceNum = UInt32(n)
+            case "uiSliceSizeConstraint": p.sSpatialLayers.0.sSliceArgument.uiSliceSizeConstraint = UInt32(n)
             case "iNumRefFrame": p.iNumRefFrame = i32
             case "iMinQp": p.iMinQp = i32
             case "iMaxQp": p.iMaxQp = i32
@@ -189,8 +190,12 @@ public final class OpenH264Session {
     }
 
     /// The settled parameters by field name (codec_app_def.h's), in the header's order; the options string of the run.
+    /// `uiSliceSizeConstraint` is listed only in slice mode sizelimited (SM_SIZELIMITED_SLICE), where it applies, so
+    /// the options string (and the run key) of every other run is what it was before the field existed.
     static func fields(of q: SEncParamExt) -> [(name: String, value: String)] {
         let l = q.sSpatialLayers.0
+        let sizeLimit: [(name: String, value: String)] = l.sSliceArgument.uiSliceMode == SM_SIZELIMITED_SLICE
+            ? [("uiSliceSizeConstraint", "\(l.sSliceArgument.uiSliceSizeConstraint)")] : []
         return [("iUsageType", "\(q.iUsageType.rawValue)"), ("iPicWidth", "\(q.iPicWidth)"), ("iPicHeight", "\(q.iPicHeight)"),
                 ("iTargetBitrate", "\(q.iTargetBitrate)"), ("iRCMode", "\(q.iRCMode.rawValue)"), ("fMaxFrameRate", "\(q.fMaxFrameRate)"),
                 ("iTemporalLayerNum", "\(q.iTemporalLayerNum)"), ("iSpatialLayerNum", "\(q.iSpatialLayerNum)"),
@@ -206,7 +211,7 @@ public final class OpenH264Session {
                 ("iLoopFilterDisableIdc", "\(q.iLoopFilterDisableIdc)"), ("bEnableDenoise", "\(q.bEnableDenoise ? 1 : 0)"),
                 ("bEnableBackgroundDetection", "\(q.bEnableBackgroundDetection ? 1 : 0)"),
                 ("bEnableAdaptiveQuant", "\(q.bEnableAdaptiveQuant ? 1 : 0)"), ("bEnableSceneChangeDetect", "\(q.bEnableSceneChangeDetect ? 1 : 0)"),
-                ("bFixRCOverShoot", "\(q.bFixRCOverShoot ? 1 : 0)"), ("iIdrBitrateRatio", "\(q.iIdrBitrateRatio)")]
+                ("bFixRCOverShoot", "\(q.bFixRCOverShoot ? 1 : 0)"), ("iIdrBitrateRatio", "\(q.iIdrBitrateRatio)")] + sizeLimit
     }
 
     /// The lab's record of the settled parameters in the names every run has (``ResolvedParameters``): `rc_method` abr

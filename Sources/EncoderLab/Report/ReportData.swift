@@ -154,7 +154,7 @@ struct ReportData {
 
     /// A run's configuration: its rate-control mode (`rc`, else x264's `resolved.rc_method`, else "?"), then the
     /// grid's other settings as `key=value` words in key order, the rate keys (``isRateKey(_:)``) left out; an object
-    /// axis adds its own words. Without `axes` (settings of the previous version) the words of the label.
+    /// axis adds its own words; `encoder=NAME` first for an encoder other than x264 that no axis names. Without `axes` (settings of the previous version) the words of the label.
     static func configuration(_ settings: StoredRunSettings) -> String {
         let mode = settings.rc ?? settings.rcMethod ?? "?"
         var words: [String] = []
@@ -172,6 +172,9 @@ struct ReportData {
                 return !isRateKey(key)
             }
         }
+        // The encoder when not x264, also where no grid axis names it (`enclab encode` runs, `encoder` in `base`), so
+        // two encoders' runs never make one curve.
+        if let e = settings.encoder, e != EncoderName.x264.rawValue, !words.contains("encoder=\(e)") { words.insert("encoder=\(e)", at: 0) }
         return ([mode] + words).joined(separator: " ")
     }
 

@@ -11,7 +11,7 @@ public enum EncoderName: String, CaseIterable, Sendable {
 /// One `SEncParamExt` field (OpenH264's codec_app_def.h) as the lab takes it: `--openh264 NAME=VALUE`, or the field's
 /// name as a flag or experiment key (`--iRCMode timestamp`, `"bEnableFrameSkip": false`).
 public struct OpenH264Field: Equatable, Sendable {
-    /// The field's name in codec_app_def.h (`iRCMode`, `uiIntraPeriod`; `uiSliceMode`, `uiSliceNum` and `iDLayerQp`
+    /// The field's name in codec_app_def.h (`iRCMode`, `uiIntraPeriod`; `uiSliceMode`, `uiSliceNum`, `uiSliceSizeConstraint` and `iDLayerQp`
     /// are those of `sSpatialLayers[0]`).
     public var name: String
     /// The value in canonical text: an enum's lab name (`bitrate` for `RC_BITRATE_MODE`), `true`/`false`, or a decimal integer.
@@ -24,8 +24,9 @@ public struct OpenH264Field: Equatable, Sendable {
 /// Enumerations take the lab's lower-case name of each constant or its number: `iRCMode` quality (RC_QUALITY_MODE, 0),
 /// bitrate (1), bufferbased (2), timestamp (3), off (RC_OFF_MODE, -1); `iComplexityMode` low, medium, high (0-2);
 /// `iUsageType` camera (CAMERA_VIDEO_REAL_TIME, 0), screen (SCREEN_CONTENT_REAL_TIME, 1); `uiSliceMode` single (0),
-/// fixedslcnum (1: `uiSliceNum` slices); `uiProfileIdc` baseline (PRO_BASELINE, 66), main (77), high (100), layer 0's;
-/// `eSpsPpsIdStrategy` constant (CONSTANT_ID, 0), increasing (INCREASING_ID, 1),
+/// fixedslcnum (1: `uiSliceNum` slices), sizelimited (SM_SIZELIMITED_SLICE, 3: slices of at most about
+/// `uiSliceSizeConstraint` bytes, WebRTC's setting for packetization mode 0); `uiProfileIdc` baseline (PRO_BASELINE,
+/// 66), main (77), high (100), layer 0's; `eSpsPpsIdStrategy` constant (CONSTANT_ID, 0), increasing (INCREASING_ID, 1),
 /// sps_listing (2), sps_listing_and_pps_increasing (3), sps_pps_listing (6); `iEntropyCodingModeFlag` cavlc (0),
 /// cabac (1). Booleans take true/false/1/0. Rates are in bit/s as the header has them.
 public enum OpenH264Names {
@@ -49,8 +50,9 @@ public enum OpenH264Names {
         ("bEnableSceneChangeDetect", .boolean),
         ("iMultipleThreadIdc", .integer(0...16)),
         ("bUseLoadBalancing", .boolean),
-        ("uiSliceMode", .choice([("single", 0), ("fixedslcnum", 1)])),
+        ("uiSliceMode", .choice([("single", 0), ("fixedslcnum", 1), ("sizelimited", 3)])),
         ("uiSliceNum", .integer(0...35)),
+        ("uiSliceSizeConstraint", .integer(0...Int(UInt32.max))),
         ("iNumRefFrame", .integer(-1...16)),
         ("iMinQp", .integer(0...51)),
         ("iMaxQp", .integer(0...51)),

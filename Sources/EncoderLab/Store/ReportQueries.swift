@@ -39,7 +39,7 @@ extension LabStore {
     }
 
     /// Per run id, the few settings the report's tables and curves read, extracted by SQLite (its JSON parser is C,
-    /// Foundation's costs a millisecond a run): a small JSON object (`rc`, `label`, `x264_args`, `axes`, `check`,
+    /// Foundation's costs a millisecond a run): a small JSON object (`rc`, `label`, `x264_args`, `axes`, `encoder`, `check`,
     /// `resolved.rc_method`, `resolved.verify`) that ``StoredRunSettings`` reads as it reads the whole; no entry for
     /// settings that are not a JSON object, as StoredRunSettings refuses them.
     func reportSettingsBriefs() throws -> [Int64: String] {
@@ -48,6 +48,7 @@ extension LabStore {
             SELECT run_id, CASE WHEN json_valid(settings) AND json_type(settings) = 'object' THEN json_object(
                 'rc', json_extract(settings, '$.rc'), 'label', json_extract(settings, '$.label'),
                 'x264_args', json_extract(settings, '$.x264_args'), 'axes', json_extract(settings, '$.axes'),
+                'encoder', json_extract(settings, '$.encoder'),
                 'resolved', CASE WHEN json_type(settings, '$.resolved') = 'object' THEN json_object(
                     'rc_method', json_extract(settings, '$.resolved.rc_method'), 'verify', json_extract(settings, '$.resolved.verify')) END)
             END FROM runs

@@ -72,8 +72,9 @@ struct EncodeCommand: Command {
               iRCMode quality|bitrate|bufferbased|timestamp|off   iTargetBitrate   iMaxBitrate   uiIntraPeriod
               bEnableFrameSkip   iEntropyCodingModeFlag cavlc|cabac   iComplexityMode low|medium|high
               bEnableSceneChangeDetect   iMultipleThreadIdc   bUseLoadBalancing (off unless given)
-              uiSliceMode single|fixedslcnum   uiSliceNum   iNumRefFrame   iMinQp   iMaxQp   iDLayerQp (iRCMode off)
-              eSpsPpsIdStrategy constant|increasing|sps_listing|...   iUsageType camera|screen   iLtrMarkPeriod
+              uiSliceMode single|fixedslcnum|sizelimited   uiSliceNum   uiSliceSizeConstraint (bytes, sizelimited)
+              iNumRefFrame   iMinQp   iMaxQp   iDLayerQp (iRCMode off)   iUsageType camera|screen   iLtrMarkPeriod
+              eSpsPpsIdStrategy constant|increasing|sps_listing|...
               bEnableAdaptiveQuant   bEnableBackgroundDetection   bEnableDenoise   bEnableLongTermReference
               iLoopFilterDisableIdc   bFixRCOverShoot   iIdrBitrateRatio   iPaddingFlag   bPrefixNalAddingCtrl
               uiProfileIdc baseline|main|high (with cabac OpenH264 writes high unless main is given)

@@ -29,6 +29,7 @@ static int apply(SEncParamExt *p, const char *name, long v) {
     else if (!strcmp(name, "iMultipleThreadIdc")) p->iMultipleThreadIdc = (unsigned short)v;
     else if (!strcmp(name, "uiSliceMode")) l->sSliceArgument.uiSliceMode = (SliceModeEnum)v;
     else if (!strcmp(name, "uiSliceNum")) l->sSliceArgument.uiSliceNum = (unsigned)v;
+    else if (!strcmp(name, "uiSliceSizeConstraint")) l->sSliceArgument.uiSliceSizeConstraint = (unsigned)v;
     else if (!strcmp(name, "eSpsPpsIdStrategy")) p->eSpsPpsIdStrategy = (EParameterSetStrategy)v;
     else if (!strcmp(name, "iMinQp")) p->iMinQp = (int)v;
     else if (!strcmp(name, "iMaxQp")) p->iMaxQp = (int)v;
