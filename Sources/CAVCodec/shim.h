@@ -21,4 +21,7 @@ static inline const uint8_t *enclab_frame_plane(const AVFrame *frame, int i) { r
 /* ... and plane `i`'s bytes per row (may exceed the width; never negative for a decoder's frame). */
 static inline int enclab_frame_linesize(const AVFrame *frame, int i) { return frame->linesize[i]; }
 
+/* AV_NOPTS_VALUE is built with UINT64_C, a function-like macro, which Swift does not import. */
+static inline int64_t enclab_nopts(void) { return AV_NOPTS_VALUE; }
+
 #endif

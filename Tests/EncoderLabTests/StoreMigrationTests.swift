@@ -45,7 +45,7 @@ struct StoreMigrationTests {
         let scratch = Scratch()
         let path = try Self.copy(scratch)
         let store = try LabStore(path: path, busyTimeoutMilliseconds: 0)
-        #expect(try Self.sqlite(path, "PRAGMA user_version; PRAGMA journal_mode") == ["8", "wal"])
+        #expect(try Self.sqlite(path, "PRAGMA user_version; PRAGMA journal_mode") == ["9", "wal"])
         let reference = try Self.sqlite(Self.fixture, """
             SELECT run_id, coded_index, display_index, type, size_bytes, pts, dts, \(Self.bits("qp")), \(Self.bits("ssim"))
             FROM frames ORDER BY run_id, coded_index
@@ -209,7 +209,7 @@ struct StoreMigrationTests {
         let dangling = "SELECT \"table\", parent, count(*) FROM pragma_foreign_key_check GROUP BY 1, 2"
         #expect(try Self.sqlite(path, dangling) == ["bitstream_checks|runs|1"])
         _ = try LabStore(path: path, busyTimeoutMilliseconds: 0)
-        #expect(try Self.sqlite(path, "PRAGMA user_version; " + dangling) == ["8", "bitstream_checks|runs|1"])
+        #expect(try Self.sqlite(path, "PRAGMA user_version; " + dangling) == ["9", "bitstream_checks|runs|1"])
     }
 
     @Test("the migrations of version 1 to 2, 2 to 3, 3 to 4, 6 to 7 and 7 to 8 need foreign keys off, and the connection has them on again afterwards")
