@@ -55,6 +55,12 @@ struct RTPRunStageTests {
             startCodeBytes += i >= 3 && bytes[i - 3] == 0 ? 4 : 3
         }
         #expect(try Self.sqlite(db, "SELECT payload_bytes FROM rtp_runs") == [String(bytes.count - startCodeBytes)])
+        // The run's folder holds the chart's data and script (drawn by enclab plot): packets per frame, no loss columns.
+        let folder = (stream as NSString).deletingLastPathComponent
+        let dat = try String(contentsOfFile: folder + "/rtp.dat", encoding: .utf8).split(separator: "\n").dropFirst()
+        #expect(dat.map { $0.split(separator: " ").prefix(4).joined(separator: "|") } == rows.enumerated().map { k, r in
+            "\(k)|\(k)|\(r.split(separator: "|")[0])|NaN" })
+        #expect(try String(contentsOfFile: folder + "/rtp.gp", encoding: .utf8).contains("'rtp.dat' using 1:3 with boxes"))
     }
 
     /// The per-frame luma PSNR ffmpeg's psnr filter gives `stream` (decoded by Debian's ffmpeg, one thread) against `source`.
