@@ -42,4 +42,7 @@ static inline int enclab_frame_mean_qp(const AVFrame *frame, double *mean) {
     return 0;
 }
 
+/* AV_NOPTS_VALUE is built with UINT64_C, a function-like macro, which Swift does not import. */
+static inline int64_t enclab_nopts(void) { return AV_NOPTS_VALUE; }
+
 #endif

@@ -230,7 +230,7 @@ struct EncoderDelayTests {
         }
     }
 
-    @Test("the metrics export has each run's max_delay_frames, then its skipped_frames count")
+    @Test("the metrics export has each run's max_delay_frames, then its skipped_frames count, then the RTP stage's columns")
     func exportColumn() throws {
         let scratch = Scratch()
         try Self.clip.write(to: scratch.file("c.y4m"))
@@ -239,7 +239,11 @@ struct EncoderDelayTests {
         let out = try Witness.enclab(["export", "--db", scratch.file("lab.sqlite"), "--table", "metrics", "--format", "csv"], in: scratch.path)
         #expect(out.status == 0, "\(out.stderr)")
         let lines = out.stdout.components(separatedBy: "\r\n").filter { !$0.isEmpty }
-        #expect(lines[0].hasSuffix(",max_delay_frames,skipped_frames"))
-        #expect(lines.dropFirst().map { $0.split(separator: ",", omittingEmptySubsequences: false).suffix(2).joined(separator: ",") } == ["0,0", "40,0"])
+        // max_delay_frames, skipped_frames, then the RTP stage's 13 columns (schema 9), empty for these runs.
+        let header = lines[0].split(separator: ",").map(String.init)
+        let column = try #require(header.firstIndex(of: "max_delay_frames"))
+        #expect(column == header.count - 15 && header[column + 1] == "skipped_frames" && header[column + 2] == "rtp_packets")
+        #expect(lines.dropFirst().map { $0.split(separator: ",", omittingEmptySubsequences: false)[column] } == ["0", "40"])
+        #expect(lines.dropFirst().map { $0.split(separator: ",", omittingEmptySubsequences: false)[column + 1] } == ["0", "0"])
     }
 }

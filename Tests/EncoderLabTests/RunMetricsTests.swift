@@ -176,7 +176,7 @@ struct RunMetricsTests {
         // Back to version 5 as that version left it: no metrics tables.
         _ = try Self.sqlite(db, "DROP TABLE run_metrics; DROP TABLE run_gops; PRAGMA user_version = 5;")
         _ = try LabStore(path: db)
-        #expect(try Self.sqlite(db, "PRAGMA user_version; SELECT count(*) FROM run_metrics") == ["8", "0"])
+        #expect(try Self.sqlite(db, "PRAGMA user_version; SELECT count(*) FROM run_metrics") == ["9", "0"])
         #expect(try RunMetrics.analyze(databasePath: db, runs: ["2"], progress: false) == [2])
         #expect(try Self.sqlite(db, "SELECT run_id FROM run_metrics") == ["2"])
         _ = try RunMetrics.analyze(databasePath: db, runs: [], progress: false)

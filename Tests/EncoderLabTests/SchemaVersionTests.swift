@@ -10,11 +10,11 @@ import Testing
 struct SchemaVersionTests {
     static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures").path
 
-    /// The fixtures, one per schema version 0 ... 7, each written by the last commit of main with that version
+    /// The fixtures, one per schema version 0 ... 8, each written by the last commit of main with that version
     /// (version 3: the commit that introduced it, merged as version 3 in 3c8b8fa).
     static let versions: [(file: String, version: Int32)] = [
         ("aef06d9.sqlite", 0), ("v1-0dea841.sqlite", 1), ("v2-ad1e90e.sqlite", 2), ("v3-e6c4661.sqlite", 3), ("v4-18965e2.sqlite", 4), ("v5-e8c29d0.sqlite", 5), ("v6-3eff049.sqlite", 6),
-        ("v7-2251b96.sqlite", 7),
+        ("v7-2251b96.sqlite", 7), ("v8-889fbaa.sqlite", 8),
     ]
 
     /// `sqlite_master` of `db` as `type|name|tbl_name|sql` lines by name, SQLite's own objects left out. A table
@@ -44,7 +44,8 @@ struct SchemaVersionTests {
             let path = Self.fixtures + "/" + file
             #expect(try Self.sqlite(path, "PRAGMA user_version") == [String(version)], "\(file)")
             let literal = [1: LabStore.schemaVersion1, 2: LabStore.schemaVersion2, 3: LabStore.schemaVersion3, 4: LabStore.schemaVersion4,
-                           5: LabStore.schemaVersion5, 6: LabStore.schemaVersion6, 7: LabStore.schemaVersion7][max(version, 1)]!
+                           5: LabStore.schemaVersion5, 6: LabStore.schemaVersion6, 7: LabStore.schemaVersion7,
+                           8: LabStore.schemaVersion8][max(version, 1)]!
             let made = scratch.file("literal-\(version).sqlite")
             try Database(path: made, busyTimeoutMilliseconds: 0).execute(literal)
             #expect(try Self.schema(made) == Self.schema(path), "\(file)")
@@ -57,7 +58,7 @@ struct SchemaVersionTests {
         let fresh = scratch.file("new.sqlite")
         _ = try LabStore(path: fresh, busyTimeoutMilliseconds: 0)
         let newSchema = try Self.schema(fresh)
-        #expect(newSchema.count == 22)  // 20 tables, 2 indexes
+        #expect(newSchema.count == 25)  // 23 tables (version 9's rtp_frames, rtp_loss_frames, rtp_runs), 2 indexes
         for (file, version) in Self.versions {
             let fixture = Self.fixtures + "/" + file
             let path = scratch.file("copy-\(file)")
@@ -72,7 +73,7 @@ struct SchemaVersionTests {
             #expect(before.count >= 8, "\(file)")
 
             _ = try LabStore(path: path, busyTimeoutMilliseconds: 0)
-            #expect(try Self.sqlite(path, "PRAGMA user_version") == ["8"], "\(file)")
+            #expect(try Self.sqlite(path, "PRAGMA user_version") == ["9"], "\(file)")
             // A version 4 file too (its timestamp_analysis rebuilt by the migration from version 7).
             #expect(try Self.schema(path) == newSchema, "\(file)")
             if version >= 4 {
@@ -125,7 +126,7 @@ struct SchemaVersionTests {
     @Test("the migration from version 7 leaves a timestamp_analysis that is nullable already as it was (no rebuild: its SQL unquoted)")
     func nullableTimestampsNotRebuilt() throws {
         let scratch = Scratch()
-        for file in ["v5-e8c29d0.sqlite", "v6-3eff049.sqlite", "v7-2251b96.sqlite"] {
+        for file in ["v5-e8c29d0.sqlite", "v6-3eff049.sqlite", "v7-2251b96.sqlite", "v8-889fbaa.sqlite"] {
             let fixture = Self.fixtures + "/" + file
             let path = scratch.file(file)
             try FileManager.default.copyItem(atPath: fixture, toPath: path)

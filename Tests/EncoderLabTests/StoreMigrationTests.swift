@@ -45,7 +45,7 @@ struct StoreMigrationTests {
         let scratch = Scratch()
         let path = try Self.copy(scratch)
         let store = try LabStore(path: path, busyTimeoutMilliseconds: 0)
-        #expect(try Self.sqlite(path, "PRAGMA user_version; PRAGMA journal_mode") == ["8", "wal"])
+        #expect(try Self.sqlite(path, "PRAGMA user_version; PRAGMA journal_mode") == ["9", "wal"])
         let reference = try Self.sqlite(Self.fixture, """
             SELECT run_id, coded_index, display_index, type, size_bytes, pts, dts, \(Self.bits("qp")), \(Self.bits("ssim"))
             FROM frames ORDER BY run_id, coded_index
@@ -191,14 +191,14 @@ struct StoreMigrationTests {
         #expect(try Self.sqlite(path, "SELECT run_id FROM runs WHERE run_key IS NOT NULL") == ["4"])
     }
 
-    @Test("a file found new that another process gave version 1 tables meanwhile is migrated, not stamped version 8")
+    @Test("a file found new that another process gave version 1 tables meanwhile is migrated, not stamped version 9")
     func newFileFilledMeanwhile() throws {
         let scratch = Scratch()
         let path = try Self.copy(scratch)
         let db = try Database(path: path, busyTimeoutMilliseconds: 0)
         try LabStore.bringUpToDate(db, found: .new)
         #expect(try Self.sqlite(path, "PRAGMA user_version; SELECT status FROM runs WHERE run_id = 3; SELECT count(*) FROM pragma_table_info('runs') WHERE name = 'run_key'") ==
-                ["8", "failed", "1"])
+                ["9", "failed", "1"])
     }
 
     @Test("rows that already pointed at a missing run do not stop the migration; the migration adds none")
@@ -209,13 +209,13 @@ struct StoreMigrationTests {
         let dangling = "SELECT \"table\", parent, count(*) FROM pragma_foreign_key_check GROUP BY 1, 2"
         #expect(try Self.sqlite(path, dangling) == ["bitstream_checks|runs|1"])
         _ = try LabStore(path: path, busyTimeoutMilliseconds: 0)
-        #expect(try Self.sqlite(path, "PRAGMA user_version; " + dangling) == ["8", "bitstream_checks|runs|1"])
+        #expect(try Self.sqlite(path, "PRAGMA user_version; " + dangling) == ["9", "bitstream_checks|runs|1"])
     }
 
     @Test("the migrations of version 1 to 2, 2 to 3, 3 to 4, 6 to 7 and 7 to 8 need foreign keys off, and the connection has them on again afterwards")
     func foreignKeysBackOn() throws {
-        #expect(LabStore.migrations.map(\.from) == [0, 1, 2, 3, 4, 5, 6, 7])
-        #expect(LabStore.migrations.map(\.foreignKeysOff) == [false, true, true, true, false, false, true, true])
+        #expect(LabStore.migrations.map(\.from) == [0, 1, 2, 3, 4, 5, 6, 7, 8])
+        #expect(LabStore.migrations.map(\.foreignKeysOff) == [false, true, true, true, false, false, true, true, false])
         let scratch = Scratch()
         let store = try LabStore(path: try Self.copy(scratch), busyTimeoutMilliseconds: 0)
         #expect(try store.database.query("PRAGMA foreign_keys") == [[.integer(1)]])

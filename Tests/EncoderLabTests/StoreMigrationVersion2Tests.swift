@@ -41,7 +41,7 @@ struct StoreMigrationVersion2Tests {
         let scratch = Scratch()
         let path = try Self.copy(scratch)
         let store = try LabStore(path: path, busyTimeoutMilliseconds: 0)
-        #expect(try Self.sqlite(path, "PRAGMA user_version") == ["8"])
+        #expect(try Self.sqlite(path, "PRAGMA user_version") == ["9"])
         let v2 = LabStore.shapeVersion2.columns["frames"]!
         let moved = v2.map { $0.hasPrefix("psnr_") ? "x264_\($0)" : $0 }.joined(separator: ", ")
         let old = try Self.quoted(Self.fixture, "SELECT * FROM frames ORDER BY run_id, coded_index")

@@ -173,7 +173,7 @@ struct ExportCommandTests {
         #expect(field(2, try #require(header.firstIndex(of: "psnr_u"))) == "")
     }
 
-    @Test("--run selects runs by id or key prefix; metrics exports run_metrics whatever its columns, then run_delay's max_delay_frames and the skipped_frames count")
+    @Test("--run selects runs by id or key prefix; metrics exports run_metrics whatever its columns, then run_delay's max_delay_frames, the skipped_frames count and rtp_runs' columns")
     func runsAndMetrics() throws {
         let dir = try lab()
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -199,10 +199,17 @@ struct ExportCommandTests {
         for format in ["csv", "jsonl"] {
             let m = try cli.enclab(["export", "--db", "lab.sqlite", "--table", "metrics", "--format", format, "--out", "m.\(format)"], in: dir)
             #expect(m.status == 0, "\(m.stderr)")
-            // Then each run's max_delay_frames from run_delay and its count of skipped_frames rows (schema 8), as sqlite3 joins them.
+            // Then each run's max_delay_frames from run_delay, its count of skipped_frames rows (schema 8) and its RTP
+            // stage from rtp_runs (schema 9), as sqlite3 joins them.
+            let rtp = ["packets", "max_packets_per_frame", "largest_burst_bytes", "rtp_overhead_bytes", "loss", "packets_lost",
+                       "frames_broken", "frames_frozen", "loss_events", "mean_recovery_frames", "max_recovery_frames",
+                       "unrecovered_events", "mean_psnr_y"]
+            let named = rtp.map { $0.hasPrefix("rtp_") ? $0 : "rtp_" + $0 }
             #expect(try check(format, "\(dir)/m.\(format)", db: db,
-                              source: "SELECT m.*, d.max_delay_frames AS max_delay_frames, (SELECT count(*) FROM skipped_frames AS s WHERE s.run_id = m.run_id) AS skipped_frames FROM run_metrics AS m LEFT JOIN run_delay AS d ON d.run_id = m.run_id",
-                              order: "run_id", columns: metricsColumns + ["max_delay_frames", "skipped_frames"]) == "ok \(runCount)\n")
+                              source: "SELECT m.*, d.max_delay_frames AS max_delay_frames, (SELECT count(*) FROM skipped_frames AS s WHERE s.run_id = m.run_id) AS skipped_frames, "
+                                  + zip(rtp, named).map { "p.\($0) AS \($1)" }.joined(separator: ", ")
+                                  + " FROM run_metrics AS m LEFT JOIN run_delay AS d ON d.run_id = m.run_id LEFT JOIN rtp_runs AS p ON p.run_id = m.run_id",
+                              order: "run_id", columns: metricsColumns + ["max_delay_frames", "skipped_frames"] + named) == "ok \(runCount)\n")
         }
     }
 

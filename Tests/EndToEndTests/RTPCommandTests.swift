@@ -225,4 +225,46 @@ struct RTPCommandTests {
         let single = try TestSupport.enclab(["rtp", "pack", "s.264", "o.pcap", "--mode", "single", "--aggregate", "none", "--mtu", "100"], in: dir)
         #expect(single.status == 65 && single.stderr.contains("packetization-mode 0 cannot fragment"), "\(single.stderr)")
     }
+
+    /// The read paths no capture of the lab's own takes (issue 23): IPv6 (over Ethernet, in a pcapng written by
+    /// Wireshark's text2pcap), LINUX_SLL (`tcpdump -i any`; the 16-byte cooked header by hand, which tshark reads as
+    /// sll:ethertype:ip:udp:rtp), a NAL unit with forbidden_zero_bit 1 (kept, with a warning naming it), and an --sdp
+    /// file whose sprop-parameter-sets is not base64 (65 naming the file, not "no such file" 66).
+    @Test func ipv6AndLinuxCookedCapturesForbiddenBitAndMalformedSDP() throws {
+        let dir = TestSupport.scratchFolder("rtp-paths")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        func write(_ name: String, _ bytes: [UInt8]) throws { try Data(bytes).write(to: URL(fileURLWithPath: "\(dir)/\(name)")) }
+        func read(_ name: String) throws -> [UInt8] { [UInt8](try Data(contentsOf: URL(fileURLWithPath: "\(dir)/\(name)"))) }
+        // One RTP packet holding an IDR slice NAL unit: V=2, M=1, PT 96, seq 1, timestamp 0, SSRC 1.
+        let rtp: [UInt8] = [0x80, 0xE0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0x65, 0x88, 0x84]
+        try ("0000  " + rtp.map { String(format: "%02x", $0) }.joined(separator: " ") + "\n").write(toFile: "\(dir)/rtp.txt", atomically: true, encoding: .utf8)
+        let t2p = try TestSupport.tool("text2pcap", ["-q", "-6", "::1,::2", "-u", "5004,5004", "\(dir)/rtp.txt", "\(dir)/v6.pcapng"])
+        try #require(t2p.status == 0, "\(t2p.stderr)")
+        let v6Protocols = try TestSupport.tool("tshark", ["-r", "\(dir)/v6.pcapng", "-d", "udp.port==5004,rtp", "-T", "fields", "-e", "frame.protocols"])
+        #expect(v6Protocols.lines == ["eth:ethertype:ipv6:udp:rtp"], "\(v6Protocols.lines)")
+        let v6 = try TestSupport.enclab(["rtp", "unpack", "v6.pcapng", "v6.264"], in: dir)
+        #expect(v6.status == 0, "\(v6.stderr)")
+        #expect(try read("v6.264") == [0, 0, 0, 1, 0x65, 0x88, 0x84])
+        // LINUX_SLL (113): packet type 0, ARPHRD_ETHER 1, address length 6, 8 address bytes, protocol 0x0800.
+        let sll: [UInt8] = [0, 0, 0, 1, 0, 6, 2, 0, 0, 0, 0, 1, 0, 0, 0x08, 0x00] + Self.rawUDP(rtp)
+        try write("sll.pcap", Self.pcap(linkType: 113, records: [sll]))
+        let sllProtocols = try TestSupport.tool("tshark", ["-r", "\(dir)/sll.pcap", "-d", "udp.port==5004,rtp", "-T", "fields", "-e", "frame.protocols"])
+        #expect(sllProtocols.lines == ["sll:ethertype:ip:udp:rtp"], "\(sllProtocols.lines)")
+        let cooked = try TestSupport.enclab(["rtp", "unpack", "sll.pcap", "sll.264"], in: dir)
+        #expect(cooked.status == 0 && cooked.stdout.contains("LINUX_SLL"), "\(cooked.stdout) \(cooked.stderr)")
+        #expect(try read("sll.264") == [0, 0, 0, 1, 0x65, 0x88, 0x84])
+        // forbidden_zero_bit 1 (header 0xE5: F 1, NRI 3, type 5): kept as received, with a warning.
+        var marked = rtp
+        marked[12] = 0xE5
+        try write("f.pcap", Self.pcap(linkType: 101, records: [Self.rawUDP(marked)]))
+        let f = try TestSupport.enclab(["rtp", "unpack", "f.pcap", "f.264"], in: dir)
+        #expect(f.status == 0 && f.stderr.contains("access unit 0 (RTP timestamp 0), NAL unit 0 (nal_unit_type 5) has forbidden_zero_bit 1"), "\(f.stderr)")
+        #expect(try read("f.264") == [0, 0, 0, 1, 0xE5, 0x88, 0x84])
+        // An SDP whose sprop-parameter-sets is not base64: 65 naming the file.
+        try "v=0\r\nm=video 5004 RTP/AVP 96\r\na=rtpmap:96 H264/90000\r\na=fmtp:96 packetization-mode=1;sprop-parameter-sets=Z0IA!!,aM4=\r\n"
+            .write(toFile: "\(dir)/bad.sdp", atomically: true, encoding: .utf8)
+        let sdp = try TestSupport.enclab(["rtp", "unpack", "sll.pcap", "sdp.264", "--sdp", "bad.sdp"], in: dir)
+        #expect(sdp.status == 65 && sdp.stderr.contains("--sdp bad.sdp: sprop-parameter-sets 'Z0IA!!,aM4=' is not base64"), "\(sdp.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: "\(dir)/sdp.264"))
+    }
 }

@@ -64,13 +64,26 @@ public struct OutOfBandParameterSets: Sendable {
     /// - Throws: `.noInput` when VALUE names a folder, or no file and holds a character base64 does not use (so it
     ///   can only be a path); `.data` naming the flag when the file does not split as Annex B, when VALUE is not valid
     ///   base64 (the message says no file has that name either), or when a NAL unit is not an SPS or PPS.
-    public static func parameterSets(_ value: String, strict: Bool = false) throws -> OutOfBandParameterSets {
+    /// - Parameter sdp: the SDP file VALUE was read from (`rtp unpack --sdp`): VALUE is then a sprop-parameter-sets
+    ///   value only, never a path, and one that is not base64 is bad data (65) naming the SDP file.
+    public static func parameterSets(_ value: String, strict: Bool = false, sdp: String? = nil) throws -> OutOfBandParameterSets {
         let policy: ParsePolicy = strict ? .strict : .lenient
         var isFolder: ObjCBool = false
         var warnings: [ParseWarning] = []
         let nals: [NALUnit]
         let source: String
-        if FileManager.default.fileExists(atPath: value, isDirectory: &isFolder) {
+        if let sdp {
+            source = "--sdp \(sdp)"
+            let base64 = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=,")
+            guard !value.isEmpty, value.allSatisfy(base64.contains) else {
+                throw LabError.data("\(source): sprop-parameter-sets '\(value)' is not base64 parts separated by commas")
+            }
+            do {
+                nals = try SpropParameterSets.decode(value, policy: policy, warnings: &warnings)
+            } catch let e as H264Error {
+                throw LabError.data("\(source): sprop-parameter-sets '\(value)': \(e)")
+            }
+        } else if FileManager.default.fileExists(atPath: value, isDirectory: &isFolder) {
             if isFolder.boolValue { throw LabError.noInput("--parameter-sets \(value): a folder, not a file of SPS/PPS NAL units") }
             source = "--parameter-sets \(value)"
             let bytes = try readFile(value, naming: source)

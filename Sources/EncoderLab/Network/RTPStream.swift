@@ -62,6 +62,22 @@ public enum RTPPack {
         public var warnings: [String] = []
     }
 
+    /// The bytes of one packet the packetizer made that are not NAL unit bytes: 12 bytes of RTP header; in a STAP-A
+    /// its 1-byte header and 2 bytes of size per NAL unit; in an FU-A the FU indicator and header, less the NAL unit
+    /// header they replace (on the start fragment).
+    public static func overheadBytes(_ packet: RTPPacket) -> Int {
+        switch Int(packet.payload[0] & 0x1F) {
+        case 24:
+            var p = 1, count = 0
+            while p + 2 <= packet.payload.count { p += 2 + (Int(packet.payload[p]) << 8 | Int(packet.payload[p + 1])); count += 1 }
+            return 12 + 1 + 2 * count
+        case 28:
+            return 12 + 2 - (packet.payload[1] & 0x80 != 0 ? 1 : 0)
+        default:
+            return 12
+        }
+    }
+
     /// Reads `input` (Annex B, AVCC or the lab's packets, as `inspect` reads them), packetizes it and writes `output`
     /// (and the SDP) whole or not at all.
     /// - Throws: `.usage` for a port outside 1...65,535, an output naming the input, a stream without timing and no fps;
@@ -117,19 +133,11 @@ public enum RTPPack {
             perUnit[m.accessUnit] += 1
             summary.largestPacketBytes = max(summary.largestPacketBytes, bytes.count)
             switch Int(m.packet.payload[0] & 0x1F) {
-            case 24:
-                summary.stapA += 1
-                var p = 1, count = 0
-                while p + 2 <= m.packet.payload.count { p += 2 + (Int(m.packet.payload[p]) << 8 | Int(m.packet.payload[p + 1])); count += 1 }
-                summary.rtpOverheadBytes += 12 + 1 + 2 * count
-            case 28:
-                summary.fuA += 1
-                // The FU indicator and header, less the NAL unit header they replace (counted on the start fragment).
-                summary.rtpOverheadBytes += 12 + 2 - (m.packet.payload[1] & 0x80 != 0 ? 1 : 0)
-            default:
-                summary.single += 1
-                summary.rtpOverheadBytes += 12
+            case 24: summary.stapA += 1
+            case 28: summary.fuA += 1
+            default: summary.single += 1
             }
+            summary.rtpOverheadBytes += Self.overheadBytes(m.packet)
         }
         let capture = try Pcap.ethernetCapture(datagrams, port: options.port)
         try Interruption.check()
@@ -206,7 +214,7 @@ public enum RTPUnpack {
         var outOfBand: OutOfBandParameterSets?
         var summary = Summary()
         if let path = options.sdpPath {
-            outOfBand = try OutOfBandParameterSets.parameterSets(try sprop(sdpPath: path))
+            outOfBand = try OutOfBandParameterSets.parameterSets(try sprop(sdpPath: path), sdp: path)
         } else if let value = options.parameterSets {
             outOfBand = try OutOfBandParameterSets.parameterSets(value)
         }
@@ -258,6 +266,13 @@ public enum RTPUnpack {
         let result = RTPDepacketizer.depacketize(parsed.map { RTPDepacketizer.Received(packet: $0.p, arrivalSeconds: $0.d.timeSeconds) })
         summary.statistics = result.statistics
         summary.warnings += result.warnings.map { "\(capture): \($0)" }
+        // A NAL unit with forbidden_zero_bit 1 (RFC 6184 5.3: the sender or a network element marks a NAL unit that may
+        // hold bit errors or syntax violations) is kept as it came, with a warning naming it.
+        for (a, unit) in result.accessUnits.enumerated() {
+            for (n, nal) in unit.nalUnits.enumerated() where nal.forbiddenZeroBit != 0 {
+                summary.warnings.append("\(capture): access unit \(a) (RTP timestamp \(unit.rtpTimestamp)), NAL unit \(n) (nal_unit_type \(nal.nalUnitType.rawValue)) has forbidden_zero_bit 1 (RFC 6184 5.3: it may hold bit errors); kept as received")
+            }
+        }
         let nals = (outOfBand?.nalUnits ?? []) + result.accessUnits.flatMap(\.nalUnits)
         guard !result.accessUnits.isEmpty else {
             throw LabError.data("\(capture): the RTP stream (UDP port \(summary.port), SSRC \(hex(summary.ssrc))) gives no NAL unit")

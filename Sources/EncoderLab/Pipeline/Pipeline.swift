@@ -324,6 +324,14 @@ public enum Pipeline {
             measurements.perceptual = scores
         }
         measurements.rateChanges = rateChanges?.records
+        // The RTP stage (--rtp, --loss): the stream as packets and, with a loss model, its damaged decode.
+        if let rtp = settings.rtp {
+            var lossFree: [Int: Double?] = [:]
+            for (f, q) in zip(frames, perFrame.quality) { lossFree[f.displayIndex] = q?.psnr.y }
+            measurements.rtp = try RTPRunStage.run(settings: rtp, streamPath: streamPath, folder: folder, frames: frames, timebase: r.timebase,
+                                                   lossFreePSNRY: lossFree, displayCount: index, clipPath: spec.clip.path,
+                                                   seek: settings.seek ?? 0, width: input.width, height: input.height)
+        }
         return RunResult(spec: spec, folder: folder, warnings: warnings, resolved: r, measured: measurements,
                          crop: clip.info.cropDescription, ffmpegVersion: clip.info.ffmpegVersion, createdAt: createdAt)
     }

@@ -41,6 +41,9 @@ public struct RunMeasurements: Sendable {
     public var dataRateLimitsVTCompat = false
     /// The encoder's delay per frame and per run (`frame_delays`, `run_delay`), when the encoder reports it.
     public var encoderDelay: EncoderDelay?
+    /// The RTP stage's packets per frame and, with a loss model, each displayed frame under loss (`rtp_frames`,
+    /// `rtp_loss_frames`, `rtp_runs`), nil without `--rtp`/`--loss`.
+    public var rtp: RTPRunMeasurements?
     /// The rate schedule's changes with the frame each took effect on (`rate_changes`), when the run has a schedule.
     public var rateChanges: [RateChangeRecord]?
     /// Whether the frames' `qp` are known: x264's own, or for OpenH264 the decoded mean macroblock QP (verify full);

@@ -84,6 +84,12 @@ public struct RunSpec: Sendable {
         // The rate schedule and the step response's tolerance (absent without them, so those keys never changed).
         if let r = s.rateSchedule { object["rate_schedule"] = r.spec }
         if let t = s.settleTolerancePercent { object["settle_tolerance_pct"] = RateSchedule.format(t) }
+        // The RTP stage and its channel (absent without --rtp/--loss, so those keys never changed).
+        if let r = s.rtp {
+            var o: [String: Any] = ["packetizer": r.rtpSpec]
+            if let l = r.lossSpec { o["loss"] = l }
+            object["rtp"] = o
+        }
         // The timestamps stage beyond the CLI's constant rate (absent for it, so those keys never changed).
         if let plan = input.timestamps, let stages = plan.stages {
             var t: [String: Any] = ["source": plan.source.rawValue]

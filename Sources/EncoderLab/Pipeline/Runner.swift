@@ -465,18 +465,22 @@ public final class Runner {
             }
             let input = try RunPlotInput(run: row, frames: try store.frames(run: runID), database: store.database.path)
             let rateChanges = try store.rateChanges(run: runID)
+            let rtp = try store.rtpFrames(run: runID)
             switch plotMode {
             case .scripts:
                 _ = try Plots.writeScriptAndData(input, dir: folder)
-                // The staircase's data and script only: a queue never drawn (`enclab plot` draws it).
+                // The staircase's and RTP chart's data and scripts only: a queue never drawn (`enclab plot` draws them).
                 try Plots.writeRateStaircase(input, changes: rateChanges, dir: folder, queue: PlotQueue())
+                try Plots.writeRTPPlot(input, frames: rtp, dir: folder, queue: PlotQueue())
             case .batched:
                 try Plots.writeRunPlots(input, dir: folder, queue: plotQueue)
                 try Plots.writeRateStaircase(input, changes: rateChanges, dir: folder, queue: plotQueue)
+                try Plots.writeRTPPlot(input, frames: rtp, dir: folder, queue: plotQueue)
             case .eachRun, .none:
                 let runQueue = PlotQueue()
                 try Plots.writeRunPlots(input, dir: folder, queue: runQueue)
                 try Plots.writeRateStaircase(input, changes: rateChanges, dir: folder, queue: runQueue)
+                try Plots.writeRTPPlot(input, frames: rtp, dir: folder, queue: runQueue)
                 try runQueue.draw(in: outDirectory)
             }
         } catch {

@@ -113,6 +113,8 @@ public enum PlotFromStore {
                 // A run with a rate schedule: its staircase too (``writeRateStaircase(_:changes:dir:queue:)``).
                 let staircase = PlotQueue()
                 try Plots.writeRateStaircase(input, changes: try store.rateChanges(run: run.runID), dir: dir, queue: staircase)
+                // A run with an RTP stage: its packets per frame and PSNR under loss (``writeRTPPlot(_:frames:dir:queue:)``).
+                try Plots.writeRTPPlot(input, frames: try store.rtpFrames(run: run.runID), dir: dir, queue: staircase)
                 try Plots.render(staircase.take())
             }
             lines.append("run \(run.runID): frames and psnr plots in \(Plots.shown(dir, limit: .max))")

@@ -61,6 +61,8 @@ public struct EncodeSettings: Equatable, Sendable {
     /// `--settle-tolerance PERCENT`: the band around a new target the step response's settling time uses
     /// (``StepResponse``), nil for the default ``StepResponse/defaultTolerancePercent``. Part of the run key when set.
     public var settleTolerancePercent: Double?
+    /// `--rtp`, `--loss`: the run's RTP stage (``RTPRunSettings``), nil for none. Part of the run key when set.
+    public var rtp: RTPRunSettings?
     /// `--encoder`: x264 (the default) or openh264 (docs/openh264.md). Part of the run key only when not x264.
     public var encoder = EncoderName.x264
     /// OpenH264's fields by their codec_app_def.h names (`--openh264 NAME=VALUE`, `--NAME VALUE`); with
@@ -223,6 +225,14 @@ public struct EncodeSettings: Equatable, Sendable {
                 throw LabError.usage("setting 'settle-tolerance' must be a percentage above 0 and at most 1000 (e.g. 10), got '\(v)'")
             }
             settleTolerancePercent = d
+        case "rtp":
+            var r = rtp ?? RTPRunSettings()
+            try r.setRTP(try text())
+            rtp = r
+        case "loss":
+            var r = rtp ?? RTPRunSettings()
+            try r.setLoss(try text())
+            rtp = r
         case "rc":
             let v = try text()
             guard let mode = RateControlMode(rawValue: v.lowercased()) else {
@@ -280,7 +290,7 @@ public struct EncodeSettings: Equatable, Sendable {
 
     /// The settings the lab itself takes by name (beside x264's options, the timestamps stage's and VideoToolbox's).
     static let labNames: Set<String> = ["preset", "tune", "profile", "vt", "vt-compat", "frames", "seek", "verify", "rc",
-                                        "rate-schedule", "settle-tolerance", "encoder", "openh264"]
+                                        "rate-schedule", "settle-tolerance", "encoder", "openh264", "rtp", "loss"]
 
     /// Whether `rawName` (a flag's name without its dashes, or an experiment key) names a setting: the lab's own,
     /// the timestamps stage's, a VideoToolbox property, an x264 CLI option the lab refuses or ignores by name, or an
@@ -599,6 +609,10 @@ public struct EncodeSettings: Equatable, Sendable {
         if let vt = videoToolboxJSON { o["videotoolbox"] = vt }
         if let r = rateSchedule { o["rate_schedule"] = r.spec }
         if let t = settleTolerancePercent { o["settle_tolerance_pct"] = t }
+        if let r = rtp {
+            o["rtp"] = r.rtpSpec
+            if let l = r.lossSpec { o["loss"] = l }
+        }
         if encoder != .x264 {
             o["encoder"] = encoder.rawValue
             o["openh264"] = ["given": openh264.given.map { [$0.name, $0.value] }, "applied": openh264.applied.map { [$0.name, $0.value] }]

@@ -5,7 +5,7 @@ import Foundation
 /// - Tables: `frames` (one row per frame, ordered by run_id and coded_index; `run_key` from `runs` follows
 ///   `run_id` when the database has keys, so rows join to `runs` by either), `runs` (one row per run, by run_id) and
 ///   `metrics` (the table `run_metrics` that `enclab analyze` writes, exported whatever its columns, ordered by its
-///   primary key; then `max_delay_frames` from `run_delay` where the file has that table, empty for a run without it, and `skipped_frames`, the count of the run's `skipped_frames` rows (0 for none), where the file has that table). The columns of each are the table's own, in the table's order (`PRAGMA table_info`), so an older
+///   primary key; then `max_delay_frames` from `run_delay` where the file has that table, empty for a run without it, `skipped_frames`, the count of the run's `skipped_frames` rows (0 for none), where the file has that table, and the RTP stage's `rtp_runs` columns prefixed `rtp_` where the file has that table, empty for a run without the stage). The columns of each are the table's own, in the table's order (`PRAGMA table_info`), so an older
 ///   schema version exports what it has.
 /// - CSV (RFC 4180): a header row of column names, then one record per row; records end with CRLF, as RFC 4180
 ///   section 2 says (Python's csv module, pandas, R and spreadsheets read it); a field with
@@ -302,6 +302,17 @@ public enum Export {
             selected.append("coalesce(k.skipped_frames, 0)")
             names.append("skipped_frames")
             from += " LEFT JOIN (SELECT run_id, count(*) AS skipped_frames FROM skipped_frames GROUP BY run_id) AS k ON k.run_id = t.run_id"
+        }
+        // Then each run's RTP stage (`rtp_runs`, schema 9) when the file has it, each column prefixed `rtp_`; empty
+        // for a run without the stage.
+        if table == .metrics, columns.contains("run_id"), !columns.contains("rtp_packets"),
+           !(try database.rows("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'rtp_runs'")).isEmpty {
+            let rtp = ["packets", "max_packets_per_frame", "largest_burst_bytes", "rtp_overhead_bytes", "loss", "packets_lost",
+                       "frames_broken", "frames_frozen", "loss_events", "mean_recovery_frames", "max_recovery_frames",
+                       "unrecovered_events", "mean_psnr_y"]
+            selected += rtp.map { "p." + identifier($0) }
+            names += rtp.map { $0.hasPrefix("rtp_") ? $0 : "rtp_" + $0 }
+            from += " LEFT JOIN rtp_runs AS p ON p.run_id = t.run_id"
         }
         let order = primaryKey.isEmpty ? (columns.contains("run_id") ? ["run_id"] : []) : primaryKey
         let orderBy = order.isEmpty ? "" : " ORDER BY " + order.map { "t." + identifier($0) }.joined(separator: ", ")

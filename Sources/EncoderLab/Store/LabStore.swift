@@ -114,7 +114,8 @@ public final class LabStore {
                                  "frame_delays", "run_delay",
                                  "frame_quality_metrics", "run_quality_metrics",
                                  "rate_changes", "step_response",
-                                 "skipped_frames"]
+                                 "skipped_frames",
+                                 "rtp_frames", "rtp_loss_frames", "rtp_runs"]
 
     /// Writes a whole run in ONE transaction and returns its run_id: the `runs` row (`done` or `failed`,
     /// inserted with `INSERT ... RETURNING run_id`), then for a done run its stream path, frames, timestamps,
@@ -193,6 +194,7 @@ public final class LabStore {
                 if let k = f.keyframes { try insertKeyframeAnalysis(runID, k) }
                 if let w = f.dataRateWindows { try insertDataRateWindows(runID, w, vtCompat: f.dataRateLimitsVTCompat) }
                 if let d = f.encoderDelay { try insertEncoderDelay(runID, d) }
+                if let r = f.rtp { try insertRTP(runID, r) }
                 if let c = f.rateChanges { try insertRateChanges(runID, c) }
                 try insertVerification(runID, f.verification, f.decoded)
                 if let q = f.perceptual { try insertQualityScores(runID, q) }

@@ -40,6 +40,8 @@ extension LabStore {
             try migrateVersion7To8TimestampAnalysis(db)
             try db.execute(version8Tables)
         },
+        Migration(from: 8, summary: "rtp_frames, rtp_loss_frames, rtp_runs (a run's RTP stage: --rtp, --loss)",
+                  foreignKeysOff: false) { db in try db.execute(version9Tables) },
     ]
 
     /// Runs `migration` inside the caller's transaction, then checks that it left no more rows pointing at a missing

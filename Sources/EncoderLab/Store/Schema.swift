@@ -4,15 +4,15 @@ import Foundation
 /// ``LabStore/migrations`` take a file of an older version to ``LabStore/schemaVersion``. Each version's SQL is
 /// literal and frozen, in SchemaVersions.swift.
 extension LabStore {
-    /// The schema's version, kept in `PRAGMA user_version`: 8 is ``schema``. Versions 1 to 8 are ``schemaVersion1``
-    /// ... ``schemaVersion8``; version 0 (no user_version, commit aef06d9 and before) has the tables of version 1.
-    public static let schemaVersion: Int32 = 8
+    /// The schema's version, kept in `PRAGMA user_version`: 9 is ``schema``. Versions 1 to 9 are ``schemaVersion1``
+    /// ... ``schemaVersion9``; version 0 (no user_version, commit aef06d9 and before) has the tables of version 1.
+    public static let schemaVersion: Int32 = 9
 
     /// The error a run that was `running` when an older enclab stopped is marked `failed` with, on migration.
     public static let interruptedRunError = "interrupted (found running when the database was opened)"
 
     /// The schema of version ``schemaVersion``, as a new database gets it; every statement `IF NOT EXISTS`.
-    static let schema = schemaVersion8
+    static let schema = schemaVersion9
 
     /// What a schema holds, read from it in an in-memory database: each table's columns in order, and the
     /// names of its tables and indexes (SQLite's own `sqlite_*` objects left out).
@@ -40,8 +40,9 @@ extension LabStore {
         }
     }
 
-    /// The tables, columns and indexes of version 8, 7, 6, 5, 4, 3, 2 and 1 (which version 0 has too).
-    static let shapeVersion8 = SchemaShape(schema)
+    /// The tables, columns and indexes of version 9, 8, 7, 6, 5, 4, 3, 2 and 1 (which version 0 has too).
+    static let shapeVersion9 = SchemaShape(schema)
+    static let shapeVersion8 = SchemaShape(schemaVersion8)
     static let shapeVersion7 = SchemaShape(schemaVersion7)
     static let shapeVersion6 = SchemaShape(schemaVersion6)
     static let shapeVersion5 = SchemaShape(schemaVersion5)
@@ -52,7 +53,7 @@ extension LabStore {
 
     /// The shape a file of `version` (0 ... ``schemaVersion``) must have.
     static func shape(ofVersion version: Int64) -> SchemaShape {
-        version >= 8 ? shapeVersion8 : version == 7 ? shapeVersion7 : version == 6 ? shapeVersion6 : version == 5 ? shapeVersion5 : version == 4 ? shapeVersion4 : version == 3 ? shapeVersion3
+        version >= 9 ? shapeVersion9 : version == 8 ? shapeVersion8 : version == 7 ? shapeVersion7 : version == 6 ? shapeVersion6 : version == 5 ? shapeVersion5 : version == 4 ? shapeVersion4 : version == 3 ? shapeVersion3
             : version == 2 ? shapeVersion2 : shapeVersion1
     }
 }

@@ -14,6 +14,12 @@ extension LabStore {
     /// migration from version 7 rebuilds it in a file that still has the NOT NULL columns of version 4).
     static let schemaVersion8 = schemaVersion7 + "\n" + version8Tables
 
+    /// The schema of version 9: version 8 with the tables ``version9Tables`` adds.
+    static let schemaVersion9 = schemaVersion8 + "\n" + version9Tables
+
+    /// The tables version 9 adds, each in a Schema9*.swift of its topic. Every statement `IF NOT EXISTS`.
+    static let version9Tables = [version9RTPTables].joined(separator: "\n")
+
     /// The tables version 8 adds, each in a Schema8*.swift of its topic. Every statement `IF NOT EXISTS`.
     static let version8Tables = [version8DelayTables, version8QualityTables, version8RateChangesTables, version8OpenH264Tables].joined(separator: "\n")
 

@@ -106,6 +106,16 @@ struct EncodeCommand: Command {
                                                 refuses is a warning and a row of rate_changes, never dropped
               --settle-tolerance PERCENT        the step response's settling band around a new target (default 10)
             """),
+         ("RTP stage (docs/rtp.md, \"A run's RTP stage\"; rtp_frames, rtp_loss_frames, rtp_runs)", """
+              --rtp mtu=N[,mode=non-interleaved|single]   packetize the run's stream (RFC 6184; mtu as rtph264pay's,
+                                                the 12-byte header included, default 1400): packets per frame, the
+                                                largest burst, RTP overhead
+              --loss MODEL:KEY=VALUE,...        a seeded channel between packetizer and depacketizer (implies --rtp):
+                                                bernoulli:p=P | gilbert:p=P,r=R[,k=K,h=H] | none:, then seed=N
+                                                (default 1), duplicate=P, reorder=P, jitter=MS; the damaged stream is
+                                                written as damaged.264 and decoded by libavcodec (its concealment),
+                                                each frame measured: PSNR under loss, frozen/broken, frames to recover
+            """),
          databaseEnvironment]
     }
     let exitStatuses: [(status: Int32, meaning: String)] = [

@@ -53,7 +53,8 @@ struct RTPCommand: Command {
         (64, "usage: no pack/unpack, a bad flag or value, a pack flag with unpack, a stream without timing and no --fps, "
             + "a capture with several RTP streams and no --port/--ssrc to choose one"),
         (65, "bad data: STREAM does not parse, a NAL unit too large for --mtu in single mode; CAPTURE is not a capture, "
-            + "is truncated, has another link type (named), holds no RTP packet on the port, or its RTP gives no NAL unit"),
+            + "is truncated, has another link type (named), holds no RTP packet on the port, or its RTP gives no NAL unit; "
+            + "an --sdp file without sprop-parameter-sets or with one that is not base64"),
         (66, "STREAM, CAPTURE or the --sdp/--parameter-sets file is missing"),
         (73, "OUT or the --sdp file cannot be created"),
         (74, "a write failed part-way"),

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Makes vN-COMMIT.sqlite: a database of schema version N written by the real enclab of COMMIT (the last commit of
-# main with that version: 1 0dea841, 3 e6c4661 (wt-psnr, merged in 3c8b8fa), 4 18965e2, 5 e8c29d0, 6 3eff049, 7 2251b96).
+# main with that version: 1 0dea841, 3 e6c4661 (wt-psnr, merged in 3c8b8fa), 4 18965e2, 5 e8c29d0, 6 3eff049, 7 2251b96,
+# 8 889fbaa).
 # Usage: make_version.sh N COMMIT ENCLAB_BINARY (built from `git worktree add DIR COMMIT` with `swift build`).
 # An 8-frame 426x240 testsrc2 clip: run 1 at --qp 30, run 2 at --qp 0 (NULL PSNRs and SSIM); from version 4 on a
 # third run at --pts-schedule (timestamp_analysis, frame_durations), from version 5 on that run with VideoToolbox's

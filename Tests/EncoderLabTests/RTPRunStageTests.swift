@@ -1,0 +1,159 @@
+import Foundation
+import Testing
+@testable import EncoderLab
+
+/// A run's RTP stage (issue 23, items 1 and 3): packets per frame against tshark reading `enclab rtp pack`'s capture of
+/// the same stream at the same MTU (that packetizer witnessed byte for byte against GStreamer's rtph264pay), the
+/// damaged decode against Debian's ffmpeg decoding the `damaged.264` written beside the run (its psnr filter), and
+/// the seeded channel repeated run to run.
+@Suite("RTP stage of a run: rtp_frames, rtp_loss_frames, rtp_runs against tshark and ffmpeg's psnr filter", .serialized)
+struct RTPRunStageTests {
+    /// 24 frames of 176x144: several packets a frame at MTU 300, so a lost packet costs slices, not whole frames.
+    static let clip = SyntheticClip(width: 176, height: 144, frames: 24, seed: 23)
+    static let flags = ["--preset", "veryfast", "--threads", "1", "--qp", "24", "--keyint", "12", "--bframes", "0"]
+
+    static func sqlite(_ db: String, _ sql: String) throws -> [String] { try StoreOpenTests.sqlite(db, sql) }
+
+    @Test("packets per frame and bytes as tshark counts them in rtp pack's capture of the run's stream; overhead = packet bytes - NAL unit bytes")
+    func packetsPerFrame() throws {
+        let scratch = Scratch()
+        try Self.clip.write(to: scratch.file("c.y4m"))
+        _ = try labEncode(scratch.file("c.y4m"), Self.flags + ["--rtp", "mtu=300"], in: scratch)
+        let db = scratch.file("lab.sqlite")
+        let rows = try Self.sqlite(db, "SELECT packets, rtp_bytes, ifnull(lost_packets, 'null') FROM rtp_frames WHERE run_id = 1 ORDER BY coded_index")
+        #expect(rows.count == 24)
+        #expect(rows.allSatisfy { $0.hasSuffix("|null") })
+        let pack = try Witness.enclab(["rtp", "pack", "--db", db, "--run", "1", scratch.file("w.pcap"), "--mtu", "300"], in: scratch.path)
+        try #require(pack.status == 0, "\(pack.stderr)")
+        let t = try Witness.run("tshark", ["-r", scratch.file("w.pcap"), "-d", "udp.port==5004,rtp", "-T", "fields", "-e", "rtp.timestamp", "-e", "udp.length"])
+        try #require(t.status == 0, "\(t.stderr)")
+        // Packets and RTP bytes (UDP length - 8) per timestamp, in sending (decode) order.
+        var order: [String] = [], count: [String: (Int, Int)] = [:]
+        for line in t.stdout.split(separator: "\n") {
+            let f = line.split(separator: "\t").map(String.init)
+            if count[f[0]] == nil { order.append(f[0]) }
+            let (n, b) = count[f[0]] ?? (0, 0)
+            count[f[0]] = (n + 1, b + Int(f[1])! - 8)
+        }
+        #expect(order.map { "\(count[$0]!.0)|\(count[$0]!.1)|null" } == rows)
+        #expect(rows.contains { $0.hasPrefix("1|") == false })  // some frame took several packets
+        // rtp_runs: the sums and the largest, and overhead + NAL unit bytes = every packet's bytes.
+        let run = try Self.sqlite(db, """
+            SELECT r.packets = (SELECT sum(packets) FROM rtp_frames WHERE run_id = 1),
+                   r.max_packets_per_frame = (SELECT max(packets) FROM rtp_frames WHERE run_id = 1),
+                   r.largest_burst_bytes = (SELECT max(rtp_bytes) FROM rtp_frames WHERE run_id = 1),
+                   r.rtp_overhead_bytes + r.payload_bytes = (SELECT sum(rtp_bytes) FROM rtp_frames WHERE run_id = 1),
+                   r.mtu, r.packetization_mode, r.loss IS NULL, (SELECT count(*) FROM rtp_loss_frames)
+            FROM rtp_runs AS r WHERE run_id = 1
+            """)
+        #expect(run == ["1|1|1|1|300|1|1|0"])
+        let stream = scratch.file("out") + "/" + (try Self.sqlite(db, "SELECT run_key FROM runs")[0].prefix(16)) + "/stream.264"
+        // The stream less its start codes (00 00 01, or 00 00 00 01: emulation prevention keeps 00 00 01 out of NAL units).
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: stream)))
+        var startCodeBytes = 0
+        for i in 2..<bytes.count where bytes[i] == 1 && bytes[i - 1] == 0 && bytes[i - 2] == 0 {
+            startCodeBytes += i >= 3 && bytes[i - 3] == 0 ? 4 : 3
+        }
+        #expect(try Self.sqlite(db, "SELECT payload_bytes FROM rtp_runs") == [String(bytes.count - startCodeBytes)])
+        // The run's folder holds the chart's data and script (drawn by enclab plot): packets per frame, no loss columns.
+        let folder = (stream as NSString).deletingLastPathComponent
+        let dat = try String(contentsOfFile: folder + "/rtp.dat", encoding: .utf8).split(separator: "\n").dropFirst()
+        #expect(dat.map { $0.split(separator: " ").prefix(4).joined(separator: "|") } == rows.enumerated().map { k, r in
+            "\(k)|\(k)|\(r.split(separator: "|")[0])|NaN" })
+        #expect(try String(contentsOfFile: folder + "/rtp.gp", encoding: .utf8).contains("'rtp.dat' using 1:3 with boxes"))
+    }
+
+    /// The per-frame luma PSNR ffmpeg's psnr filter gives `stream` (decoded by Debian's ffmpeg, one thread) against `source`.
+    static func ffmpegPSNR(_ stream: String, _ source: String, scratch: Scratch) throws -> [Double] {
+        let stats = scratch.file("psnr-\(UUID().uuidString).log")
+        let r = try Witness.run("ffmpeg", ["-nostdin", "-v", "error", "-threads", "1", "-f", "h264", "-i", Witness.file(stream),
+                                           "-i", Witness.file(source), "-lavfi", "[0:v][1:v]psnr=stats_file=\(stats)", "-f", "null", "-"])
+        guard r.status == 0 else { throw LabError.software("ffmpeg psnr: \(r.stderr)") }
+        return try String(contentsOfFile: stats, encoding: .utf8).split(separator: "\n").map { line in
+            let field = line.split(separator: " ").first { $0.hasPrefix("psnr_y:") }!
+            return field.dropFirst("psnr_y:".count) == "inf" ? .infinity : Double(field.dropFirst("psnr_y:".count))!
+        }
+    }
+
+    @Test("Bernoulli 5 % on slices of one packet each: the run is done; damaged.264 as ffmpeg decodes it has the stored PSNR of every frame; the loss-free column is frames.psnr_y; states and events as the rows add up")
+    func damagedDecode() throws {
+        let scratch = Scratch()
+        try Self.clip.write(to: scratch.file("c.y4m"))
+        // Slices of at most 250 bytes, each in a packet of its own at MTU 300: a lost packet loses one slice, which
+        // libavcodec conceals. ffmpeg's h264 parser (the witness reads a raw .264) joins an access unit whose first
+        // slice is lost to the one before, so the one-to-one comparison takes the first seed whose losses leave every
+        // frame shown (no frame frozen) and some broken.
+        var found: (db: String, seed: Int)?
+        for seed in 1...40 {
+            let db = scratch.file("lab-\(seed).sqlite")
+            let r = try Witness.enclab(["encode", scratch.file("c.y4m"), "--db", db, "--out", scratch.file("out-\(seed)")] + Self.flags
+                                       + ["--slice-max-size", "250", "--rtp", "mtu=300", "--loss", "bernoulli:p=0.05,seed=\(seed)"], in: scratch.path)
+            try #require(r.status == 0, "\(r.stderr)")
+            if try Self.sqlite(db, "SELECT frames_frozen = 0 AND frames_broken > 0 FROM rtp_runs") == ["1"] { found = (db, seed); break }
+        }
+        let (db, seed) = try #require(found)
+        #expect(try Self.sqlite(db, "SELECT status FROM runs") == ["done"])
+        let lost = Int(try Self.sqlite(db, "SELECT sum(lost_packets) FROM rtp_frames")[0])!
+        #expect(lost > 0)
+        #expect(try Self.sqlite(db, "SELECT packets_lost = \(lost), loss, expected_loss_rate FROM rtp_runs") == ["1|bernoulli:p=0.05,seed=\(seed)|0.05"])
+        // The loss-free column is the run's own decode.
+        #expect(try Self.sqlite(db, """
+            SELECT count(*) FROM rtp_loss_frames AS l JOIN frames AS f ON f.run_id = l.run_id AND f.display_index = l.display_index
+            WHERE l.lossfree_psnr_y IS f.psnr_y
+            """) == ["24"])
+        let rows = try Self.sqlite(db, "SELECT state, ifnull(psnr_y, 'inf'), ifnull(lossfree_psnr_y, 'inf'), ifnull(event_frame, '') FROM rtp_loss_frames ORDER BY display_index")
+            .map { $0.split(separator: "|", omittingEmptySubsequences: false).map(String.init) }
+        #expect(rows.count == 24)
+        #expect(rows.contains { $0[0] == "broken" })
+        // Each state from its numbers (0.5 dB), each event's frames counted from its first.
+        for r in rows where r[0] != "frozen" {
+            let loss = Double(r[1]) ?? .infinity, clean = Double(r[2]) ?? .infinity
+            #expect((r[0] == "broken") == (loss < clean - 0.5), "\(r)")
+        }
+        for (k, r) in rows.enumerated() {
+            let affected = r[0] != "intact"
+            #expect(affected == !r[3].isEmpty, "\(k): \(r)")
+            if affected { #expect(Int(r[3])! == (k > 0 && rows[k - 1][0] != "intact" ? Int(rows[k - 1][3])! + 1 : 0), "\(k)") }
+        }
+        let counts = try Self.sqlite(db, """
+            SELECT frames_broken = (SELECT count(*) FROM rtp_loss_frames WHERE state = 'broken'),
+                   frames_frozen = (SELECT count(*) FROM rtp_loss_frames WHERE state = 'frozen'),
+                   loss_events = (SELECT count(*) FROM rtp_loss_frames WHERE event_frame = 0),
+                   max_recovery_frames IS (SELECT max(event_frame) + 1 FROM rtp_loss_frames), frames_frozen
+            FROM rtp_runs
+            """)
+        #expect(counts.first?.hasPrefix("1|1|1|") == true, "\(counts)")
+        // The witness: Debian's ffmpeg decodes damaged.264 (the same libavcodec, its concealment) and its psnr filter
+        // measures each output picture against the source frame in order: with no frame frozen they pair one to one.
+        let folder = scratch.file("out-\(seed)") + "/" + (try Self.sqlite(db, "SELECT run_key FROM runs")[0].prefix(16))
+        let damaged = folder + "/damaged.264"
+        #expect(FileManager.default.fileExists(atPath: damaged))
+        let witness = try Self.ffmpegPSNR(damaged, scratch.file("c.y4m"), scratch: scratch)
+        #expect(witness.count == 24)
+        for (k, (w, r)) in zip(witness, rows).enumerated() {
+            let ours = Double(r[1]) ?? .infinity
+            // ffmpeg's stats file prints 2 decimals.
+            #expect(w == ours || abs(w - ours) <= 0.005 + 1e-9, "frame \(k): ffmpeg \(w), lab \(ours)")
+        }
+    }
+
+    @Test("the same seed loses the same packets in another database; another seed other packets; a whole-frame loss is frozen, not a failed run")
+    func seededAcrossRuns() throws {
+        let scratch = Scratch()
+        try Self.clip.write(to: scratch.file("c.y4m"))
+        func lostPackets(_ db: String, _ loss: String) throws -> [String] {
+            let r = try Witness.enclab(["encode", scratch.file("c.y4m"), "--db", scratch.file(db), "--out", scratch.file("out-" + db)]
+                                       + Self.flags + ["--rtp", "mtu=300", "--loss", loss], in: scratch.path)
+            #expect(r.status == 0, "\(r.stderr)")
+            return try Self.sqlite(scratch.file(db), "SELECT lost_packets FROM rtp_frames ORDER BY coded_index")
+        }
+        let a = try lostPackets("a.sqlite", "gilbert:p=0.05,r=0.5,seed=9")
+        let b = try lostPackets("b.sqlite", "gilbert:p=0.05,r=0.5,seed=9")
+        let c = try lostPackets("c.sqlite", "gilbert:p=0.05,r=0.5,seed=10")
+        #expect(a == b)
+        #expect(a != c)
+        // 30 % of packets lost: whole frames go; the run is still done and says which frames were not shown.
+        _ = try lostPackets("d.sqlite", "bernoulli:p=0.3,seed=1")
+        #expect(try Self.sqlite(scratch.file("d.sqlite"), "SELECT status, frames_frozen + frames_broken > 0, frames_frozen = (SELECT count(*) FROM rtp_loss_frames WHERE state = 'frozen') FROM runs JOIN rtp_runs USING (run_id)") == ["done|1|1"])
+    }
+}
