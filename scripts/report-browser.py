@@ -18,7 +18,8 @@ For every run page (REPORT_DIR/*/run-*/index.html, or the --run-page ones):
   - every deadline on the keyframe timeline shows its colour in its own pixel column (none drawn over another);
   - every table of the page fits a 1280 px window (no table wider than its box or the window).
 For every experiment page: no console errors; each overlay chart has as many points per run as the run has frames;
-every table fits 1280 px; the runs table shows at most 10 columns by default.
+every table fits 1280 px; the runs table shows at most 10 columns by default and breaks no flag of a run's label
+across lines.
 --table-page PAGE: the page's first table fits a 1280 px window without scrolling.
 --timing PAGE: prints the page's weight (bytes of the HTML) and its draw time (performance.now() when the last
 chart was drawn, ms from navigation start; the median of 5 loads).
@@ -257,6 +258,25 @@ def experiment_page(driver, db, page):
         return Array.prototype.filter.call(t.querySelectorAll('thead th'), function (th) { return th.offsetParent !== null; }).length;""")
     if shown is not None and shown > 10:
         fail(f"{page}: the runs table shows {shown} columns by default, more than 10")
+    # A run's label in the runs table: no flag broken across lines ("--vbv-" on one line, "bufsize 300" on the next).
+    broken = driver.execute_script("""
+        var out = [];
+        document.querySelectorAll('#runs td span.label').forEach(function (label) {
+          var nodes = [], text = '', walker = document.createTreeWalker(label, NodeFilter.SHOW_TEXT);
+          while (walker.nextNode()) { nodes.push([walker.currentNode, text.length]); text += walker.currentNode.data; }
+          function at(k) { for (var i = nodes.length - 1; i >= 0; i--) if (nodes[i][1] <= k) return [nodes[i][0], k - nodes[i][1]]; }
+          var re = /--[^ ]+/g, m;
+          while ((m = re.exec(text)) !== null) {
+            var r = document.createRange(), a = at(m.index), b = at(m.index + m[0].length - 1);
+            r.setStart(a[0], a[1]); r.setEnd(b[0], b[1] + 1);
+            var tops = {};
+            Array.prototype.forEach.call(r.getClientRects(), function (c) { if (c.width > 0) tops[Math.round(c.top)] = true; });
+            if (Object.keys(tops).length > 1) out.push(m[0]);
+          }
+        });
+        return out;""")
+    for flag in broken:
+        fail(f"{page}: the runs table breaks the flag {flag!r} of a run's label across lines")
 
 
 def tables_fit(driver, page):

@@ -105,4 +105,18 @@ struct ReportFinishTests {
                                                      "--run-page", "rep/check/run-\(id)/index.html"], in: dir, limit: 600)
         #expect(r.status == 0 && r.stdout.hasSuffix("ok\n"), "\(r.stdout)\(r.stderr)")
     }
+
+    @Test("the experiment page's runs table breaks no flag of a run's label across lines (chromium: each '--flag' of the label's text on one line), and fits 1280 px with at most 10 columns")
+    func runsTableLabels() throws {
+        try ReportBrowserTests.requireBrowser()
+        let dir = cli.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try Self.lab(in: dir)
+        // The CBR run's label carries flags with hyphens inside ("--vbv-bufsize 300", as its console line prints them).
+        let page = try String(contentsOfFile: "\(dir)/rep/encode/index.html", encoding: .utf8)
+        #expect(page.contains("--vbv-bufsize 300"))
+        let r = try CLI.process("/usr/bin/python3", [ReportBrowserTests.script, "--db", "lab.sqlite", "--report", "rep",
+                                                     "--run-page", "rep/encode/run-1/index.html"], in: dir, limit: 600)
+        #expect(r.status == 0 && r.stdout.hasSuffix("ok\n"), "\(r.stdout)\(r.stderr)")
+    }
 }
