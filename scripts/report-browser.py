@@ -18,6 +18,7 @@ For every run page (REPORT_DIR/*/run-*/index.html, or the --run-page ones):
   - a run with pictures skipped by the encoder (skipped_frames): the keyframe timeline was drawn with one mark named
     "skipped by the encoder" per row, at the row's PTS in seconds from the run's first PTS (sqlite3, exact, 6 decimals),
     and its legend names them;
+  - every deadline on the keyframe timeline shows its colour in its own pixel column (none drawn over another);
   - every table of the page fits a 1280 px window (no table wider than its box or the window).
 For a run with a rate schedule (rows in rate_changes): the windowed-bitrate chart (chart-bitrate) draws the target in
 force as a staircase whose value at every frame is the one sqlite3's rows give (the run's resolved bitrate under ABR
@@ -25,7 +26,9 @@ until the first change x264 applied with a target, then each applied change's ta
 the frame it landed on), and one vertical mark per change that reached a frame, at that frame's x, named with its
 status; every change x264 ignored or refused is in the page's rate-changes table with its status, and its warning
 (runs.warnings) is on the page.
-For every experiment page: no console errors; each overlay chart has as many points per run as the run has frames.
+For every experiment page: no console errors; each overlay chart has as many points per run as the run has frames;
+every table fits 1280 px; the runs table shows at most 10 columns by default and breaks no flag of a run's label
+across lines.
 --table-page PAGE: the page's first table fits a 1280 px window without scrolling.
 --timing PAGE: prints the page's weight (bytes of the HTML) and its draw time (performance.now() when the last
 chart was drawn, ms from navigation start; the median of 5 loads).
@@ -131,6 +134,7 @@ def run_page(driver, db, page):
             return b ? JSON.parse(b.textContent).charts[0].marks.length : -1;""")
         if marks <= 0:
             fail(f"{page}: the run has keyframe limits but its keyframe timeline draws no deadline ({marks})")
+        deadlines_visible(driver, page)
     skipped_frames(driver, con, run_id, tn, td, page)
     tables_fit(driver, page)
     has_changes = con.execute("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'rate_changes'").fetchone()[0]
@@ -249,6 +253,54 @@ def rate_schedule(driver, con, page, run_id, n):
                 fail(f"{page}: the warning {w!r} is not on the page")
 
 
+def deadlines_visible(driver, page):
+    """Every deadline of the keyframe timeline is seen on its own, read back from the chart's canvas: in the pixel
+    columns around it (x +- 2 px), rows where a pixel is of its colour and none is of another deadline's colour (each
+    opaque pixel taken as the nearest of the deadlines' colours). A deadline by frames and one by seconds at (nearly)
+    the same time are then both seen, neither drawn over the other or blended with it."""
+    hidden = driver.execute_script("""
+        var g = window.enclabCharts.graphs['chart-keyframes'];
+        var b = document.querySelector('script.enclab-chart-data[data-group="keyframes"]');
+        if (!g || !b) return null;
+        var marks = JSON.parse(b.textContent).charts[0].marks.filter(function (m) { return m.name !== 'skipped by the encoder'; }), canvas = g.hidden_, area = g.getArea();
+        var ratio = canvas.width / canvas.getBoundingClientRect().width;
+        var ctx = canvas.getContext('2d'), out = [];
+        function rgb(h) { return [parseInt(h.substr(1, 2), 16), parseInt(h.substr(3, 2), 16), parseInt(h.substr(5, 2), 16)]; }
+        var colours = [];
+        marks.forEach(function (m) { if (colours.indexOf(m.colour) < 0) colours.push(m.colour); });
+        var palette = colours.map(rgb);
+        function nearest(px, i) {
+          var best = -1, d = 100;
+          palette.forEach(function (c, k) {
+            var e = Math.abs(px[i] - c[0]) + Math.abs(px[i + 1] - c[1]) + Math.abs(px[i + 2] - c[2]);
+            if (e < d) { d = e; best = k; }
+          });
+          return best;
+        }
+        marks.forEach(function (m) {
+          var own = colours.indexOf(m.colour), x = g.toDomXCoord(m.x);
+          var w = Math.max(1, Math.round(5 * ratio)), h = Math.round(area.h * ratio);
+          var px = ctx.getImageData(Math.round((x - 2.5) * ratio), Math.round(area.y * ratio), w, h).data, rows = 0;
+          for (var y = 0; y < h; y++) {
+            var mine = false, other = false;
+            for (var c = 0; c < w; c++) {
+              var i = (y * w + c) * 4;
+              if (px[i + 3] < 200) continue;
+              var k = nearest(px, i);
+              if (k === own) mine = true; else if (k >= 0) other = true;
+            }
+            if (mine && !other) rows++;
+          }
+          if (rows < 4) out.push([m.name, m.x, rows]);
+        });
+        return out;""")
+    if hidden is None:
+        fail(f"{page}: no keyframe timeline to read")
+        return
+    for name, x, rows in hidden:
+        fail(f"{page}: the keyframe deadline '{name}' at {x} s is not seen on its own: {rows} pixel rows of its colour alone")
+
+
 def experiment_page(driver, db, page):
     if not load(driver, page):
         return
@@ -272,6 +324,32 @@ def experiment_page(driver, db, page):
             if count != n:
                 fail(f"{page}: {chart['id']}: run {run_id} has {count} points, {n} frames in sqlite3")
     con.close()
+    tables_fit(driver, page)
+    # The runs table: at most 10 columns shown by default, the others behind the column chooser.
+    shown = driver.execute_script("""
+        var t = document.getElementById('runs'); if (!t) return null;
+        return Array.prototype.filter.call(t.querySelectorAll('thead th'), function (th) { return th.offsetParent !== null; }).length;""")
+    if shown is not None and shown > 10:
+        fail(f"{page}: the runs table shows {shown} columns by default, more than 10")
+    # A run's label in the runs table: no flag broken across lines ("--vbv-" on one line, "bufsize 300" on the next).
+    broken = driver.execute_script("""
+        var out = [];
+        document.querySelectorAll('#runs td span.label').forEach(function (label) {
+          var nodes = [], text = '', walker = document.createTreeWalker(label, NodeFilter.SHOW_TEXT);
+          while (walker.nextNode()) { nodes.push([walker.currentNode, text.length]); text += walker.currentNode.data; }
+          function at(k) { for (var i = nodes.length - 1; i >= 0; i--) if (nodes[i][1] <= k) return [nodes[i][0], k - nodes[i][1]]; }
+          var re = /--[^ ]+/g, m;
+          while ((m = re.exec(text)) !== null) {
+            var r = document.createRange(), a = at(m.index), b = at(m.index + m[0].length - 1);
+            r.setStart(a[0], a[1]); r.setEnd(b[0], b[1] + 1);
+            var tops = {};
+            Array.prototype.forEach.call(r.getClientRects(), function (c) { if (c.width > 0) tops[Math.round(c.top)] = true; });
+            if (Object.keys(tops).length > 1) out.push(m[0]);
+          }
+        });
+        return out;""")
+    for flag in broken:
+        fail(f"{page}: the runs table breaks the flag {flag!r} of a run's label across lines")
 
 
 def skipped_frames(driver, con, run_id, tn, td, page):

@@ -66,6 +66,9 @@ struct ChartGroup {
         var x: Double
         var name: String
         var colour: String
+        /// The part of the plot's height the line takes, as fractions from the bottom (0) to the top (1).
+        var from: Double = 0
+        var to: Double = 1
     }
 
     /// A shaded stretch of x (a violation), in the legend by `name`.
@@ -137,7 +140,10 @@ struct ChartGroup {
             c += "],\"limits\":["
             c += chart.limits.map { "{\"name\":\(Self.string($0.name)),\"value\":\(Self.number($0.value)),\"colour\":\(Self.string($0.colour))}" }.joined(separator: ",")
             c += "],\"marks\":["
-            c += chart.marks.map { "{\"x\":\(Self.number($0.x)),\"name\":\(Self.string($0.name)),\"colour\":\(Self.string($0.colour))}" }.joined(separator: ",")
+            c += chart.marks.map { m in
+                "{\"x\":\(Self.number(m.x)),\"name\":\(Self.string(m.name)),\"colour\":\(Self.string(m.colour))"
+                    + (m.from == 0 && m.to == 1 ? "" : ",\"from\":\(Self.number(m.from)),\"to\":\(Self.number(m.to))") + "}"
+            }.joined(separator: ",")
             c += "],\"spans\":["
             c += chart.spans.map { "{\"from\":\(Self.number($0.from)),\"to\":\(Self.number($0.to)),\"name\":\(Self.string($0.name)),\"colour\":\(Self.string($0.colour))}" }.joined(separator: ",")
             c += "]"

@@ -76,12 +76,13 @@ enum ChartOverlay {
     /// below the report's top), its gnuplot files written in `dir` and their pictures queued on `queue` (drawn by the
     /// caller, as the rate-quality charts); empty when no clip has a run with frames.
     /// - Parameter picked: the runs to show at first (``Report/Options/overlay``); nil: the default choices.
+    /// - Parameter curves: ``Report/curves(_:)`` of `runs` when the caller has them; nil: computed here.
     /// - Throws: the store's errors; `.data` for a damaged frame row; the gnuplot files' write errors.
     static func section(runs: [ReportData.Run], paged: Set<Int64>, picked: Set<Int64>? = nil, store: LabStore,
-                        dir: String? = nil, queue: PlotQueue? = nil) throws -> String {
+                        dir: String? = nil, queue: PlotQueue? = nil, curves: [String: [Report.Curve]]? = nil) throws -> String {
         let byClip = Dictionary(grouping: runs, by: \.row.clip)
         // The experiment's rate-quality chart's styles: the same configurations, so the same colour and marker.
-        let curveConfigurations = Report.curves(runs).values.flatMap { $0.map(\.configuration) }
+        let curveConfigurations = (curves ?? Report.curves(runs)).values.flatMap { $0.map(\.configuration) }
         let styles = Plots.ConfigurationStyle.styles(for: curveConfigurations)
         let others = Array(Set(runs.map(\.configuration)).subtracting(styles.keys)).sorted()
         func style(_ configuration: String) -> (colour: String, marker: Int) {
@@ -170,33 +171,54 @@ enum ChartOverlay {
     }
 
     /// `NAME.dat` (one block per run of the group, in order: `x value`, the x of ``ChartGroup``, the value as the chart
-    /// draws it, NaN where the run has none) and `NAME.gp`, its PNG and SVG queued: each run shown at first in its colour, dash and
-    /// marker (gnuplot's point type of its configuration, every few points), the chart's limits as dashed lines.
+    /// draws it, NaN where the run has none; the frame-size chart a third column, the frame's type) and `NAME.gp`, its PNG
+    /// and SVG queued: each run shown at first in its colour, dash and marker (gnuplot's point type of its configuration,
+    /// every few points; on the frame-size chart every frame's point, coloured by its type as on the run pages, with a
+    /// key entry per type), the chart's limits as dashed lines.
     /// Key titles are "run N" (the lab's digits; the data file's block comments name each run's configuration).
     /// Nothing is written (false) when no run has a value to draw (a stream shorter than one 1-second window: gnuplot
     /// refuses a plot whose every point is undefined).
     @discardableResult
     static func writeGnuplot(group: ChartGroup, chart: ChartGroup.Chart, view: View, markers: [Int], dashes: [[Int]?], name: String,
                              dir: String, queue: PlotQueue?) throws -> Bool {
-        var data = "# \(view.yLabel) against decode time (s from each run's first PTS); one block per run, index k = the k-th run\n"
+        let typed = view.style == "typed"
+        var data = "# \(view.yLabel) against decode time (s from each run's first PTS)\(typed ? ", frame type (0 IDR, 1 I, 2 P, 3 Bref, 4 B)" : ""); one block per run, index k = the k-th run\n"
         var series: [String] = []
+        var typesShown = Set<Int>()
         for (k, s) in chart.series.enumerated() {
             let run = group.runs[s.run]
             guard let xs = run.fields.first(where: { $0.name == "x" })?.json, let vs = run.fields.first(where: { $0.name == s.field })?.json else { continue }
             let x = parseNumbers(xs), v = parseNumbers(vs)
+            // The frame-size chart's third column: each frame's type (``RunPage/types``), its points' colour.
+            let types = typed ? run.fields.first(where: { $0.name == "t" }).map { parseNumbers($0.json).map { $0.map { Int($0) } } } : nil
             let drawable = zip(x, v).contains { $0 != nil && $1 != nil }
             data += "# run \(run.runID): \(Plots.shown(run.name, limit: .max))\n"
-            for (a, b) in zip(x, v) { data += "\(a.map { "\($0)" } ?? "NaN") \(b.map { "\($0 * s.scale)" } ?? "NaN")\n" }
+            for (i, (a, b)) in zip(x, v).enumerated() {
+                data += "\(a.map { "\($0)" } ?? "NaN") \(b.map { "\($0 * s.scale)" } ?? "NaN")"
+                if let types { data += " \(types.indices.contains(i) ? types[i].map(String.init) ?? "NaN" : "NaN")" }
+                data += "\n"
+            }
             data += "\n\n"
             let pointType = Plots.ConfigurationStyle.pointTypes[markers[s.run] % Plots.ConfigurationStyle.pointTypes.count]
             let dash = dashes[s.run].map { d in "dt (\(d.map(String.init).joined(separator: ",")))" } ?? "dt 1"
             let interval = max(1, x.count / 25)
             // The picture draws the runs shown at first (the data file holds every offered run).
             guard drawable && run.visible else { continue }
-            let with = view.style == "steps" ? "steps lw 1.5 \(dash)" : view.style == "typed" ? "linespoints lw 1 pt \(pointType) ps 0.6 pi \(interval)" : "linespoints lw 1.5 \(dash) pt \(pointType) ps 1 pi \(interval)"
+            if let types {
+                // Bitrate Viewer's view: the run's line in its colour, each frame's point in its type's colour (the
+                // run's marker shape), one key entry per type below.
+                series.append("'\(name).dat' index \(k) using 1:2 with lines lw 1 \(dash) lc rgb '\(run.colour)' title 'run \(run.runID)'")
+                series.append("'\(name).dat' index \(k) using 1:2:(typecolour($3)) with points pt \(pointType) ps 1 lc rgb variable notitle")
+                typesShown.formUnion(types.compactMap { $0 })
+                continue
+            }
+            let with = view.style == "steps" ? "steps lw 1.5 \(dash)" : "linespoints lw 1.5 \(dash) pt \(pointType) ps 1 pi \(interval)"
             series.append("'\(name).dat' index \(k) using 1:2 with \(with) lc rgb '\(run.colour)' title 'run \(run.runID)'")
         }
         guard !series.isEmpty else { return false }
+        for (t, type) in RunPage.types.enumerated() where typesShown.contains(t) {
+            series.append("NaN with points pt 7 ps 1 lc rgb '\(RunPage.colours[t])' title '\(type)'")
+        }
         try Plots.write(data, to: "\(dir)/\(name).dat")
         for l in chart.limits {
             series.append("\(l.value) with lines dt 2 lw 1.5 lc rgb '\(l.colour)' title '\(l.name)'")
@@ -208,6 +230,7 @@ enum ChartOverlay {
             \(view.fromZero ? "set yrange [0:*]" : "")
             set key below horizontal
             set grid
+            \(typed ? "typecolour(t) = " + RunPage.colours.enumerated().map { "t == \($0.offset) ? 0x\($0.element.dropFirst()) : " }.joined() + "0x000000" : "")
             plot \(series.joined(separator: ", \\\n     "))
             """, arguments: [], size: (1100, 350), queue: queue)
         return true

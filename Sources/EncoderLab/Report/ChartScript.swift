@@ -237,7 +237,9 @@ enum ChartScript {
               chart.marks.forEach(function (m) {
                 var x = g.toDomXCoord(m.x);
                 ctx.strokeStyle = m.colour; ctx.lineWidth = 2; ctx.setLineDash([5, 4]);
-                ctx.beginPath(); ctx.moveTo(x, area.y); ctx.lineTo(x, area.y + area.h); ctx.stroke(); ctx.setLineDash([]);
+                // A mark takes its part of the height (from, to: 0 bottom, 1 top), so two at one x are both seen.
+                var top = area.y + area.h * (1 - (m.to === undefined ? 1 : m.to)), bottom = area.y + area.h * (1 - (m.from || 0));
+                ctx.beginPath(); ctx.moveTo(x, top); ctx.lineTo(x, bottom); ctx.stroke(); ctx.setLineDash([]);
               });
               ctx.restore();
               chart.limits.forEach(function (l, i) {

@@ -91,7 +91,7 @@ enum HTML {
     .pass { color: #fff; background: #2e7d32; border-radius: 3px; padding: 0 5px; white-space: nowrap; }
     .fail { color: #fff; background: #c62828; border-radius: 3px; padding: 0 5px; white-space: nowrap; }
     .untested { color: #444; background: #e0e0e0; border-radius: 3px; padding: 0 5px; white-space: nowrap; }
-    .label { color: #555; } details.chooser { margin: 0.4em 0; font-size: 0.9em; }
+    .label { color: #555; } .label .flag { white-space: nowrap; } details.chooser { margin: 0.4em 0; font-size: 0.9em; }
     details.chooser label { display: inline-block; margin: 0 10px 2px 0; white-space: nowrap; }
     table.metrics td.name { text-align: left; color: #444; } table.metrics td.value { min-width: 5em; }
     table.metrics td.gap { border: none; width: 1.2em; }

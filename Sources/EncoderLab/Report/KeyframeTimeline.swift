@@ -44,6 +44,11 @@ struct KeyframeTimeline {
     /// The legend's name of a skipped picture's mark.
     static let skippedName = "skipped by the encoder"
 
+    /// The heights each kind of deadline takes, as fractions of the timeline's y range 0-1.35 (from, to): the frame
+    /// limit's in the upper half, the duration limit's in the lower, so two deadlines at (nearly) the same time are
+    /// both seen, neither drawn over the other.
+    static let deadlineBands: [(from: Double, to: Double)] = [(0.7 / 1.35, 1), (0, 0.65 / 1.35)]
+
     /// - Parameters: `frames` a run's frames (any order); `frameSeconds` one nominal frame's duration; `skippedPTS` the
     ///   PTS of the pictures the encoder dropped.
     init(frames: [ReportData.Frame], rules: LabStore.ReportRules?, time: ChartTime, frameSeconds: Double, skippedPTS: [Int64] = []) {
@@ -81,7 +86,8 @@ struct KeyframeTimeline {
     }
 
     /// `keyframe-limits.dat` and `keyframe-violations.dat` (written only when they have rows), and the gnuplot series
-    /// drawing them over the timeline's y range 0-1.4: deadlines as dashed stems to 1.3, violations as red bars at 1.15.
+    /// drawing them over the timeline's y range 0-1.4: deadlines as dashed stems, those of the frame limit from 0.7 to
+    /// 1.35 and those of the duration limit from 0 to 0.65 (``deadlineBands``), violations as red bars at 1.15.
     func gnuplot(dir: String) throws -> (series: [String], files: [String]) {
         var series: [String] = [], files: [String] = []
         if !skippedSeconds.isEmpty {
@@ -104,7 +110,9 @@ struct KeyframeTimeline {
             try Plots.write(data, to: "\(dir)/keyframe-limits.dat")
             files.append("keyframe-limits.dat")
             for kind in [0, 1] where deadlines.contains(where: { $0.kind == kind }) {
-                series.append("'keyframe-limits.dat' using 3:($1==\(kind) ? 1.3 : 1/0) with impulses dt \(kind == 0 ? 2 : 3) lw 2 lc rgb '\(kind == 0 ? Self.frameColour : Self.durationColour)' title '\(deadlineName(kind))'")
+                let band = Self.deadlineBands[kind]
+                let low = band.from * 1.35, height = (band.to - band.from) * 1.35
+                series.append("'keyframe-limits.dat' using 3:($1==\(kind) ? \(String(format: "%.2f", low)) : 1/0):(0):(\(String(format: "%.2f", height))) with vectors nohead dt \(kind == 0 ? 2 : 3) lw 2 lc rgb '\(kind == 0 ? Self.frameColour : Self.durationColour)' title '\(deadlineName(kind))'")
             }
         }
         return (series, files)
@@ -134,7 +142,10 @@ struct KeyframeTimeline {
             .init(name: "IDR", colour: RunPage.colours[0], run: 0, field: "k", type: 0, style: "impulses"),
             .init(name: "I (not IDR)", colour: RunPage.colours[1], run: 0, field: "k", scale: 0.7, type: 1, style: "impulses"),
         ], fromZero: false, height: 170)
-        chart.marks = deadlines.map { .init(x: $0.seconds, name: deadlineName($0.kind), colour: $0.kind == 0 ? Self.frameColour : Self.durationColour) }
+        chart.marks = deadlines.map {
+            .init(x: $0.seconds, name: deadlineName($0.kind), colour: $0.kind == 0 ? Self.frameColour : Self.durationColour,
+                  from: Self.deadlineBands[$0.kind].from, to: Self.deadlineBands[$0.kind].to)
+        }
             + skippedSeconds.map { .init(x: $0, name: Self.skippedName, colour: Self.skippedColour) }
         chart.spans = violations.map { .init(from: $0.from, to: $0.to, name: "violation: \($0.kind)", colour: Self.violationColour) }
         chart.xRange = (-frameSeconds / 2, endSeconds)

@@ -187,7 +187,8 @@ public enum Report {
             let frames = loaded, charts = chartInputs
             // What each page's numbers cannot say (the experiment page's warnings that concern the run).
             let runFiller = try store.reportFiller(runs: chosen.filter { (($0.metrics["vbv_overflows"] ?? nil) ?? 0) > 0 && Warnings.isCBR($0) }.map(\.row.runID))
-            let warnings = chosen.map { Warnings.section([$0], filler: runFiller) }
+            // (A run alone has no curve to compare: its warnings need none.)
+            let warnings = chosen.map { Warnings.section([$0], filler: runFiller, curves: [:]) }
             let work = PageWork(count: chosen.count)
             let columns = data.metricColumns, hasMetricsTable = data.hasMetricsTable
             DispatchQueue.concurrentPerform(iterations: min(2, chosen.count)) { _ in
@@ -235,10 +236,13 @@ public enum Report {
             let filler = try store.reportFiller(runs: runs.filter { (($0.metrics["vbv_overflows"] ?? nil) ?? 0) > 0 && Warnings.isCBR($0) }.map(\.row.runID))
             let anchor = options.anchor.map { (name: $0, source: AnchorSource.commandLine(overriding: data.fileAnchors[name]?.anchor)) }
                 ?? data.fileAnchors[name].map { (name: $0.anchor, source: .experimentFile(runID: $0.runID)) }
+            // The experiment's curves, computed once for its warnings, overlay styles and rate-quality charts.
+            let experimentCurves = Report.curves(runs)
             let overlays = try ChartOverlay.section(runs: runs, paged: Set(outcomes.keys), picked: options.overlay.map(Set.init), store: store,
-                                                    dir: dir, queue: curveQueue)
+                                                    dir: dir, queue: curveQueue, curves: experimentCurves)
             experimentPages.append((try writeExperiment(name, runs: runs, data: data, anchor: anchor, pages: outcomes, files: files,
-                                                        filler: filler, dir: dir, queue: curveQueue, overlays: overlays), dir))
+                                                        filler: filler, dir: dir, queue: curveQueue, overlays: overlays,
+                                                        curves: experimentCurves), dir))
             let done = runs.filter { $0.row.status == "done" }.count
             indexRows.append(["<a href=\"\(HTML.escape(folder))/index.html\">\(HTML.escape(name))</a>", "\(runs.count)", "\(done)",
                               "\(runs.count - done)", "\(outcomes.count)",
@@ -309,9 +313,23 @@ public enum Report {
         case experimentFile(runID: Int64)
     }
 
+    /// Counts the calls of ``curves(_:)`` made where a caller binds it (a test: how often one report computes its
+    /// curves); nil: nothing counted.
+    @TaskLocal static var curvesCounter: CallCounter?
+
+    /// A count shared across threads.
+    public final class CallCounter: @unchecked Sendable {
+        private let lock = NSLock()
+        private var n = 0
+        public init() {}
+        func add() { lock.lock(); n += 1; lock.unlock() }
+        public var count: Int { lock.lock(); defer { lock.unlock() }; return n }
+    }
+
     /// The curves of `runs` (those with a rate and a PSNR), by clip path then configuration, each clip's
     /// configurations in the order of their first run id.
     static func curves(_ runs: [ReportData.Run]) -> [String: [Curve]] {
+        curvesCounter?.add()
         var result: [String: [Curve]] = [:]
         for run in runs.sorted(by: { $0.row.runID < $1.row.runID }) {
             guard run.row.status == "done", let kbps = run.kbps, let psnr = run.psnr else { continue }
@@ -341,10 +359,12 @@ public enum Report {
     /// - Parameter anchor: the anchor asked for and where it came from; nil: the first configuration.
     /// - Parameter files: per done run, whether its stream and its source file are found on this machine.
     /// - Parameter overlays: the overlay views' HTML (``ChartOverlay``), placed after the curves.
+    /// - Parameter curves: ``curves(_:)`` of `runs` when the caller has them; nil: computed here.
     static func writeExperiment(_ name: String, runs: [ReportData.Run], data: ReportData, anchor asked: (name: String, source: AnchorSource)?,
                                 pages: [Int64: RunPage.Outcome], files: [Int64: (stream: Bool, source: Bool)],
                                 filler: [Int64: LabStore.ReportFiller] = [:], dir: String, queue: PlotQueue,
-                                overlays: String = "") throws -> String {
+                                overlays: String = "", curves known: [String: [Curve]]? = nil) throws -> String {
+        let byClip = known ?? curves(runs)
         let wanted = asked?.name
         let e = HTML.escape
         var body = "<p><a href=\"../index.html\">← all experiments</a></p>\n<h1>Experiment \(e(name))</h1>\n"
@@ -352,13 +372,12 @@ public enum Report {
             body += "<p class=\"note\">This database has no run_metrics table: bitrate_kbps (all bytes over the PTS span plus one frame) and psnr_global / psnr_y_pooled (PSNR of the squared error pooled over all samples) are computed from the frames. <code>enclab analyze</code> adds the full metrics.</p>\n"
         }
         // What the numbers cannot say, then the runs table.
-        body += Warnings.section(runs, filler: filler)
+        body += Warnings.section(runs, filler: filler, curves: byClip)
         body += try runsTable(runs, data: data, pages: pages, files: files)
         body += RuleSection.experiment(runs)
         body += noiseFloor(runs)
 
         // Curves and BD-rate.
-        let byClip = curves(runs)
         let clips = byClip.keys.sorted()
         let firstConfiguration = runs.filter { $0.kbps != nil && $0.psnr != nil && $0.row.status == "done" }.min { $0.row.runID < $1.row.runID }?.configuration
         let anchor = wanted.flatMap { w in byClip.values.contains { $0.contains { $0.configuration == w } } ? w : nil } ?? firstConfiguration

@@ -39,7 +39,8 @@ enum Warnings {
     }
 
     /// The warnings of an experiment's runs, each an HTML list item (user text escaped), in the order above.
-    static func items(_ runs: [ReportData.Run], filler: [Int64: LabStore.ReportFiller]) -> [String] {
+    /// - Parameter curves: ``Report/curves(_:)`` of `runs` when the caller has them; nil: computed here.
+    static func items(_ runs: [ReportData.Run], filler: [Int64: LabStore.ReportFiller], curves: [String: [Report.Curve]]? = nil) -> [String] {
         let e = HTML.escape
         let done = runs.filter { $0.row.status == "done" }
         var items: [String] = []
@@ -54,7 +55,7 @@ enum Warnings {
 
         // Too few points for BD-rate.
         var thin: [String] = []
-        for (clip, list) in Report.curves(runs).sorted(by: { $0.key < $1.key }) where list.count > 1 {
+        for (clip, list) in (curves ?? Report.curves(runs)).sorted(by: { $0.key < $1.key }) where list.count > 1 {
             let few = list.filter { $0.points.count < bdPoints }
             guard !few.isEmpty else { continue }
             thin.append("\(e(Paths.fileName(clip))): " + few.map { "\(e($0.configuration)) has \($0.points.count) point\($0.points.count == 1 ? "" : "s")" }.joined(separator: ", "))
@@ -103,8 +104,8 @@ enum Warnings {
     }
 
     /// The warnings as a section of the page, or "" when there are none.
-    static func section(_ runs: [ReportData.Run], filler: [Int64: LabStore.ReportFiller]) -> String {
-        let list = items(runs, filler: filler)
+    static func section(_ runs: [ReportData.Run], filler: [Int64: LabStore.ReportFiller], curves: [String: [Report.Curve]]? = nil) -> String {
+        let list = items(runs, filler: filler, curves: curves)
         guard !list.isEmpty else { return "" }
         return "<div class=\"warnings\" id=\"warnings\"><h2>What these numbers cannot say</h2>\n<ul>\n\(list.joined(separator: "\n"))\n</ul></div>\n"
     }

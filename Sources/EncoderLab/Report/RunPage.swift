@@ -250,8 +250,8 @@ enum RunPage {
         if let group = timeline.chartGroup(run: run, frames: frames, timebase: timebase, frameSeconds: frameSeconds) {
             keyframeGroup = group
             var note = "IDR and I frames at their PTS."
-            if let f = timeline.frameRule { note += " Dashed blue: where the next keyframe was due by \(f) (\(f.dropFirst("MaxKeyFrameInterval=".count)) frames after a keyframe)." }
-            if let d = timeline.durationRule { note += " Dashed purple: where it was due by \(d) (\(d.dropFirst("MaxKeyFrameIntervalDuration=".count)) s after a keyframe's PTS)." }
+            if let f = timeline.frameRule { note += " Dashed blue, in the upper half: where the next keyframe was due by \(f) (\(f.dropFirst("MaxKeyFrameInterval=".count)) frames after a keyframe)." }
+            if let d = timeline.durationRule { note += " Dashed purple, in the lower half: where it was due by \(d) (\(d.dropFirst("MaxKeyFrameIntervalDuration=".count)) s after a keyframe's PTS)." }
             if !timeline.skippedSeconds.isEmpty { note += " Dashed grey: the \(timeline.skippedSeconds.count) picture\(timeline.skippedSeconds.count == 1 ? "" : "s") \(KeyframeTimeline.skippedName) at \(timeline.skippedSeconds.count == 1 ? "its" : "their") input PTS (skipped_frames)." }
             if !timeline.violations.isEmpty { note += " Shaded red: the \(timeline.violations.count) stretch\(timeline.violations.count == 1 ? "" : "es") over a limit (keyframe_violations)." }
             body += ChartPage.chart(id: "chart-keyframes", title: "Keyframe timeline over PTS (s from the first PTS)\(timeline.frameRule == nil && timeline.durationRule == nil ? "" : ", with the keyframe limits")\(timeline.skippedSeconds.isEmpty ? "" : ", with the pictures \(KeyframeTimeline.skippedName)")",

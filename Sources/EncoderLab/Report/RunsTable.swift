@@ -43,6 +43,16 @@ extension Report {
             // The sort key of a cell whose text is not one number (``HTML/pageScript``).
             sortValue.map { "<span data-v=\"\($0.isFinite ? String($0) : "")\">\(text)</span>" } ?? text
         }
+        // A label's flags each kept on one line with its value ("--vbv-bufsize 300"): the cell wraps between flags,
+        // not after a flag's hyphens.
+        func label(_ text: String) -> String {
+            var groups: [String] = []
+            for word in text.split(separator: " ", omittingEmptySubsequences: false).map(String.init) {
+                if let last = groups.last, last.hasPrefix("--"), !last.contains(" "), !word.hasPrefix("--") { groups[groups.count - 1] += " " + word }
+                else { groups.append(word) }
+            }
+            return groups.map { "<span class=\"flag\">\(e($0))</span>" }.joined(separator: " ")
+        }
         for run in runs {
             let id = run.row.runID
             var badges: [String] = []
@@ -53,7 +63,7 @@ extension Report {
                 badges.append("<span class=\"missing\">\([found.stream ? nil : "stream missing", found.source ? nil : "source missing"].compactMap { $0 }.joined(separator: ", "))</span>")
             }
             let idText = pages[id] != nil ? "<a href=\"run-\(id)/index.html\">\(id)</a>" : "\(id)"
-            let runCell = "<span data-v=\"\(id)\">\(idText) \(e(run.configuration)) · \(e(run.clipName))\(run.label.isEmpty || run.label == run.configuration ? "" : " · <span class=\"label\">\(e(run.label))</span>")\(badges.isEmpty ? "" : " " + badges.joined(separator: " "))</span>"
+            let runCell = "<span data-v=\"\(id)\">\(idText) \(e(run.configuration)) · \(e(run.clipName))\(run.label.isEmpty || run.label == run.configuration ? "" : " · <span class=\"label\">\(label(run.label))</span>")\(badges.isEmpty ? "" : " " + badges.joined(separator: " "))</span>"
             let target = metric(run, "target_kbps"), peak = metric(run, "peak_1s_kbps")
             var peakCell = HTML.number(peak, digits: 1)
             if let peak, let target, target > 0 { peakCell = cell("\(peakCell) (\(HTML.number(peak / target, digits: 2))×)", sortValue: peak) }

@@ -3,7 +3,7 @@ import EncoderLab
 /// `enclab plot --db FILE`: draws the plots of runs already in a database again, without encoding.
 struct PlotCommand: Command {
     let name = "plot"
-    let summary = "draws again the plots of runs already recorded in a database (no encode)"
+    let summary = "draws the pictures of runs already recorded in a database (no encode)"
     let operands = ""
     let flags = [
         Flag("--db", value: "FILE", about: "the lab database whose runs are plotted", required: true),
@@ -13,7 +13,8 @@ struct PlotCommand: Command {
     ]
     let about = """
         Reads the runs' frames from the database and draws their plots with gnuplot (per run frames and psnr, per
-        experiment rd), as 'enclab run' does after encoding. stdout gets one line per plot written.
+        experiment rd): 'enclab encode' and 'run' leave each run's chart scripts and data but draw no picture unless
+        given --plots render. stdout gets one line per plot written.
         """
     var sections: [(title: String, text: String)] {
         [databaseEnvironment]

@@ -4,7 +4,7 @@ import Foundation
 /// `enclab report --db FILE`: a static HTML report of the runs already in a database.
 struct ReportCommand: Command {
     let name = "report"
-    let summary = "writes a static HTML report of a database: runs, metrics, rate-quality curves, BD-rate, run pages"
+    let summary = "writes an HTML report of a database: runs, metrics, rate-quality curves, BD-rate, overlays, run pages"
     let operands = ""
     let flags = [
         Flag("--db", value: "FILE", about: "the lab database reported on (read only: nothing is encoded)", required: true),
