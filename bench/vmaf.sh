@@ -8,7 +8,8 @@
 # imageio-ffmpeg binary with libvmaf, the one enclab finds (the same ffmpeg on both sides; its own defaults for
 # threads, as users run it). enclab: a fresh database per run (a key already done would be skipped), --no-plots.
 # Each round runs the three in turn (route, enclab --metrics vmaf, enclab), so load drifts hit all three; the
-# medians, minima and maxima are printed with the per-round ratios and the load average at each round's start.
+# medians, minima and maxima are printed with the per-round ratios and the load average at each round's start;
+# CPU time (user + system, children included: bash's `time`) beside wall time, as the machine is shared.
 # The scored frame counts and VMAF means of both sides are checked equal (frames) and printed (means).
 # Goal: enclab --metrics vmaf at most 0.8 of the route's wall time.
 #
@@ -32,22 +33,26 @@ trap 'rm -rf "$work"' EXIT
 ffmpeg -nostdin -v error -i "$clip" -fps_mode passthrough -pix_fmt yuv420p -f yuv4mpegpipe "$work/clip.y4m"
 frames=$(ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames -of csv=p=0 "$work/clip.y4m")
 size=$(head -c 200 "$work/clip.y4m" | head -1 | awk '{print substr($2, 2) "x" substr($3, 2)}')
-now() { date +%s.%N; }
-since() { awk -v a="$1" -v b="$(now)" 'BEGIN {printf "%.3f", b - a}'; }
 load() { cut -d' ' -f1 /proc/loadavg; }
-route=(); with=(); without=(); loads=()
-echo "round route_s enclab_vmaf_s enclab_s ratio_vmaf_route vmaf_cost_s load1"
+TIMEFORMAT='%R %U %S'
+# measure VAR_WALL VAR_CPU CMD...: the command's wall and CPU seconds appended to the two arrays.
+measure() {
+    local -n wall=$1 cpu=$2; shift 2
+    local t; t=$( { time "$@" >/dev/null 2>&1; } 2>&1 | tail -1)
+    wall+=("$(echo "$t" | awk '{print $1}')"); cpu+=("$(echo "$t" | awk '{printf "%.2f", $2 + $3}')")
+}
+route_leg() {
+    x264 --quiet "${flags[@]}" -o "$work/x.mkv" "$work/clip.y4m" 2>/dev/null &&
+    "$fqm" "$work/x.mkv" "$work/clip.y4m" -m vmaf --ffmpeg-path "$vmaf_ffmpeg" > "$work/fqm.json" 2>/dev/null
+}
+route=(); with=(); without=(); route_cpu=(); with_cpu=(); without_cpu=(); loads=()
+echo "round route_s enclab_vmaf_s enclab_s route_cpu_s enclab_vmaf_cpu_s enclab_cpu_s ratio_vmaf_route vmaf_cost_s load1"
 for i in $(seq "$rounds"); do
     loads+=("$(load)")
-    t0=$(now)
-    x264 --quiet "${flags[@]}" -o "$work/x.mkv" "$work/clip.y4m" 2>/dev/null
-    "$fqm" "$work/x.mkv" "$work/clip.y4m" -m vmaf --ffmpeg-path "$vmaf_ffmpeg" > "$work/fqm.json" 2>/dev/null
-    route+=("$(since "$t0")")
-    t0=$(now); "$enclab" encode "$work/clip.y4m" "${flags[@]}" --no-plots --metrics vmaf --db "$work/m$i.sqlite" --out "$work/m$i" >/dev/null
-    with+=("$(since "$t0")")
-    t0=$(now); "$enclab" encode "$work/clip.y4m" "${flags[@]}" --no-plots --db "$work/p$i.sqlite" --out "$work/p$i" >/dev/null
-    without+=("$(since "$t0")")
-    echo "$i ${route[-1]} ${with[-1]} ${without[-1]} $(awk -v a="${with[-1]}" -v b="${route[-1]}" 'BEGIN {printf "%.3f", a / b}') $(awk -v a="${with[-1]}" -v b="${without[-1]}" 'BEGIN {printf "%.3f", a - b}') ${loads[-1]}"
+    measure route route_cpu route_leg
+    measure with with_cpu "$enclab" encode "$work/clip.y4m" "${flags[@]}" --no-plots --metrics vmaf --db "$work/m$i.sqlite" --out "$work/m$i"
+    measure without without_cpu "$enclab" encode "$work/clip.y4m" "${flags[@]}" --no-plots --db "$work/p$i.sqlite" --out "$work/p$i"
+    echo "$i ${route[-1]} ${with[-1]} ${without[-1]} ${route_cpu[-1]} ${with_cpu[-1]} ${without_cpu[-1]} $(awk -v a="${with[-1]}" -v b="${route[-1]}" 'BEGIN {printf "%.3f", a / b}') $(awk -v a="${with[-1]}" -v b="${without[-1]}" 'BEGIN {printf "%.3f", a - b}') ${loads[-1]}"
     # Both sides scored every frame of the clip.
     fqm_frames=$("$venv/bin/python" -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["vmaf"]))' "$work/fqm.json")
     lab_frames=$(sqlite3 "$work/m$i.sqlite" "SELECT count(vmaf) FROM frame_quality_metrics")
@@ -65,6 +70,8 @@ echo "clip $clip ($size, $frames frames), x264 flags ${flags[*]}, $rounds interl
 echo "x264 CLI + ffmpeg-quality-metrics: $(stats "${route[@]}") s"
 echo "enclab encode --metrics vmaf:      $(stats "${with[@]}") s"
 echo "enclab encode (no metrics):        $(stats "${without[@]}") s"
+echo "CPU s (user + system): route $(stats "${route_cpu[@]}"); enclab --metrics vmaf $(stats "${with_cpu[@]}"); enclab $(stats "${without_cpu[@]}")"
+echo "ratio of CPU medians, enclab --metrics vmaf / route: $(awk -v a="$(median "${with_cpu[@]}")" -v b="$(median "${route_cpu[@]}")" 'BEGIN {printf "%.3f", a / b}')"
 echo "ratio enclab --metrics vmaf / route, per round: $(stats "${ratios[@]}"); of the medians $(awk -v a="$mw" -v b="$mr" 'BEGIN {printf "%.3f", a / b}') (goal <= 0.80)"
 echo "VMAF's added cost (medians): $(awk -v a="$mw" -v b="$mp" 'BEGIN {printf "%.3f s, x%.3f", a - b, a / b}')"
 echo "load average (1 min) at each round's start: $(stats "${loads[@]}")"
