@@ -62,7 +62,7 @@ struct CommandHelpTests {
     /// A value each placeholder accepts, so that giving the flag alone changes no outcome's kind.
     static func sample(_ placeholder: String) -> String {
         ["N": "5", "1|2|4": "2", "NUM[/DEN]": "25", "KEY|ID": "1", "FILE": "f.out", "DIR": "d.out",
-         "NAME=VALUE": "MaxKeyFrameInterval=30", "BYTES": "1200", "PT": "96", "SSRC": "0x1234", "RATE:PSNR,...": "1:30,2:31,3:32", "K/N": "1/2", "FIELD=VALUE": "uiIntraPeriod=30", "ID,...": "1,2", "LIST": "vmaf"][placeholder]
+         "NAME=VALUE": "MaxKeyFrameInterval=30", "BYTES": "1200", "PT": "96", "SSRC": "0x1234", "RATE:PSNR,...": "1:30,2:31,3:32", "K/N": "1/2", "FIELD=VALUE": "uiIntraPeriod=30", "ID,...": "1,2", "LIST": "vmaf", "METRIC": "vmaf"][placeholder]
             ?? String(placeholder.split(separator: "|")[0])
     }
 

@@ -15,7 +15,7 @@ struct BDRateCommand: Command {
         Flag("--method", value: "pchip|cubic", about: "how each curve is drawn through its points: pchip, the piecewise cubic Hermite "
              + "interpolant with Fritsch-Carlson slopes (scipy's PchipInterpolator), or cubic, VCEG-M33's least-squares cubic",
              default: "pchip"),
-        Flag("--metric", value: "psnr|vmaf|vmaf-neg|vmaf-4k|psnr-hvs|ms-ssim|ssim|ciede2000|xpsnr", about: "the quality the curves' second numbers are: psnr (dB), or one of --metrics' names (vmaf, vmaf-neg, vmaf-4k, psnr-hvs, ms-ssim, ssim, ciede2000, xpsnr); "
+        Flag("--metric", value: "METRIC", about: "the quality the curves' second numbers are: psnr (dB), or one of --metrics' names (vmaf, vmaf-neg, vmaf-4k, psnr-hvs, ms-ssim, ssim, ciede2000, xpsnr); "
              + "it names the quality delta (BD-VMAF) and the refusals; the arithmetic is the same",
              default: "psnr"),
     ]

@@ -20,7 +20,7 @@ struct ReportCommand: Command {
              default: "\(Report.defaultPages) when none of --runs, --worst, --best is given, else 0"),
         Flag("--overlay", value: "ID,...", about: "the runs shown at first on their experiment's overlay charts (run ids, separated by commas; each a done run with frames)",
              default: "per clip, one rate of each configuration"),
-        Flag("--metric", value: "psnr|vmaf|vmaf-neg|vmaf-4k|psnr-hvs|ms-ssim|ssim|ciede2000|xpsnr", about: "the quality the rate-quality curves and the BD-rate table are on: psnr (run_metrics.psnr_global), or one of --metrics' names "
+        Flag("--metric", value: "METRIC", about: "the quality the rate-quality curves and the BD-rate table are on: psnr (run_metrics.psnr_global), or one of --metrics' names "
              + "(vmaf, vmaf-neg, vmaf-4k, psnr-hvs, ms-ssim, ssim, ciede2000, xpsnr), each run's mean of frames (run_quality_metrics); runs without it are named, not drawn",
              default: "psnr"),
     ]
