@@ -12,6 +12,9 @@ For every run page (REPORT_DIR/*/run-*/index.html, or the --run-page ones):
   - hovering the middle frame's point on the frame-size chart shows that frame's stored values in the legend
     (coded/display index, type, size, PTS and DTS in seconds from the stored ticks and timebase, QP, PSNR per plane
     and of the frame, SSIM), compared with the row read with sqlite3 and formatted here;
+  - a run with perceptual metrics (frame_quality_metrics, --metrics) has one chart per stored metric
+    (chart-q-vmaf, ...), with one point per frame that has the value (sqlite3, joined by display index), and hovering
+    the middle frame's point on chart-q-vmaf (or the first such chart) shows that frame's stored values (6 decimals);
   - dragging across the chart zooms: its x range shrinks, and the other charts of the page follow;
   - the first frame's stem stands right of the y axis (the x range is padded), not on it;
   - the keyframe timeline (chart-keyframes, x = PTS) has one row per IDR and I frame (sqlite3) and one at each end;
@@ -175,6 +178,8 @@ def run_page(driver, db, page):
                     f"PSNR Y {fmt(y, 3)} U {fmt(u, 3)} V {fmt(v, 3)} frame {fmt(a, 3)} dB · SSIM {fmt(ssim, 6)}")
         if expected not in legend:
             fail(f"{page}: hover legend {legend!r} does not show the stored values {expected!r}")
+
+    perceptual(driver, con, run_id, page, n)
 
     # Drag across the middle of the chart: the x range shrinks, and the other charts follow.
     before = driver.execute_script("return window.enclabCharts.graphs['chart-sizes'].xAxisRange();")
@@ -420,6 +425,64 @@ def timing(page):
                           "draw_ms_all": [round(x, 1) for x in times]}))
     finally:
         driver.quit()
+
+
+QUALITY = [("vmaf", "VMAF"), ("vmaf_neg", "VMAF NEG"), ("vmaf_4k", "VMAF 4K"), ("psnr_hvs", "PSNR-HVS"),
+           ("float_ssim", "SSIM (libvmaf)"), ("ms_ssim", "MS-SSIM"), ("ciede2000", "CIEDE2000"), ("xpsnr", "XPSNR")]
+
+
+def perceptual(driver, con, run_id, page, n):
+    """The run's perceptual charts against frame_quality_metrics (sqlite3): one chart per stored metric, its points
+    the frames with a value, the hovered middle frame's values in the legend."""
+    has_table = con.execute("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'frame_quality_metrics'").fetchone()[0]
+    if not has_table:
+        return
+    stored = []
+    for column, label in QUALITY:
+        count = con.execute(f"SELECT count(q.{column}) FROM frames f JOIN frame_quality_metrics q "
+                            "ON q.run_id = f.run_id AND q.display_index = f.display_index WHERE f.run_id = ?", (run_id,)).fetchone()[0]
+        if count:
+            stored.append((column, label, count))
+    charts = driver.execute_script("return Object.keys(window.enclabCharts.graphs);")
+    for column, label, count in stored:
+        chart = "chart-q-" + column.replace("_", "-")
+        if chart not in charts:
+            fail(f"{page}: the run has {count} frames with {column} in sqlite3 but no chart {chart}")
+            continue
+        points = driver.execute_script("""
+            var g = window.enclabCharts.graphs[arguments[0]], count = 0;
+            for (var r = 0; r < g.numRows(); r++) { var v = g.getValue(r, 1); if (v !== null && !isNaN(v)) count++; }
+            return count;""", chart)
+        if points != count:
+            fail(f"{page}: {chart} has {points} points, sqlite3 has {count} frames with {column}")
+    for chart in charts:
+        if chart.startswith("chart-q-") and chart[8:].replace("-", "_") not in [c for c, _, _ in stored]:
+            fail(f"{page}: {chart} drawn but sqlite3 has no {chart[8:]} for the run")
+    if not stored:
+        return
+    column, label, _ = stored[0]
+    chart = "chart-q-" + column.replace("_", "-")
+    k = n // 2
+    element = driver.find_element(By.ID, chart)
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center'});", element)
+    target = driver.execute_script("""
+        var g = window.enclabCharts.graphs[arguments[0]], k = arguments[1];
+        var p = g.toDomCoords(g.getValue(k, 0), g.getValue(k, 1));
+        var r = g.graphDiv.getBoundingClientRect(), e = arguments[2].getBoundingClientRect();
+        return [p[0] + r.left - e.left - e.width / 2, p[1] + r.top - e.top - e.height / 2];""", chart, k, element)
+    ActionChains(driver).move_to_element_with_offset(element, int(round(target[0])), int(round(target[1]))).perform()
+    legend = driver.find_element(By.ID, chart + "-legend").text
+    m = re.search(r"coded_index (\d+)", legend)
+    if not m or int(m.group(1)) != k:
+        fail(f"{page}: hovering frame {k} on {chart} shows {legend!r}")
+        return
+    row = con.execute("SELECT " + ", ".join("q." + c for c, _, _ in stored) + " FROM frames f JOIN frame_quality_metrics q "
+                      "ON q.run_id = f.run_id AND q.display_index = f.display_index WHERE f.run_id = ? AND f.coded_index = ?",
+                      (run_id, k)).fetchone()
+    for (c, label, _), value in zip(stored, row):
+        expected = f"{label} {fmt(value, 6)}"
+        if expected not in legend:
+            fail(f"{page}: hovering frame {k} on {chart}: legend {legend!r} does not show the stored {c} {expected!r}")
 
 
 def main():

@@ -43,4 +43,34 @@ struct QualityPoolTests {
         }
         try QualityMetric.check([.msSSIM], width: 176, height: 176, clip: "c.y4m")
     }
+
+    /// A noisy-ish 64x64 4:2:0 picture: luma a diagonal ramp with `offset`, chroma flat.
+    static func picture(_ offset: Int) -> Picture {
+        let w = 64, h = 64
+        var bytes = (0..<(w * h)).map { UInt8((($0 % w) * 3 + ($0 / w) * 2 + offset) & 0xff) }
+        bytes += [UInt8](repeating: 128, count: w * h / 2)
+        return Picture(width: w, height: h, bytes: bytes)
+    }
+
+    @Test("an input dropped before any decoded picture: its row is empty, and the warning says why (nothing decoded yet), not 'no finite value' of a lossless picture")
+    func droppedBeforeAnyDecoded() throws {
+        // Three inputs, input 0 dropped before anything was decoded: two pairs reach libvmaf (the held pictures
+        // differ from their sources, so every value is finite), scored as the run's inputs 1 and 2.
+        let folder = NSTemporaryDirectory() + "enclab-unscored-\(UUID().uuidString.prefix(8))"
+        let pairs = try PairedPictures(folder: folder, width: 64, height: 64)
+        defer { pairs.remove() }
+        for k in 1...2 { try pairs.write(held: Self.picture(k * 7).bytes, source: Self.picture(k * 7 + 3)) }
+        let ffmpeg = try VMAFFFmpeg.find(flag: nil)
+        let scores = try LibVMAF.scoreInputs(pairs, metrics: [.vmaf], inputs: 3, unscored: [0], ffmpeg: ffmpeg, threads: 1)
+        #expect(scores.frames.count == 3)
+        #expect(scores.frames[0].isEmpty)
+        #expect(scores.frames[1][.vmaf] != nil && scores.frames[2][.vmaf] != nil)
+        // The only warning is the one that gives the right reason.
+        #expect(scores.missingWarning() == nil, "\(scores.missingWarning() ?? "")")
+        #expect(LibVMAF.unscoredWarning([0]) == "--metrics: input pictures 0 were dropped by the encoder before any picture was decoded (nothing is shown in their place): not scored, their frame_quality_metrics rows are NULL")
+        // A scored frame without a value is still said, counted among the scored frames only.
+        var lossy = scores
+        lossy.frames[2] = [:]
+        #expect(lossy.missingWarning()?.hasPrefix("--metrics: vmaf has no finite value for 1 of 2 scored frames (display 2): ") == true, "\(lossy.missingWarning() ?? "")")
+    }
 }

@@ -1,3 +1,4 @@
+import EnclabTestSupport
 import Foundation
 import Testing
 import EncoderLab
@@ -49,6 +50,40 @@ struct ReportBrowserTests {
         let checkPage = try FileManager.default.contentsOfDirectory(atPath: "\(dir)/rep/check").first { $0.hasPrefix("run-") }
         let html = try String(contentsOfFile: "\(dir)/rep/check/\(try #require(checkPage))/index.html", encoding: .utf8)
         #expect(html.contains("id=\"chart-datarate-1\"") && html.contains("id=\"chart-datarate-2\""))
+    }
+
+    @Test("a run scored with --metrics vmaf,psnr-hvs in chromium: one chart per stored metric, one point per frame, the hovered frame's VMAF and PSNR-HVS as sqlite3 reads them")
+    func perceptualCharts() throws {
+        try Self.requireBrowser()
+        let dir = cli.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try QualityMetricsTests.clip(dir, frames: 12, size: "176x144")
+        let e = try CLI.process(CLI.binary, ["encode", "c.y4m", "--threads", "1", "--crf", "30", "--bframes", "2", "--no-plots",
+                                             "--metrics", "vmaf,psnr-hvs", "--db", "lab.sqlite", "--out", "out"], in: dir)
+        try #require(e.status == 0, "\(e.stderr)")
+        let r = try CLI.process(CLI.binary, ["report", "--db", "lab.sqlite", "--out", "rep", "--runs", "1"], in: dir)
+        try #require(r.status == 0, "\(r.stderr)")
+        let page = try FileManager.default.contentsOfDirectory(atPath: "\(dir)/rep").compactMap { folder -> String? in
+            let p = "rep/\(folder)/run-1/index.html"
+            return FileManager.default.fileExists(atPath: "\(dir)/\(p)") ? p : nil
+        }.first
+        let html = try String(contentsOfFile: "\(dir)/\(try #require(page))", encoding: .utf8)
+        #expect(html.contains("id=\"chart-q-vmaf\"") && html.contains("id=\"chart-q-psnr-hvs\""))
+        // The gnuplot picture's data: one line per frame, the values as stored (sqlite3), by display index.
+        let folder = (page! as NSString).deletingLastPathComponent
+        let dat = try String(contentsOfFile: "\(dir)/\(folder)/perceptual.dat", encoding: .utf8).split(separator: "\n").filter { !$0.hasPrefix("#") }
+        #expect(dat.count == 12)
+        let stored = try TestSupport.sqlite("\(dir)/lab.sqlite", "SELECT display_index, vmaf, psnr_hvs FROM frame_quality_metrics WHERE run_id = 1")
+        var byDisplay: [Int: (Double, Double)] = [:]
+        for s in stored { let f = s.split(separator: "|"); byDisplay[Int(f[0])!] = (Double(f[1])!, Double(f[2])!) }
+        for line in dat {
+            let f = line.split(separator: " ").map { Double($0)! }
+            let s = byDisplay[Int(f[1])]
+            #expect(s != nil && abs(f[3] - s!.0) <= 1e-9 && abs(f[4] - s!.1) <= 1e-9, "\(line) against \(String(describing: s))")
+        }
+        for ext in ["gp", "png"] { #expect(FileManager.default.fileExists(atPath: "\(dir)/\(folder)/perceptual.\(ext)")) }
+        let b = try CLI.process("/usr/bin/python3", [Self.script, "--db", "lab.sqlite", "--report", "rep", "--run-page", page!], in: dir, limit: 900)
+        #expect(b.status == 0 && b.stdout.hasSuffix("ok\n"), "\(b.stdout)\(b.stderr)")
     }
 
     @Test("run, check and overlay pages in chromium: the first frame right of the y axis, every table within 1280 px, the keyframe limits on the keyframe timeline")

@@ -57,8 +57,19 @@ public enum Bjontegaard {
         case cubic
     }
 
-    /// One curve's point: rate in kbit/s, PSNR in dB.
+    /// One curve's point: rate in kbit/s, PSNR in dB (or the value of the metric the curves are on, ``Quality``).
     public typealias Point = (rate: Double, psnr: Double)
+
+    /// The quality the curves' second coordinate is, as the refusals name it: PSNR in dB unless said otherwise
+    /// (`--metric vmaf`: "VMAF" without a unit). Only the messages depend on it; the arithmetic is the same.
+    public struct Quality: Sendable, Equatable {
+        /// The metric's name in messages ("PSNR", "VMAF").
+        public var name: String
+        /// Its unit with the leading space (" dB"), or "".
+        public var unit: String
+        public init(name: String, unit: String) { self.name = name; self.unit = unit }
+        public static let psnr = Quality(name: "PSNR", unit: " dB")
+    }
 
     /// The smallest overlap accepted, as a fraction of the two ranges' joint range (the `bjontegaard` package's
     /// `min_overlap` default).
@@ -67,10 +78,10 @@ public enum Bjontegaard {
     /// BD-rate of `test` against `anchor`, in percent: (10^Δ − 1) × 100 with Δ the mean difference of log10(rate)
     /// over the overlap of the PSNR ranges. −10 means the test needs 10 % fewer bits for the same PSNR.
     /// - Throws: ``LabError/Kind/data`` for a curve the method cannot use (see ``Bjontegaard``).
-    public static func bdRate(anchor: [Point], test: [Point], method: Method) throws -> Double {
-        let a = try curve(anchor, name: "anchor"), t = try curve(test, name: "test")
+    public static func bdRate(anchor: [Point], test: [Point], method: Method, quality: Quality = .psnr) throws -> Double {
+        let a = try curve(anchor, name: "anchor", quality: quality), t = try curve(test, name: "test", quality: quality)
         let delta = try meanDifference(anchor: (a.psnr, a.logRate), test: (t.psnr, t.logRate), method: method,
-                                       axis: "PSNR ranges", unit: " dB")
+                                       axis: "\(quality.name) ranges", unit: quality.unit)
         let rate = (pow(10, delta) - 1) * 100
         guard rate.isFinite else {
             throw LabError.data("Bjontegaard (\(method.rawValue)): BD-rate is 10^\(fmt(delta)) - 1, beyond what a double holds; "
@@ -82,8 +93,8 @@ public enum Bjontegaard {
     /// BD-PSNR of `test` against `anchor`, in dB: the mean difference of PSNR over the overlap of the log10(rate)
     /// ranges. +0.5 means the test gives 0.5 dB more at the same rate.
     /// - Throws: ``LabError/Kind/data`` for a curve the method cannot use (see ``Bjontegaard``).
-    public static func bdPSNR(anchor: [Point], test: [Point], method: Method) throws -> Double {
-        let a = try curve(anchor, name: "anchor"), t = try curve(test, name: "test")
+    public static func bdPSNR(anchor: [Point], test: [Point], method: Method, quality: Quality = .psnr) throws -> Double {
+        let a = try curve(anchor, name: "anchor", quality: quality), t = try curve(test, name: "test", quality: quality)
         return try meanDifference(anchor: (a.logRate, a.psnr), test: (t.logRate, t.psnr), method: method,
                                   axis: "log10(rate) ranges", unit: "")
     }
@@ -93,17 +104,17 @@ public enum Bjontegaard {
     private static func fmt(_ x: Double) -> String { String(format: "%.6g", x) }
 
     /// The curve sorted by rate, as log10(rate) and PSNR, after the checks.
-    private static func curve(_ points: [Point], name: String) throws -> (logRate: [Double], psnr: [Double]) {
+    private static func curve(_ points: [Point], name: String, quality: Quality) throws -> (logRate: [Double], psnr: [Double]) {
         guard points.count >= 4 else {
             throw LabError.data("Bjontegaard: the \(name) curve has \(points.count) point\(points.count == 1 ? "" : "s"); "
-                                + "at least 4 (rate, PSNR) points are needed")
+                                + "at least 4 (rate, \(quality.name)) points are needed")
         }
         for p in points {
             guard p.rate.isFinite, p.rate > 0 else {
                 throw LabError.data("Bjontegaard: the \(name) curve has rate \(fmt(p.rate)) kbit/s; rates must be positive and finite")
             }
             guard p.psnr.isFinite else {
-                throw LabError.data("Bjontegaard: the \(name) curve has PSNR \(fmt(p.psnr)) dB at \(fmt(p.rate)) kbit/s; PSNR must be finite")
+                throw LabError.data("Bjontegaard: the \(name) curve has \(quality.name) \(fmt(p.psnr))\(quality.unit) at \(fmt(p.rate)) kbit/s; \(quality.name) must be finite")
             }
         }
         let sorted = points.sorted { $0.rate < $1.rate }
@@ -113,8 +124,8 @@ public enum Bjontegaard {
                 throw LabError.data("Bjontegaard: the \(name) curve has two points at \(fmt(q.rate)) kbit/s")
             }
             guard q.psnr > p.psnr else {
-                throw LabError.data("Bjontegaard: the \(name) curve is not monotonic: PSNR \(fmt(q.psnr)) dB at "
-                                    + "\(fmt(q.rate)) kbit/s is not above \(fmt(p.psnr)) dB at \(fmt(p.rate)) kbit/s")
+                throw LabError.data("Bjontegaard: the \(name) curve is not monotonic: \(quality.name) \(fmt(q.psnr))\(quality.unit) at "
+                                    + "\(fmt(q.rate)) kbit/s is not above \(fmt(p.psnr))\(quality.unit) at \(fmt(p.rate)) kbit/s")
             }
         }
         return (sorted.map { log10($0.rate) }, sorted.map(\.psnr))

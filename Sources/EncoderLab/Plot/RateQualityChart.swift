@@ -159,13 +159,16 @@ extension Plots {
     ///     configuration looks the same on every chart of the experiment; ``ConfigurationStyle/styles(for:)``).
     ///   - title: the chart's title (user text: an argument).
     /// - Throws: as ``both(dir:name:body:arguments:size:queue:)``; with no point, only the data file is written.
+    /// - Parameter valueAxis: the quality when it is not one of ``QualityMetric``'s (the report's `--metric vmaf`): the data
+    ///   file's column name and the axis label; it wins over `metric`.
     public static func writeRateQualityChart(_ curves: [RateQualityCurve], configurations: [String], metric: QualityMetric = .psnrGlobal,
+                                             valueAxis: (column: String, label: String)? = nil,
                                              title: String, name: String, dir: String, queue: PlotQueue? = nil) throws {
         try OutputFiles.makeDirectory(dir)
         let styles = ConfigurationStyle.styles(for: configurations + curves.map(\.configuration))
         let clips = Array(Set(curves.map(\.clip))).sorted()
         let keyLimit = max(1, min(textLimit, 24_000 / max(1, curves.count)))
-        var data = "# bitrate_kbps \(metric.rawValue) run_id, one block per curve\n"
+        var data = "# bitrate_kbps \(valueAxis?.column ?? metric.rawValue) run_id, one block per curve\n"
         var series: [String] = [], titles: [String] = []
         func label(_ c: RateQualityCurve) -> String { clips.count > 1 ? "\(c.clip) \(c.configuration)" : c.configuration }
         for (i, curve) in curves.enumerated() {
@@ -190,7 +193,7 @@ extension Plots {
         \(keyTitlePrologue(count: titles.count))
         set title ARG1
         set xlabel 'bitrate (kbit/s), log scale: run_metrics.bitrate_kbps'
-        set ylabel '\(metric.axisLabel)'
+        set ylabel '\(valueAxis?.label ?? metric.axisLabel)'
         set logscale x
         set xrange [\(axis.range.0):\(axis.range.1)]
         set xtics (\(axis.tics.map { "'\($0.label)' \($0.value)" }.joined(separator: ", ")))

@@ -11,24 +11,32 @@ public struct QualityScores: Sendable {
     public var frames: [[QualityMetric: Double]]
     /// libvmaf's `version` from its JSON log (a git revision such as `86da14d`), nil when only XPSNR was asked for.
     public var libvmafVersion: String?
+    /// The frames not scored at all: pictures the encoder dropped before any picture was decoded (nothing is shown in
+    /// their place, ``LibVMAF/scoreInputs(_:metrics:inputs:unscored:ffmpeg:threads:)``); their rows have no values, and
+    /// ``LibVMAF/unscoredWarning(_:)`` says why, not ``missingWarning()``.
+    public var unscored: [Int]
 
-    public init(metrics: [QualityMetric], frames: [[QualityMetric: Double]], libvmafVersion: String?) {
+    public init(metrics: [QualityMetric], frames: [[QualityMetric: Double]], libvmafVersion: String?, unscored: [Int] = []) {
         self.metrics = metrics
         self.frames = frames
         self.libvmafVersion = libvmafVersion
+        self.unscored = unscored
     }
 
     /// The run's warning when a requested metric has no finite value for some frames (stored NULL), else nil:
     /// which metric, how many frames, the first display indices, and why (libvmaf's null and xpsnr's `inf` stand for
     /// a picture identical to its source, as in a lossless encode), e.g. "--metrics: psnr_hvs has no finite value for
-    /// 12 of 12 frames (display 0, 1, ...)...". Pooled values are over the frames that have one.
+    /// 12 of 12 frames (display 0, 1, ...)...". Pooled values are over the frames that have one. The ``unscored``
+    /// frames are not counted here: they have no value for another reason (nothing decoded yet), said by
+    /// ``LibVMAF/unscoredWarning(_:)``.
     public func missingWarning() -> String? {
         var parts: [String] = []
+        let skipped = Set(unscored)
         for m in metrics {
-            let missing = frames.indices.filter { frames[$0][m] == nil }
+            let missing = frames.indices.filter { frames[$0][m] == nil && !skipped.contains($0) }
             guard !missing.isEmpty else { continue }
             let shown = missing.prefix(8).map(String.init).joined(separator: ", ") + (missing.count > 8 ? ", ..." : "")
-            parts.append("\(m.column) has no finite value for \(missing.count) of \(frames.count) frames (display \(shown))")
+            parts.append("\(m.column) has no finite value for \(missing.count) of \(frames.count - skipped.count) \(skipped.isEmpty ? "" : "scored ")frames (display \(shown))")
         }
         guard !parts.isEmpty else { return nil }
         return "--metrics: " + parts.joined(separator: "; ")
@@ -132,6 +140,7 @@ enum LibVMAF {
         }
         var scores = try score(pairs, metrics: metrics, displayedFrames: inputs - unscored.count, ffmpeg: ffmpeg, threads: threads)
         scores.frames.insert(contentsOf: repeatElement([:], count: unscored.count), at: 0)
+        scores.unscored = unscored
         guard scores.frames.count == inputs else {
             throw LabError.data("--metrics: \(scores.frames.count) pictures scored, the run has \(inputs) input pictures: nothing scored")
         }

@@ -259,7 +259,17 @@ enum ChartColumns {
     }
 
     /// The JSON columns of a run (see ``ChartGroup``); fields whose every value is NULL are left out.
-    static func fields(_ frames: [LabStore.ChartFrame], derived: Derived, timebase: Rational) -> [(name: String, json: String)] {
+    /// The perceptual metrics of which some frame has a value, in the lab's order.
+    static func qualityMetrics(_ quality: [Int: [QualityMetric: Double]]) -> [QualityMetric] {
+        let present = Set(quality.values.flatMap(\.keys))
+        return QualityMetric.allCases.filter(present.contains)
+    }
+
+    /// The chart field of a perceptual metric: `m_` and its column (`m_vmaf`), the name the hover legend reads.
+    static func qualityField(_ m: QualityMetric) -> String { "m_" + m.column }
+
+    static func fields(_ frames: [LabStore.ChartFrame], derived: Derived, timebase: Rational,
+                       quality: [Int: [QualityMetric: Double]] = [:]) -> [(name: String, json: String)] {
         var out: [(name: String, json: String)] = []
         out.append(("x", ChartGroup.fixed(derived.x.map { $0 }, digits: 6)))
         out.append(("c", ChartGroup.integers(frames.map(\.codedIndex))))
@@ -272,6 +282,10 @@ enum ChartColumns {
                                        ("v", frames.map(\.psnrV), 3), ("a", frames.map(\.psnrAvg), 3), ("ss", frames.map(\.ssim), 6)]
         where values.contains(where: { $0 != nil }) {
             out.append((name, ChartGroup.fixed(values, digits: digits)))
+        }
+        // Perceptual metrics (frame_quality_metrics), joined to each frame by its display index, 6 decimals.
+        for m in qualityMetrics(quality) {
+            out.append((qualityField(m), ChartGroup.fixed(frames.map { quality[$0.displayIndex]?[m] }, digits: 6)))
         }
         out.append(("w", ChartGroup.fixed(derived.windowKbps, digits: 3)))
         if let v = derived.vbv {

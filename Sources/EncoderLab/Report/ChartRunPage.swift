@@ -12,9 +12,13 @@ struct ChartRunInput {
     /// The run's rate schedule as stored (`rate_changes` with `step_response`); empty without one.
     var rateChanges: [LabStore.StoredRateChange] = []
 
+    /// The perceptual metrics per display index (`frame_quality_metrics`); empty when the run was not scored.
+    var quality: [Int: [QualityMetric: Double]] = [:]
+
     static func load(run runID: Int64, store: LabStore) throws -> ChartRunInput {
         ChartRunInput(frames: try store.chartFrames(run: runID), limits: try store.dataRateLimits(run: runID),
-                      skippedPTS: try store.reportSkippedPTS(run: runID), rateChanges: try store.rateChanges(run: runID))
+                      skippedPTS: try store.reportSkippedPTS(run: runID), rateChanges: try store.rateChanges(run: runID),
+                      quality: try store.chartQuality(run: runID))
     }
 }
 
@@ -27,6 +31,8 @@ struct ChartRunInput {
 ///   unchanged green, ignored and refused red, named with the change and its status);
 /// - `chart-sizes`: each frame's size in kbit, one series per type drawn as stems (Bitrate Viewer's view);
 /// - `chart-psnr`, `chart-ssim`: per-frame PSNR of each plane and of the frame (`frames.psnr_*`), and x264's SSIM;
+/// - `chart-q-COLUMN` (`chart-q-vmaf`, `chart-q-psnr-hvs`, ..., the column with `-` for `_`): each perceptual metric stored for the run
+///   (`frame_quality_metrics`, `--metrics`), one chart per metric, each frame at its decode time, joined by display index;
 /// - `chart-vbv`: the VBV replay's fullness before and after each removal, the buffer size as a line, underflows
 ///   and overflows marked;
 /// - `chart-datarate-N`: per DataRateLimits pair, the bytes of the window of its length starting at each frame, the
@@ -34,6 +40,7 @@ struct ChartRunInput {
 struct ChartRunPage {
     var group = ChartGroup()
     let frames: [LabStore.ChartFrame]
+    let quality: [Int: [QualityMetric: Double]]
     let derived: ChartColumns.Derived
     let timebase: Rational
 
@@ -63,9 +70,10 @@ struct ChartRunPage {
     init(run: ReportData.Run, input: ChartRunInput, timebase: Rational, frameTicks: Rational, vbv: VBVReplay.Result?,
          targetKbps: Double?, maxrateKbps: Double?, meanKbps: Double?) {
         frames = input.frames
+        quality = input.quality
         self.timebase = timebase
         derived = ChartColumns.derive(input.frames, timebase: timebase, frameTicks: frameTicks, vbv: vbv, limits: input.limits)
-        var fields = ChartColumns.fields(input.frames, derived: derived, timebase: timebase)
+        var fields = ChartColumns.fields(input.frames, derived: derived, timebase: timebase, quality: input.quality)
         var series: [ChartGroup.Series] = [.init(name: "bitrate, 1 s window of decode time", colour: "#000000", run: 0, field: "w")]
         var limits = Self.rateLines(targetKbps: targetKbps, maxrateKbps: maxrateKbps, meanKbps: meanKbps)
         var marks: [ChartGroup.Mark] = []
@@ -169,6 +177,48 @@ struct ChartRunPage {
         }
         return html
     }
+
+    /// The perceptual metrics stored for the run (``ChartColumns/qualityMetrics(_:)``), one interactive chart each
+    /// (`chart-q-COLUMN`, the value of each frame as stored, joined to the frame by display index) and one gnuplot
+    /// picture of them all (`perceptual.*`, one plot per metric); "" when the run was not scored.
+    mutating func perceptualSection(dir: String, queue: PlotQueue) throws -> String {
+        let metrics = ChartColumns.qualityMetrics(quality)
+        guard !metrics.isEmpty else { return "" }
+        var data = "# coded_index display_index decode_time_s \(metrics.map(\.column).joined(separator: " ")) (frame_quality_metrics, NaN: none stored)\n"
+        for (k, f) in frames.enumerated() {
+            data += "\(f.codedIndex) \(f.displayIndex) \(derived.x[k])"
+            for m in metrics { data += " " + (quality[f.displayIndex]?[m].map { "\($0)" } ?? "NaN") }
+            data += "\n"
+        }
+        try Plots.write(data, to: "\(dir)/perceptual.dat")
+        let plots = metrics.enumerated().map { i, m in
+            """
+            set ylabel '\(CurveMetric.quality(m).title)'
+            plot 'perceptual.dat' using 3:\(i + 4) with linespoints lw 1.5 pt 7 ps 0.4 lc rgb '\(Self.perceptualColours[i % Self.perceptualColours.count])' title '\(CurveMetric.quality(m).axisLabel.replacingOccurrences(of: ", mean of frames", with: ""))'
+            """
+        }
+        try Plots.both(dir: dir, name: "perceptual", body: """
+            set xlabel 'decode time (s) from the first PTS'
+            set key below horizontal
+            set grid
+            set multiplot layout \(plots.count),1
+            \(plots.joined(separator: "\n"))
+            unset multiplot
+            """, arguments: [], size: (1100, 260 * plots.count), queue: queue)
+        var html = "<h2>Perceptual quality per frame</h2>\n<p class=\"note\">Scored by libvmaf (FFmpeg's xpsnr filter for XPSNR) on each decoded picture against the source picture the lab paired it with (<code>--metrics</code>, <code>enclab measure</code>; docs/quality-metrics.md); values as stored in frame_quality_metrics, each frame at its decode time.</p>\n"
+        for (i, m) in metrics.enumerated() {
+            let metric = CurveMetric.quality(m)
+            let name = metric.axisLabel.replacingOccurrences(of: ", mean of frames", with: "")
+            group.charts.append(.init(id: "chart-q-\(m.column.replacingOccurrences(of: "_", with: "-"))", yLabel: metric.title + metric.unit, series: [
+                .init(name: name, colour: Self.perceptualColours[i % Self.perceptualColours.count], run: 0, field: ChartColumns.qualityField(m)),
+            ], fromZero: false, digits: m == .ssim || m == .msSSIM ? 4 : nil))
+            html += self.html("chart-q-\(m.column.replacingOccurrences(of: "_", with: "-"))", title: "\(name) per frame (frame_quality_metrics.\(m.column))",
+                              gnuplot: i == metrics.count - 1 ? (name: "perceptual", data: ["perceptual.dat"]) : nil)
+        }
+        return html
+    }
+
+    static let perceptualColours = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf"]
 
     /// The VBV chart (``RunPage/vbvSection``'s replay).
     mutating func vbvChart() -> String {

@@ -120,6 +120,11 @@ enum ChartScript {
         parts.push('PSNR Y ' + fixed(f.y ? f.y[k] : null, 3) + ' U ' + fixed(f.u ? f.u[k] : null, 3) + ' V ' +
                    fixed(f.v ? f.v[k] : null, 3) + ' frame ' + fixed(f.a ? f.a[k] : null, 3) + ' dB');
         parts.push('SSIM ' + fixed(f.ss ? f.ss[k] : null, 6));
+        // The perceptual metrics stored for the run (frame_quality_metrics), only those it has.
+        [['m_vmaf', 'VMAF'], ['m_vmaf_neg', 'VMAF NEG'], ['m_vmaf_4k', 'VMAF 4K'], ['m_psnr_hvs', 'PSNR-HVS'], ['m_float_ssim', 'SSIM (libvmaf)'],
+         ['m_ms_ssim', 'MS-SSIM'], ['m_ciede2000', 'CIEDE2000'], ['m_xpsnr', 'XPSNR']].forEach(function (m) {
+          if (f[m[0]]) parts.push(m[1] + ' ' + fixed(f[m[0]][k], 6));
+        });
         return parts.join(' · ');
       }
 

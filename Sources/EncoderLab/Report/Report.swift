@@ -38,11 +38,16 @@ public enum Report {
         /// The runs overlaid at first on their experiment's overlay views (``ChartOverlay``), by run id; each must be a
         /// done run with frames. Nil: one rate of each configuration per clip.
         public var overlay: [Int64]?
+        /// The quality the rate-quality curves and the main BD-rate table are on (`--metric`): psnr_global by default,
+        /// or a `--metrics` metric's mean of frames (``CurveMetric``). The "BD-rate per metric" table shows every metric
+        /// the runs have whichever is chosen.
+        public var metric: CurveMetric
 
         public init(databasePath: String, outDirectory: String? = nil, experiment: String? = nil, anchor: String? = nil,
-                    runs: [Int64]? = nil, worst: Int? = nil, best: Int? = nil, overlay: [Int64]? = nil) {
+                    runs: [Int64]? = nil, worst: Int? = nil, best: Int? = nil, overlay: [Int64]? = nil, metric: CurveMetric = .psnr) {
             self.databasePath = databasePath; self.outDirectory = outDirectory; self.experiment = experiment
             self.anchor = anchor; self.runs = runs; self.worst = worst; self.best = best; self.overlay = overlay
+            self.metric = metric
         }
     }
 
@@ -182,7 +187,8 @@ public enum Report {
                 // The charts' frames are the same rows (one frame query per run).
                 chartInputs.append(ChartRunInput(frames: rows.map(LabStore.ChartFrame.init), limits: try store.dataRateLimits(run: run.row.runID),
                                                  skippedPTS: try store.reportSkippedPTS(run: run.row.runID),
-                                                 rateChanges: try store.rateChanges(run: run.row.runID)))
+                                                 rateChanges: try store.rateChanges(run: run.row.runID),
+                                                 quality: try store.chartQuality(run: run.row.runID)))
             }
             let frames = loaded, charts = chartInputs
             // What each page's numbers cannot say (the experiment page's warnings that concern the run).
@@ -237,12 +243,12 @@ public enum Report {
             let anchor = options.anchor.map { (name: $0, source: AnchorSource.commandLine(overriding: data.fileAnchors[name]?.anchor)) }
                 ?? data.fileAnchors[name].map { (name: $0.anchor, source: .experimentFile(runID: $0.runID)) }
             // The experiment's curves, computed once for its warnings, overlay styles and rate-quality charts.
-            let experimentCurves = Report.curves(runs)
+            let experimentCurves = Report.curves(runs, metric: options.metric)
             let overlays = try ChartOverlay.section(runs: runs, paged: Set(outcomes.keys), picked: options.overlay.map(Set.init), store: store,
                                                     dir: dir, queue: curveQueue, curves: experimentCurves)
             experimentPages.append((try writeExperiment(name, runs: runs, data: data, anchor: anchor, pages: outcomes, files: files,
                                                         filler: filler, dir: dir, queue: curveQueue, overlays: overlays,
-                                                        curves: experimentCurves), dir))
+                                                        curves: experimentCurves, metric: options.metric), dir))
             let done = runs.filter { $0.row.status == "done" }.count
             indexRows.append(["<a href=\"\(HTML.escape(folder))/index.html\">\(HTML.escape(name))</a>", "\(runs.count)", "\(done)",
                               "\(runs.count - done)", "\(outcomes.count)",
@@ -298,6 +304,8 @@ public enum Report {
     struct Curve {
         var clip: String
         var configuration: String
+        /// Rate (kbit/s), the quality on the curves' metric (`psnr`: psnr_global in dB unless another
+        /// ``CurveMetric`` was chosen) and the run's id.
         var points: [(rate: Double, psnr: Double, runID: Int64)]
         /// The ids of its unverified runs (``ReportData/Run/unverified``).
         var unverified: Set<Int64> = []
@@ -313,7 +321,7 @@ public enum Report {
         case experimentFile(runID: Int64)
     }
 
-    /// Counts the calls of ``curves(_:)`` made where a caller binds it (a test: how often one report computes its
+    /// Counts the calls of ``curves(_:metric:)`` made where a caller binds it (a test: how often one report computes its
     /// curves); nil: nothing counted.
     @TaskLocal static var curvesCounter: CallCounter?
 
@@ -326,13 +334,13 @@ public enum Report {
         public var count: Int { lock.lock(); defer { lock.unlock() }; return n }
     }
 
-    /// The curves of `runs` (those with a rate and a PSNR), by clip path then configuration, each clip's
-    /// configurations in the order of their first run id.
-    static func curves(_ runs: [ReportData.Run]) -> [String: [Curve]] {
+    /// The curves of `runs` (those with a rate and a value on `metric`, ``ReportData/Run/value(_:)``), by clip path then
+    /// configuration, each clip's configurations in the order of their first run id.
+    static func curves(_ runs: [ReportData.Run], metric: CurveMetric = .psnr) -> [String: [Curve]] {
         curvesCounter?.add()
         var result: [String: [Curve]] = [:]
         for run in runs.sorted(by: { $0.row.runID < $1.row.runID }) {
-            guard run.row.status == "done", let kbps = run.kbps, let psnr = run.psnr else { continue }
+            guard run.row.status == "done", let kbps = run.kbps, let psnr = run.value(metric) else { continue }
             // Taken out of the dictionary while it grows (a copy left in it would make every append copy the points).
             var list = result.removeValue(forKey: run.row.clip) ?? []
             let i: Int
@@ -359,12 +367,12 @@ public enum Report {
     /// - Parameter anchor: the anchor asked for and where it came from; nil: the first configuration.
     /// - Parameter files: per done run, whether its stream and its source file are found on this machine.
     /// - Parameter overlays: the overlay views' HTML (``ChartOverlay``), placed after the curves.
-    /// - Parameter curves: ``curves(_:)`` of `runs` when the caller has them; nil: computed here.
+    /// - Parameter curves: ``curves(_:metric:)`` of `runs` when the caller has them; nil: computed here.
     static func writeExperiment(_ name: String, runs: [ReportData.Run], data: ReportData, anchor asked: (name: String, source: AnchorSource)?,
                                 pages: [Int64: RunPage.Outcome], files: [Int64: (stream: Bool, source: Bool)],
                                 filler: [Int64: LabStore.ReportFiller] = [:], dir: String, queue: PlotQueue,
-                                overlays: String = "", curves known: [String: [Curve]]? = nil) throws -> String {
-        let byClip = known ?? curves(runs)
+                                overlays: String = "", curves known: [String: [Curve]]? = nil, metric: CurveMetric = .psnr) throws -> String {
+        let byClip = known ?? curves(runs, metric: metric)
         let wanted = asked?.name
         let e = HTML.escape
         var body = "<p><a href=\"../index.html\">← all experiments</a></p>\n<h1>Experiment \(e(name))</h1>\n"
@@ -379,7 +387,7 @@ public enum Report {
 
         // Curves and BD-rate.
         let clips = byClip.keys.sorted()
-        let firstConfiguration = runs.filter { $0.kbps != nil && $0.psnr != nil && $0.row.status == "done" }.min { $0.row.runID < $1.row.runID }?.configuration
+        let firstConfiguration = runs.filter { $0.kbps != nil && $0.value(metric) != nil && $0.row.status == "done" }.min { $0.row.runID < $1.row.runID }?.configuration
         let anchor = wanted.flatMap { w in byClip.values.contains { $0.contains { $0.configuration == w } } ? w : nil } ?? firstConfiguration
         body += "<h2>Rate-quality curves</h2>\n"
         if let anchor, let asked, asked.name == anchor {
@@ -392,15 +400,18 @@ public enum Report {
         } else if let anchor {
             body += "<p class=\"note\">BD-rate anchor <b>\(e(anchor))</b>: the first configuration (no --anchor, and no report.anchor in the experiment file).</p>\n"
         }
-        body += "<p class=\"note\">One curve per clip and configuration: the runs' rate-control mode and grid settings other than those that set the rate (qp, crf, bitrate, vbv-*), points sorted by bitrate (\(data.hasMetricsTable ? "run_metrics.bitrate_kbps" : "bitrate computed from the frames")) against psnr_global, the PSNR of the squared error pooled over all samples of the three planes.</p>\n"
-        if clips.isEmpty { body += "<p>No run has both a bitrate and a PSNR.</p>\n" }
+        let against = metric == .psnr ? "psnr_global, the PSNR of the squared error pooled over all samples of the three planes"
+            : "\(e(metric.name)): \(e(metric.axisLabel)) (run_quality_metrics.mean of \(e(metric.column)), stored by --metrics or enclab measure)"
+        body += "<p class=\"note\">One curve per clip and configuration: the runs' rate-control mode and grid settings other than those that set the rate (qp, crf, bitrate, vbv-*), points sorted by bitrate (\(data.hasMetricsTable ? "run_metrics.bitrate_kbps" : "bitrate computed from the frames")) against \(against).</p>\n"
+        if metric != .psnr { body += lacking(runs, metric: metric) }  // runs without PSNR are said by the warnings, as before
+        if clips.isEmpty { body += "<p>No run has both a bitrate and \(metric == .psnr ? "a PSNR" : "a mean " + e(metric.title) + " (enclab measure --metrics \(e(metric.name)) adds it)").</p>\n" }
         for (i, clip) in clips.enumerated() {
             try Interruption.check()
             let list = byClip[clip]!
             let plotName = "rq-\(i + 1)"
             body += "<h3>\(e(Paths.fileName(clip)))</h3>\n"
             try writeCurves(list, configurations: byClip.values.flatMap { $0.map(\.configuration) }, title: Paths.fileName(clip),
-                            name: plotName, dir: dir, queue: queue)
+                            name: plotName, dir: dir, queue: queue, metric: metric)
             body += HTML.plot(dir: dir, name: plotName, data: ["\(plotName).dat"], alt: "rate-quality curves of \(Paths.fileName(clip))", deferred: true)
             let marked = list.filter { !$0.unverified.isEmpty }
             if !marked.isEmpty {
@@ -408,7 +419,8 @@ public enum Report {
                 body += "<p class=\"unverified-note\">This plot includes \(n) unverified run\(n == 1 ? "" : "s") (--verify none: PSNR from x264's own report, not the lab's decode): configuration\(marked.count == 1 ? "" : "s") \(marked.map { e($0.configuration) }.joined(separator: "; ")). Their key titles end in (unverified).</p>\n"
             }
             body += "<p class=\"note\">The plot's title and key titles are gnuplot arguments: <code>gnuplot -c \(plotName).gp TITLE KEYTITLES</code>, KEYTITLES one per line, in the order of the data file's blocks (each block starts with a comment naming its configuration).</p>\n"
-            body += bdTable(list, anchor: anchor)
+            body += bdTable(list, anchor: anchor, metric: metric)
+            body += metricsTable(runs.filter { $0.row.clip == clip }, anchor: anchor)
         }
         if let w = wanted, anchor != w {
             body += "<p class=\"note\">No configuration '\(e(w))' here: the anchor is the first configuration.</p>\n"
@@ -449,23 +461,80 @@ public enum Report {
     /// lab's one rate-quality chart (``Plots/writeRateQualityChart(_:configurations:metric:title:name:dir:queue:)``, as the
     /// run folder's `rd.*`), each configuration in the colour and marker it has on every chart of the experiment
     /// (`configurations`: all of the experiment's). A configuration with unverified runs has " (unverified)" after its key title.
-    static func writeCurves(_ list: [Curve], configurations: [String], title: String, name: String, dir: String, queue: PlotQueue? = nil) throws {
+    static func writeCurves(_ list: [Curve], configurations: [String], title: String, name: String, dir: String, queue: PlotQueue? = nil,
+                            metric: CurveMetric = .psnr) throws {
         let curves = list.map { c in
             Plots.RateQualityCurve(clip: Paths.fileName(c.clip), configuration: c.configuration,
                                    points: c.points.map { .init(kbps: $0.rate, value: $0.psnr, runID: $0.runID) }, unverified: !c.unverified.isEmpty)
         }
-        try Plots.writeRateQualityChart(curves, configurations: configurations, title: title, name: name, dir: dir, queue: queue)
+        try Plots.writeRateQualityChart(curves, configurations: configurations, valueAxis: metric == .psnr ? nil : (metric.column, metric.axisLabel),
+                                        title: title, name: name, dir: dir, queue: queue)
+    }
+
+    /// The note naming the done runs with a bitrate that have no value on `metric` (left out of its curves), with how
+    /// to add it; "" when none lacks it. Runs are said, never silently dropped.
+    static func lacking(_ runs: [ReportData.Run], metric: CurveMetric) -> String {
+        let missing = runs.filter { $0.row.status == "done" && $0.kbps != nil && $0.value(metric) == nil }.map(\.row.runID).sorted()
+        guard !missing.isEmpty else { return "" }
+        let shown = missing.prefix(20).map(String.init).joined(separator: ", ") + (missing.count > 20 ? ", ... (\(missing.count) in all)" : "")
+        let how = metric == .psnr ? "no psnr_global (no independent decode)" : "no \(HTML.escape(metric.column)) stored (not scored with --metrics \(HTML.escape(metric.name)); <code>enclab measure --db FILE --run ID --metrics \(HTML.escape(metric.name))</code> adds it)"
+        return "<p class=\"note lacking\">Left out of these curves: run\(missing.count == 1 ? "" : "s") \(shown), \(how).</p>\n"
+    }
+
+    /// The metrics the runs' BD-rate can be computed on: psnr when a done run has psnr_global, then each
+    /// ``QualityMetric`` some done run has a mean of, in the lab's order.
+    static func metricsPresent(_ runs: [ReportData.Run]) -> [CurveMetric] {
+        CurveMetric.all.filter { m in runs.contains { $0.row.status == "done" && $0.kbps != nil && $0.value(m) != nil } }
+    }
+
+    /// The AWCY-style table of one clip: per configuration, BD-rate against the anchor (PCHIP) on each metric the
+    /// runs have (``metricsPresent(_:)``), each on its own curves (``curves(_:metric:)``); a refusal or too few points
+    /// shown in the cell; below it, per metric, the runs that lack it. "" when the runs have only PSNR (the table
+    /// above says it all).
+    static func metricsTable(_ runs: [ReportData.Run], anchor: String?) -> String {
+        let metrics = metricsPresent(runs)
+        guard metrics.contains(where: { $0 != .psnr }), let anchor else { return "" }
+        let e = HTML.escape
+        let byMetric = Dictionary(uniqueKeysWithValues: metrics.map { m in (m, curves(runs, metric: m).values.first ?? []) })
+        let configurations = curves(runs, metric: .psnr).values.first.map { $0.map(\.configuration) } ?? []
+        let order = configurations + metrics.flatMap { byMetric[$0]!.map(\.configuration) }.filter { !configurations.contains($0) }
+        var seen = Set<String>(), rows: [[String]] = []
+        for configuration in order where configuration != anchor && seen.insert(configuration).inserted {
+            var row = [e(configuration)]
+            for m in metrics {
+                let list = byMetric[m]!
+                guard let base = list.first(where: { $0.configuration == anchor }), let test = list.first(where: { $0.configuration == configuration }) else {
+                    row.append("<span class=\"note\">no \(e(m.name)) curve for \(list.contains { $0.configuration == anchor } ? "this configuration" : "the anchor")</span>")
+                    continue
+                }
+                let fewest = min(base.points.count, test.points.count)
+                if fewest < Warnings.bdPoints { row.append("<span class=\"note\">\(fewest) point\(fewest == 1 ? "" : "s") (\(Warnings.bdPoints) needed)</span>"); continue }
+                do {
+                    row.append(HTML.number(try Bjontegaard.bdRate(anchor: base.points.map { ($0.rate, $0.psnr) }, test: test.points.map { ($0.rate, $0.psnr) },
+                                                                  method: .pchip, quality: m.bjontegaard), digits: 2))
+                } catch let error as LabError {
+                    row.append("<span class=\"refused\">\(e(error.message))</span>")
+                } catch { row.append("<span class=\"refused\">\(e("\(error)"))</span>") }
+            }
+            rows.append(row)
+        }
+        guard !rows.isEmpty else { return "" }
+        var html = "<p>BD-rate per metric against the anchor <b>\(e(anchor))</b> (PCHIP, %; each metric on its own curves: psnr is psnr_global, the others their run_quality_metrics.mean; negative means fewer bits for the same quality):</p>\n"
+        html += HTML.table(headers: ["configuration"] + metrics.map { "BD-rate % \($0.name)" }, rows: rows, sortable: true, textColumns: [0], id: nil)
+        for m in metrics { html += lacking(runs, metric: m).replacingOccurrences(of: "Left out of these curves:", with: "Left out of the \(e(m.name)) column:") }
+        return html
     }
 
     /// The BD-rate table of one clip: each configuration against the anchor, BD-rate and BD-PSNR by PCHIP and by the
     /// cubic fit (``Bjontegaard``); a refusal is shown as its message.
-    static func bdTable(_ list: [Curve], anchor: String?) -> String {
+    static func bdTable(_ list: [Curve], anchor: String?, metric: CurveMetric = .psnr) -> String {
         guard let anchor, let base = list.first(where: { $0.configuration == anchor }) else {
             return "<p class=\"note\">No BD-rate table: the anchor configuration has no curve on this clip.</p>\n"
         }
         let others = list.filter { $0.configuration != anchor }
         let badge = " <span class=\"unverified\">unverified</span>"
-        var html = "<p>BD-rate against the anchor <b>\(HTML.escape(anchor))</b>\(base.unverified.isEmpty ? "" : badge) (\(base.points.count) point\(base.points.count == 1 ? "" : "s")): negative means fewer bits for the same PSNR; BD-PSNR positive means more PSNR at the same rate.</p>\n"
+        let q = metric.title, delta = metric.deltaName
+        var html = "<p>BD-rate against the anchor <b>\(HTML.escape(anchor))</b>\(base.unverified.isEmpty ? "" : badge) (\(base.points.count) point\(base.points.count == 1 ? "" : "s")): negative means fewer bits for the same \(q); \(delta) positive means more \(q) at the same rate.</p>\n"
         if list.contains(where: { !$0.unverified.isEmpty }) {
             html += "<p class=\"unverified-note\">Configurations marked unverified hold runs encoded with --verify none: their PSNR is x264's own report, not the lab's decode, and so are the BD numbers computed from them.</p>\n"
         }
@@ -481,11 +550,11 @@ public enum Report {
                 // Too few points for a fit: no refusal cells, the per-rate differences below instead.
                 let why = "<span class=\"note\">no BD: \(fewest) point\(fewest == 1 ? "" : "s") (\(Warnings.bdPoints) needed), per-rate differences below</span>"
                 row += [why, "", "", ""]
-                perRate += perRateTable(base: base, test: curve)
+                perRate += perRateTable(base: base, test: curve, metric: metric)
             } else {
                 for method in [Bjontegaard.Method.pchip, .cubic] {
-                    for f in [{ try Bjontegaard.bdRate(anchor: anchorPoints, test: test, method: method) },
-                              { try Bjontegaard.bdPSNR(anchor: anchorPoints, test: test, method: method) }] {
+                    for f in [{ try Bjontegaard.bdRate(anchor: anchorPoints, test: test, method: method, quality: metric.bjontegaard) },
+                              { try Bjontegaard.bdPSNR(anchor: anchorPoints, test: test, method: method, quality: metric.bjontegaard) }] {
                         do { row.append(HTML.number(try f(), digits: 2)) } catch let error as LabError {
                             row.append("<span class=\"refused\">\(HTML.escape(error.message))</span>")
                         } catch { row.append("<span class=\"refused\">\(HTML.escape("\(error)"))</span>") }
@@ -494,7 +563,8 @@ public enum Report {
             }
             rows.append(row)
         }
-        return html + HTML.table(headers: ["configuration", "points", "BD-rate % (PCHIP)", "BD-PSNR dB (PCHIP)", "BD-rate % (cubic)", "BD-PSNR dB (cubic)"],
+        let unit = metric.unit.isEmpty ? "" : metric.unit
+        return html + HTML.table(headers: ["configuration", "points", "BD-rate % (PCHIP)", "\(delta)\(unit) (PCHIP)", "BD-rate % (cubic)", "\(delta)\(unit) (cubic)"],
                                  rows: rows, sortable: true, textColumns: [0]) + perRate
     }
 
@@ -502,7 +572,7 @@ public enum Report {
     /// by the rate asked for (`run_metrics.target_kbps`) when every point of both has one, else by rank (the lowest
     /// rate of one with the lowest of the other, and so on); per pair the two bitrates, their difference in %, the
     /// two PSNRs (psnr_global) and their difference in dB.
-    static func perRateTable(base: Curve, test: Curve) -> String {
+    static func perRateTable(base: Curve, test: Curve, metric: CurveMetric = .psnr) -> String {
         let e = HTML.escape
         typealias Point = (rate: Double, psnr: Double, runID: Int64)
         var pairs: [(a: Point, t: Point)] = []
@@ -525,8 +595,10 @@ public enum Report {
                          HTML.number((t.rate - a.rate) / a.rate * 100, digits: 2), HTML.number(a.psnr, digits: 3), HTML.number(t.psnr, digits: 3),
                          HTML.number(t.psnr - a.psnr, digits: 3)])
         }
-        return "<p class=\"note per-rate\">Per-rate differences of <b>\(e(test.configuration))</b> against <b>\(e(base.configuration))</b> (\(how)): bitrate Δ % = (test − anchor) / anchor; PSNR Δ dB = test − anchor (psnr_global).</p>\n"
-            + HTML.table(headers: ["target (kbit/s)", "anchor run", "test run", "anchor kbit/s", "test kbit/s", "bitrate Δ %", "anchor PSNR (dB)", "test PSNR (dB)", "PSNR Δ dB"],
+        let q = metric.title, unit = metric.unit.trimmingCharacters(in: .whitespaces)
+        let u = unit.isEmpty ? "" : " (\(unit))"
+        return "<p class=\"note per-rate\">Per-rate differences of <b>\(e(test.configuration))</b> against <b>\(e(base.configuration))</b> (\(how)): bitrate Δ % = (test − anchor) / anchor; \(q) Δ\(unit.isEmpty ? "" : " " + unit) = test − anchor (\(e(metric.column))).</p>\n"
+            + HTML.table(headers: ["target (kbit/s)", "anchor run", "test run", "anchor kbit/s", "test kbit/s", "bitrate Δ %", "anchor \(q)\(u)", "test \(q)\(u)", "\(q) Δ\(unit.isEmpty ? "" : " " + unit)"],
                          rows: rows, textColumns: [], id: nil)
     }
 }

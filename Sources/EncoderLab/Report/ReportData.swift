@@ -28,6 +28,16 @@ struct ReportData {
         /// from `frames`); nil when the run has none.
         var kbps: Double?
         var psnr: Double?
+        /// Its perceptual quality (`run_quality_metrics.mean`, `--metrics` or `enclab measure`), by metric; empty
+        /// when none was scored.
+        var quality: [QualityMetric: Double] = [:]
+        /// The run's value on `metric` for the curves: ``psnr`` or the metric's mean; nil when it has none.
+        func value(_ metric: CurveMetric) -> Double? {
+            switch metric {
+            case .psnr: psnr
+            case .quality(let m): quality[m]
+            }
+        }
         /// Encoded with `--verify none`: `run_metrics.psnr_source` is `x264`, or (without that row) the stored
         /// settings' `$.resolved.verify` is `none`. Its PSNR is x264's own report, not the lab's decode.
         var unverified = false
@@ -89,6 +99,7 @@ struct ReportData {
         let rules = try store.reportRules()
         let nonIncreasing = try store.reportNonIncreasingInputPTS()
         let skipped = try store.reportSkippedCounts()
+        let qualityMeans = try store.reportQualityMeans()
         var runs: [Run] = []
         runs.reserveCapacity(rows.count)
         for row in rows {
@@ -105,6 +116,7 @@ struct ReportData {
             run.rules = rules[row.runID]
             run.nonIncreasingInputPTS = nonIncreasing[row.runID] ?? 0
             run.skippedFrames = skipped[row.runID] ?? 0
+            if row.status == "done" { run.quality = qualityMeans[row.runID] ?? [:] }
             if row.status == "done" {
                 if let m = byRun[row.runID] {
                     run.metrics = m

@@ -217,6 +217,7 @@ enum RunPage {
         // PSNR and SSIM per frame.
         body += "<h2>PSNR and SSIM per frame</h2>\n"
         body += try chart.qualitySection(dir: dir, queue: queue)
+        body += try chart.perceptualSection(dir: dir, queue: queue)
 
         // Keyframe timeline.
         body += "<h2>Keyframe timeline</h2>\n"

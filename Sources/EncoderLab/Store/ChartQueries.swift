@@ -37,6 +37,22 @@ extension LabStore {
         var ssim: Double?
     }
 
+    /// A run's perceptual quality per frame for the charts (`frame_quality_metrics`, `--metrics`), by display index
+    /// and metric; NULL and values that are not finite left out; empty without the table or rows.
+    func chartQuality(run runID: Int64) throws -> [Int: [QualityMetric: Double]] {
+        guard try reportHasTable("frame_quality_metrics") else { return [:] }
+        let metrics = QualityMetric.allCases
+        var out: [Int: [QualityMetric: Double]] = [:]
+        for row in try database.query("SELECT display_index, \(metrics.map(\.column).joined(separator: ", ")) FROM frame_quality_metrics WHERE run_id = ?",
+                                      [.integer(runID)]) {
+            guard let index = row[0].int else { continue }
+            var values: [QualityMetric: Double] = [:]
+            for (k, m) in metrics.enumerated() { if let v = row[k + 1].double, v.isFinite { values[m] = v } }
+            if !values.isEmpty { out[Int(index)] = values }
+        }
+        return out
+    }
+
     /// A run's frames for the charts, in decode order: the rows of ``reportFrames(run:)`` (one query for both).
     /// - Throws: `.data` naming the run and frame for a NOT NULL column holding NULL or a value that is not a number.
     func chartFrames(run runID: Int64) throws -> [ChartFrame] {

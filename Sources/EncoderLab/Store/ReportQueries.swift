@@ -14,6 +14,20 @@ extension LabStore {
         try !database.query("SELECT name FROM sqlite_master WHERE type = 'table' AND name = ?", [.text(name)]).isEmpty
     }
 
+    /// Each run's pooled perceptual quality as the curves use it (`run_quality_metrics.mean`, `--metrics`), by run id
+    /// and metric; empty when the database has no such table. A mean that is not a finite number is left out.
+    func reportQualityMeans() throws -> [Int64: [QualityMetric: Double]] {
+        guard try reportHasTable("run_quality_metrics") else { return [:] }
+        let byColumn = Dictionary(uniqueKeysWithValues: QualityMetric.allCases.map { ($0.column, $0) })
+        var out: [Int64: [QualityMetric: Double]] = [:]
+        for row in try database.query("SELECT run_id, metric, mean FROM run_quality_metrics") {
+            guard let id = row[0].int, case .text(let name) = row[1], let metric = byColumn[name],
+                  let mean = row[2].double, mean.isFinite else { continue }
+            out[id, default: [:]][metric] = mean
+        }
+        return out
+    }
+
     /// The rows of `run_metrics` as the report reads them: per row its run id, its `psnr_source` (nil when the column
     /// is absent or NULL) and the values of `columns` in that order.
     struct ReportMetricsRow {

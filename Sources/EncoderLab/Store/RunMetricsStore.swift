@@ -143,6 +143,39 @@ extension RunMetrics {
         return String(format: (sign ? "%+" : "%") + (plain ? ".3f" : ".6g"), v)
     }
 
+    /// `compare`'s lines for the perceptual metrics (`run_quality_metrics`, `--metrics` and `enclab measure`): per
+    /// metric either run has, four lines, `vmaf mean`, `vmaf harmonic_mean`, `vmaf low_1pct`, `vmaf low_5pct` (the
+    /// column names of that table, metric by its `metric` value), A, B, B − A and, for scores that are not in dB
+    /// (all but psnr_hvs and xpsnr), (B − A) / |A| in %; a run without the metric shows `-`. None when neither run has any.
+    static func qualityLines(database: Database, a: Int64, b: Int64) throws -> [[String]] {
+        guard try !database.query("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'run_quality_metrics'").isEmpty else { return [] }
+        let rows = try database.query("SELECT run_id, metric, mean, harmonic_mean, low_1pct, low_5pct FROM run_quality_metrics WHERE run_id IN (?, ?)",
+                                      [.integer(a), .integer(b)])
+        var values: [Int64: [String: [Double?]]] = [:]
+        for row in rows {
+            guard let id = row[0].int, case .text(let metric) = row[1] else { continue }
+            values[id, default: [:]][metric] = (2...5).map { row[$0].double }
+        }
+        let order = QualityMetric.allCases.map(\.column)
+        let metrics = Set((values[a] ?? [:]).keys).union((values[b] ?? [:]).keys).sorted { (order.firstIndex(of: $0) ?? .max, $0) < (order.firstIndex(of: $1) ?? .max, $1) }
+        var lines: [[String]] = []
+        for metric in metrics {
+            for (k, pooling) in ["mean", "harmonic_mean", "low_1pct", "low_5pct"].enumerated() {
+                let x = values[a]?[metric]?[k] ?? nil, y = values[b]?[metric]?[k] ?? nil
+                var diff = "-", pct = "-"
+                if let x, let y {
+                    diff = shownReal(y - x, sign: true)
+                    if x != 0, !["psnr_hvs", "xpsnr"].contains(metric) {
+                        let p = (y - x) / abs(x) * 100
+                        pct = p.isFinite && p.magnitude < 1e12 ? String(format: "%+.2f", p) : String(format: "%+.6g", p)
+                    }
+                }
+                lines.append(["\(metric) \(pooling)", x.map { shownReal($0) } ?? "-", y.map { shownReal($0) } ?? "-", diff, pct])
+            }
+        }
+        return lines
+    }
+
     /// `enclab compare`: the metrics of two runs side by side, one line per `run_metrics` column: its name, run A's
     /// value, run B's, B − A, and (B − A) / |A| in % where that means something (not for values in dB, percentages,
     /// frame indices or event counts, nor when A is 0). NULL shows as `-`; reals as ``shownReal(_:sign:)``.
@@ -198,6 +231,7 @@ extension RunMetrics {
             }
             lines.append([name, shown(x), shown(y), diff, pct])
         }
+        lines += try qualityLines(database: database, a: a.runID, b: b.runID)
         let widths = (0..<5).map { col in lines.map { $0[col].count }.max() ?? 0 }
         return lines.map { row in
             row.enumerated().map { col, text in

@@ -1,8 +1,8 @@
 import EncoderLab
 import Foundation
 
-/// `enclab bd-rate --anchor RATE:PSNR,... --test RATE:PSNR,... [--method pchip|cubic]`: Bjøntegaard deltas between
-/// two rate-quality curves given on the command line (``Bjontegaard``), no database needed.
+/// `enclab bd-rate --anchor RATE:PSNR,... --test RATE:PSNR,... [--method pchip|cubic] [--metric NAME]`: Bjøntegaard
+/// deltas between two rate-quality curves given on the command line (``Bjontegaard``), no database needed.
 struct BDRateCommand: Command {
     let name = "bd-rate"
     let summary = "BD-rate and BD-PSNR between two rate-quality curves given on the command line"
@@ -15,6 +15,9 @@ struct BDRateCommand: Command {
         Flag("--method", value: "pchip|cubic", about: "how each curve is drawn through its points: pchip, the piecewise cubic Hermite "
              + "interpolant with Fritsch-Carlson slopes (scipy's PchipInterpolator), or cubic, VCEG-M33's least-squares cubic",
              default: "pchip"),
+        Flag("--metric", value: "METRIC", about: "the quality the curves' second numbers are: psnr (dB), or one of --metrics' names (vmaf, vmaf-neg, vmaf-4k, psnr-hvs, ms-ssim, ssim, ciede2000, xpsnr); "
+             + "it names the quality delta (BD-VMAF) and the refusals; the arithmetic is the same",
+             default: "psnr"),
     ]
     let about = """
         Prints the Bjøntegaard deltas of the test curve against the anchor, as two lines naming the method:
@@ -24,16 +27,21 @@ struct BDRateCommand: Command {
         Each curve is taken on log10(rate). A curve is refused when PSNR does not rise strictly with rate, and a
         pair whose ranges overlap by less than 75 % of their joint range (the bjontegaard package 1.3.0 only warns
         there). On the curves it accepts it agrees with that package to 1e-6.
+        With --metric vmaf (or another of --metrics' names) the curves are RATE:VMAF and the second line is
+        'BD-VMAF (pchip): ...' (the mean VMAF difference at equal bitrate; no unit); BD-rate is then the bitrate
+        difference at equal VMAF. 'enclab report --metric vmaf' computes the same from a database's runs
+        (docs/quality-metrics.md).
         """
     let exitStatuses: [(status: Int32, meaning: String)] = [
         (0, "both deltas printed"),
-        (64, "usage: a flag missing, a point that is not RATE:PSNR with decimal numbers, an unknown method"),
+        (64, "usage: a flag missing, a point that is not RATE:PSNR with decimal numbers, an unknown method or metric"),
         (65, "bad data: fewer than 4 points, a rate not above 0, two points at one rate, PSNR not rising with rate, too little overlap, "
          + "values too large or too close together for a finite result (never printed as nan or inf)"),
     ]
     let example = """
         enclab bd-rate --anchor 1000:34.1,1800:36.4,3500:38.9,7000:41.0 --test 900:34.4,1500:36.2,2600:38.1,4800:40.2,8000:41.6
         enclab bd-rate --method cubic --anchor 8200:41.2,3900:39.0,1900:36.6,950:34.1 --test 9400:41.0,4500:38.9,2200:36.5,1100:34.0
+        enclab bd-rate --metric vmaf --anchor 150:61.2,300:74.5,600:85.1,1200:92.3 --test 140:63.0,280:76.1,560:86.0,1100:92.9
         """
 
     /// A curve as written on the command line: points separated by commas, each RATE:PSNR with decimal numbers
@@ -56,10 +64,11 @@ struct BDRateCommand: Command {
 
     /// The two output lines.
     /// - Throws: `.data` for curves ``Bjontegaard`` refuses.
-    static func lines(anchor: [Bjontegaard.Point], test: [Bjontegaard.Point], method: Bjontegaard.Method) throws -> [String] {
-        let rate = try Bjontegaard.bdRate(anchor: anchor, test: test, method: method)
-        let psnr = try Bjontegaard.bdPSNR(anchor: anchor, test: test, method: method)
-        return [String(format: "BD-rate (%@): %.6f %%", method.rawValue, rate), String(format: "BD-PSNR (%@): %.6f dB", method.rawValue, psnr)]
+    static func lines(anchor: [Bjontegaard.Point], test: [Bjontegaard.Point], method: Bjontegaard.Method, metric: CurveMetric = .psnr) throws -> [String] {
+        let rate = try Bjontegaard.bdRate(anchor: anchor, test: test, method: method, quality: metric.bjontegaard)
+        let quality = try Bjontegaard.bdPSNR(anchor: anchor, test: test, method: method, quality: metric.bjontegaard)
+        return [String(format: "BD-rate (%@): %.6f %%", method.rawValue, rate),
+                String(format: "%@ (%@): %.6f", metric.deltaName, method.rawValue, quality) + metric.unit]
     }
 
     /// `bd-rate`'s options: the two curves and the interpolation.
@@ -67,6 +76,7 @@ struct BDRateCommand: Command {
         var anchor: [Bjontegaard.Point]
         var test: [Bjontegaard.Point]
         var method: Bjontegaard.Method
+        var metric: CurveMetric
     }
 
     func options(_ parsed: ParsedArguments) throws -> Options {
@@ -77,11 +87,12 @@ struct BDRateCommand: Command {
         guard let method = Bjontegaard.Method(rawValue: methodText) else {
             throw LabError(.usage, "--method must be pchip or cubic, got '\(methodText)'")
         }
-        return Options(anchor: try Self.points(anchorText, flag: "--anchor"), test: try Self.points(testText, flag: "--test"), method: method)
+        let metric = try parsed.value("--metric").map { try CurveMetric($0) } ?? .psnr
+        return Options(anchor: try Self.points(anchorText, flag: "--anchor"), test: try Self.points(testText, flag: "--test"), method: method, metric: metric)
     }
 
     func run(_ o: Options) throws -> Int32 {
-        for line in try Self.lines(anchor: o.anchor, test: o.test, method: o.method) { print(line) }
+        for line in try Self.lines(anchor: o.anchor, test: o.test, method: o.method, metric: o.metric) { print(line) }
         return 0
     }
 }

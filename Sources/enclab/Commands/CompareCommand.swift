@@ -14,7 +14,9 @@ struct CompareCommand: Command {
         (B - A) / |A| in % where that means something (not for values in dB, percentages, frame indices or event
         counts, nor when A is 0). NULL shows as '-'; reals with 3 decimals, or as %.6g (1e+308, 2.5e-07) from 10^12
         up and below 0.001. A run without run_metrics rows (a database not analysed since it was migrated) is
-        computed afresh, without writing. The database is only read: one of this version is opened read-only, an
+        computed afresh, without writing. Then, for each perceptual metric either run has (--metrics, enclab measure:
+        docs/quality-metrics.md), four lines from run_quality_metrics: 'vmaf mean', 'vmaf harmonic_mean',
+        'vmaf low_1pct', 'vmaf low_5pct' (psnr_hvs and xpsnr in dB, without %); a run without it shows '-'. The database is only read: one of this version is opened read-only, an
         older one is migrated in a temporary copy (in TMPDIR, removed afterwards), never on disk.
         """
     var sections: [(title: String, text: String)] { [databaseEnvironment] }

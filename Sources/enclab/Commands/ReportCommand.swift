@@ -20,6 +20,9 @@ struct ReportCommand: Command {
              default: "\(Report.defaultPages) when none of --runs, --worst, --best is given, else 0"),
         Flag("--overlay", value: "ID,...", about: "the runs shown at first on their experiment's overlay charts (run ids, separated by commas; each a done run with frames)",
              default: "per clip, one rate of each configuration"),
+        Flag("--metric", value: "METRIC", about: "the quality the rate-quality curves and the BD-rate table are on: psnr (run_metrics.psnr_global), or one of --metrics' names "
+             + "(vmaf, vmaf-neg, vmaf-4k, psnr-hvs, ms-ssim, ssim, ciede2000, xpsnr), each run's mean of frames (run_quality_metrics); runs without it are named, not drawn",
+             default: "psnr"),
     ]
     let about = """
         Reads the database only (no encode, no server, nothing from the network) and writes OUT/index.html listing the
@@ -27,8 +30,11 @@ struct ReportCommand: Command {
         unverified runs, non-increasing PTS), the runs in a sortable table (10 columns, the other metrics behind a
         column chooser), the rate-quality curves (one per clip and configuration: the rate-control mode and the grid
         settings other than qp, crf, bitrate and vbv-*), a BD-rate table (PCHIP and cubic) against the anchor (per-rate
-        differences below 4 points) and chosen runs overlaid (--overlay, each in its configuration's colour and marker); per chosen run (and every run stored by check --db) a page
-        with its rules' badges and violations, frame sizes by type, windowed bitrate, PSNR and SSIM per frame, keyframe
+        differences below 4 points; --metric vmaf puts the curves and that table on VMAF, BD-VMAF beside BD-rate, and
+        runs lacking it are named), beside it a BD-rate table with a column per metric the runs have (psnr and those
+        of --metrics, AWCY-style), and chosen runs overlaid (--overlay, each in its configuration's colour and marker); per chosen run (and every run stored by check --db) a page
+        with its rules' badges and violations, frame sizes by type, windowed bitrate, PSNR and SSIM per frame, the
+        stored perceptual metrics per frame (--metrics), keyframe
         timeline, VBV occupancy, PTS and DTS steps and the worst-PSNR frame, source beside decoded. The charts are
         interactive (Debian's libjs-dygraphs, copied into OUT/assets: drag zooms, shift-drag pans, double-click resets,
         hover shows a frame's values); each also as a gnuplot picture with its .gp script and data file beside it. A
@@ -40,7 +46,7 @@ struct ReportCommand: Command {
     }
     let exitStatuses: [(status: Int32, meaning: String)] = [
         (0, "report written (runs with missing files included, marked)"),
-        (64, "usage: a bad flag or value, no --db, an --experiment or --anchor that names nothing in the database, an --overlay id that names no done run with frames"),
+        (64, "usage: a bad flag or value (a --metric that is not a metric), no --db, an --experiment or --anchor that names nothing in the database, an --overlay id that names no done run with frames"),
         (65, "bad data: a database that is damaged or not the lab's (a run_metrics value that is text or out of range included), or (without --anchor) an experiment file's report.anchor that names no configuration of its experiment"),
         (66, "the database is missing (none is created), or a --runs id names no run in it"),
         (70, "gnuplot or ffmpeg is missing, or the lab failed"),
@@ -49,7 +55,10 @@ struct ReportCommand: Command {
         (75, "the database is locked by another process (see ENCLAB_DB_TIMEOUT_MS)"),
         (130, "interrupted"),
     ]
-    let example = "enclab report --db results/quickstart.sqlite --anchor crf --worst 3 --best 3"
+    let example = """
+        enclab report --db results/quickstart.sqlite --anchor crf --worst 3 --best 3
+        enclab report --db results/q.sqlite --metric vmaf
+        """
 
     func options(_ parsed: ParsedArguments) throws -> Report.Options {
         try parsed.noOperands(name)
@@ -69,7 +78,8 @@ struct ReportCommand: Command {
         }
         return Report.Options(databasePath: db, outDirectory: try parsed.path("--out", what: "a folder path"),
                               experiment: parsed.value("--experiment"), anchor: parsed.value("--anchor"),
-                              runs: try ids("--runs"), worst: try count("--worst"), best: try count("--best"), overlay: try ids("--overlay"))
+                              runs: try ids("--runs"), worst: try count("--worst"), best: try count("--best"), overlay: try ids("--overlay"),
+                              metric: try parsed.value("--metric").map { try CurveMetric($0) } ?? .psnr)
     }
 
     func run(_ options: Report.Options) throws -> Int32 {

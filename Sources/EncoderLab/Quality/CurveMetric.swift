@@ -1,0 +1,92 @@
+import Foundation
+
+/// The quality a rate-quality curve and its BD numbers are computed on (`--metric` of `report` and `bd-rate`,
+/// docs/quality-metrics.md): `psnr`, the lab's `run_metrics.psnr_global` (PSNR of the squared error pooled over all
+/// samples of the three planes, the default), or one of the ``QualityMetric``s `--metrics` stores, taken as its
+/// `run_quality_metrics.mean` (the arithmetic mean of the run's frames). The names are those of `--metrics`.
+public enum CurveMetric: Hashable, Sendable {
+    case psnr
+    case quality(QualityMetric)
+
+    /// Every choice, `psnr` first, then the ``QualityMetric``s in the lab's order.
+    public static let all: [CurveMetric] = [.psnr] + QualityMetric.allCases.map { .quality($0) }
+
+    /// The name on the command line: `psnr`, or the metric's `--metrics` word (`vmaf`, `vmaf-neg`, `psnr-hvs`, ...).
+    public var name: String {
+        switch self {
+        case .psnr: "psnr"
+        case .quality(let m): m.rawValue
+        }
+    }
+
+    /// The choice named `text` (case-insensitive).
+    /// - Throws: `.usage` naming the word and the names.
+    public init(_ text: String, flag: String = "--metric") throws {
+        let word = text.trimmingCharacters(in: .whitespaces).lowercased()
+        if word == "psnr" { self = .psnr; return }
+        guard let m = QualityMetric(rawValue: word) else {
+            throw LabError.usage("\(flag): '\(text)' is not a metric (one of \(Self.all.map(\.name).joined(separator: ", ")))")
+        }
+        self = .quality(m)
+    }
+
+    /// The stored column the value comes from: `psnr_global` (`run_metrics`), else the metric's
+    /// `run_quality_metrics.metric` (`vmaf`, `vmaf_neg`, `float_ssim`, ...).
+    public var column: String {
+        switch self {
+        case .psnr: "psnr_global"
+        case .quality(let m): m.column
+        }
+    }
+
+    /// The metric as a heading says it: PSNR, VMAF, VMAF NEG, VMAF 4K, PSNR-HVS, SSIM, MS-SSIM, CIEDE2000, XPSNR.
+    public var title: String {
+        switch self {
+        case .psnr: "PSNR"
+        case .quality(let m):
+            switch m {
+            case .vmaf: "VMAF"
+            case .vmafNeg: "VMAF NEG"
+            case .vmaf4k: "VMAF 4K"
+            case .psnrHVS: "PSNR-HVS"
+            case .msSSIM: "MS-SSIM"
+            case .ssim: "SSIM"
+            case .ciede2000: "CIEDE2000"
+            case .xpsnr: "XPSNR"
+            }
+        }
+    }
+
+    /// The quality axis' label: the metric, its model or source, and how a run's frames are pooled into one value
+    /// ("VMAF v0.6.1, mean of frames").
+    public var axisLabel: String {
+        switch self {
+        case .psnr: return "PSNR, pooled squared error (x264 Global), dB"
+        case .quality(let m):
+            switch m {
+            case .vmaf: return "VMAF v0.6.1, mean of frames"
+            case .vmafNeg: return "VMAF NEG v0.6.1 (vmaf_v0.6.1neg), mean of frames"
+            case .vmaf4k: return "VMAF 4K v0.6.1 (vmaf_4k_v0.6.1), mean of frames"
+            case .psnrHVS: return "PSNR-HVS (libvmaf psnr_hvs), mean of frames, dB"
+            case .msSSIM: return "MS-SSIM (libvmaf float_ms_ssim), mean of frames"
+            case .ssim: return "SSIM (libvmaf float_ssim), mean of frames"
+            case .ciede2000: return "CIEDE2000 score (libvmaf ciede), mean of frames"
+            case .xpsnr: return "XPSNR Y (FFmpeg xpsnr), mean of frames, dB"
+            }
+        }
+    }
+
+    /// The unit of the metric's values, with its leading space (" dB"), or "" for a score without one.
+    public var unit: String {
+        switch self {
+        case .psnr, .quality(.psnrHVS), .quality(.xpsnr): " dB"
+        default: ""
+        }
+    }
+
+    /// The quality delta's name: BD-PSNR, BD-VMAF, BD-VMAF-NEG, BD-PSNR-HVS, ...
+    public var deltaName: String { "BD-" + title.replacingOccurrences(of: " ", with: "-") }
+
+    /// The metric as ``Bjontegaard``'s messages name it.
+    public var bjontegaard: Bjontegaard.Quality { Bjontegaard.Quality(name: title, unit: unit) }
+}
