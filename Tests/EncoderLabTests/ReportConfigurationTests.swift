@@ -48,3 +48,23 @@ struct ReportConfigurationTests {
         #expect(names[0] == names[1] && names[0] == "openh264 bitrate")
     }
 }
+
+/// The runs table's run cell (``Report/labelShown(_:configuration:common:)``): the grid label's words that the
+/// configuration does not already say (openh264-rate-accuracy's run 4 was seven lines at 1280 px: its configuration and
+/// then its label repeating it, `encoder=openh264 iRCMode=bitrate` included).
+@Suite("report run cell: the label's words the configuration does not say")
+struct RunCellLabelTests {
+    @Test("run 4 of openh264-rate-accuracy: nothing left; a rate word stays; x264's rc=abr is the mode; flags shown whole")
+    func shown() {
+        let common: Set<Substring> = ["eSpsPpsIdStrategy=sps_listing"]
+        #expect(Report.labelShown("bEnableFrameSkip=true eSpsPpsIdStrategy=sps_listing encoder=openh264 iRCMode=bitrate",
+                                     configuration: "openh264 bitrate bEnableFrameSkip=true", common: common) == "")
+        #expect(Report.labelShown("bEnableFrameSkip=true bitrate=150 eSpsPpsIdStrategy=sps_listing encoder=openh264 iRCMode=timestamp slices=4",
+                                     configuration: "openh264 timestamp bEnableFrameSkip=true slices=4", common: common) == "bitrate=150")
+        #expect(Report.labelShown("bitrate=500 preset=veryfast rc=abr", configuration: "abr preset=veryfast", common: []) == "bitrate=500")
+        // rc=abr under another mode is not said by it.
+        #expect(Report.labelShown("rc=abr", configuration: "openh264 bitrate", common: []) == "rc=abr")
+        #expect(Report.labelShown("--encoder openh264 --bitrate 200", configuration: "openh264 bitrate", common: []) == "--encoder openh264 --bitrate 200")
+        #expect(Report.labelShown("crf", configuration: "crf", common: []) == "")
+    }
+}
