@@ -18,6 +18,9 @@ For every run page (REPORT_DIR/*/run-*/index.html, or the --run-page ones):
   - a run with pictures skipped by the encoder (skipped_frames): the keyframe timeline was drawn with one mark named
     "skipped by the encoder" per row, at the row's PTS in seconds from the run's first PTS (sqlite3, exact, 6 decimals),
     and its legend names them;
+  - every IDR and I frame of the keyframe timeline is drawn at its own PTS in seconds from the run's first PTS (sqlite3,
+    exact, 6 decimals), also after pictures the encoder skipped;
+  - an OpenH264 run's page names its settings row "OpenH264 settings", not "x264 flags";
   - every table of the page fits a 1280 px window (no table wider than its box or the window).
 For a run with a rate schedule (rows in rate_changes): the windowed-bitrate chart (chart-bitrate) draws the target in
 force as a staircase whose value at every frame is the one sqlite3's rows give (the run's resolved bitrate under ABR
@@ -25,7 +28,9 @@ until the first change x264 applied with a target, then each applied change's ta
 the frame it landed on), and one vertical mark per change that reached a frame, at that frame's x, named with its
 status; every change x264 ignored or refused is in the page's rate-changes table with its status, and its warning
 (runs.warnings) is on the page.
-For every experiment page: no console errors; each overlay chart has as many points per run as the run has frames.
+For every experiment page: no console errors; each overlay chart has as many points per run as the run has frames;
+the note on clips too short for ABR's start-up names no OpenH264 run; an OpenH264 run's configuration in the runs
+table starts with "openh264 MODE", MODE its iRCMode in sqlite3's $.openh264_params named as codec_app_def.h's RC_MODES.
 --table-page PAGE: the page's first table fits a 1280 px window without scrolling.
 --timing PAGE: prints the page's weight (bytes of the HTML) and its draw time (performance.now() when the last
 chart was drawn, ms from navigation start; the median of 5 loads).
