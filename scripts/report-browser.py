@@ -22,6 +22,9 @@ For every run page (REPORT_DIR/*/run-*/index.html, or the --run-page ones):
     "skipped by the encoder" per row, at the row's PTS in seconds from the run's first PTS (sqlite3, exact, 6 decimals),
     and its legend names them;
   - every deadline on the keyframe timeline shows its colour in its own pixel column (none drawn over another);
+  - every IDR and I frame of the keyframe timeline is drawn at its own PTS in seconds from the run's first PTS (sqlite3,
+    exact, 6 decimals), also after pictures the encoder skipped;
+  - an OpenH264 run's page names its settings row "OpenH264 settings", not "x264 flags";
   - every table of the page fits a 1280 px window (no table wider than its box or the window).
 For a run with a rate schedule (rows in rate_changes): the windowed-bitrate chart (chart-bitrate) draws the target in
 force as a staircase whose value at every frame is the one sqlite3's rows give (the run's resolved bitrate under ABR
@@ -31,7 +34,9 @@ status; every change x264 ignored or refused is in the page's rate-changes table
 (runs.warnings) is on the page.
 For every experiment page: no console errors; each overlay chart has as many points per run as the run has frames;
 every table fits 1280 px; the runs table shows at most 10 columns by default and breaks no flag of a run's label
-across lines.
+across lines;
+the note on clips too short for ABR's start-up names no OpenH264 run; an OpenH264 run's configuration in the runs
+table starts with "openh264 MODE", MODE its iRCMode in sqlite3's $.openh264_params named as codec_app_def.h's RC_MODES.
 --table-page PAGE: the page's first table fits a 1280 px window without scrolling.
 --timing PAGE: prints the page's weight (bytes of the HTML) and its draw time (performance.now() when the last
 chart was drawn, ms from navigation start; the median of 5 loads).
@@ -138,7 +143,9 @@ def run_page(driver, db, page):
         if marks <= 0:
             fail(f"{page}: the run has keyframe limits but its keyframe timeline draws no deadline ({marks})")
         deadlines_visible(driver, page)
+    keyframe_positions(driver, con, run_id, tn, td, page)
     skipped_frames(driver, con, run_id, tn, td, page)
+    settings_row(driver, con, run_id, page)
     tables_fit(driver, page)
     has_changes = con.execute("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'rate_changes'").fetchone()[0]
     if has_changes and con.execute("SELECT count(*) FROM rate_changes WHERE run_id = ?", (run_id,)).fetchone()[0]:
@@ -328,6 +335,26 @@ def experiment_page(driver, db, page):
             n = con.execute("SELECT count(*) FROM frames WHERE run_id = ?", (run_id,)).fetchone()[0]
             if count != n:
                 fail(f"{page}: {chart['id']}: run {run_id} has {count} points, {n} frames in sqlite3")
+    # The note on clips too short for ABR's start-up explains x264's estimator: it names x264 runs only.
+    for note in driver.execute_script("return Array.prototype.map.call(document.querySelectorAll('li.short-clip'), "
+                                      "function (li) { return li.innerText; });"):
+        named = re.search(r"\(\d+ [A-Z ]+? runs?, runs? ([0-9, ]+)", note)
+        for run_id in ([int(x) for x in named.group(1).replace(" ", "").split(",") if x] if named else []):
+            if openh264_mode(con, run_id) is not None:
+                fail(f"{page}: the note on clips too short for ABR's start-up (x264's estimator) names OpenH264 run {run_id}")
+    # An OpenH264 run's configuration starts with its encoder and its rate-control mode in OpenH264's terms.
+    cells = driver.execute_script("""
+        var t = document.getElementById('runs');
+        if (!t) return [];
+        return Array.prototype.map.call(t.querySelectorAll('tbody tr'), function (tr) { return tr.cells[0].innerText; });""")
+    for cell in cells:
+        found = re.match(r"\s*(\d+) (.*?) · ", cell)
+        if not found:
+            continue
+        mode = openh264_mode(con, int(found.group(1)))
+        if mode is not None and not (found.group(2) + " ").startswith(f"openh264 {mode} "):
+            fail(f"{page}: run {found.group(1)}'s configuration '{found.group(2)}' does not start with 'openh264 {mode}' "
+                 "(sqlite3: $.openh264_params iRCMode, codec_app_def.h's RC_MODES)")
     con.close()
     tables_fit(driver, page)
     # The runs table: at most 10 columns shown by default, the others behind the column chooser.
@@ -355,6 +382,51 @@ def experiment_page(driver, db, page):
         return out;""")
     for flag in broken:
         fail(f"{page}: the runs table breaks the flag {flag!r} of a run's label across lines")
+
+
+def keyframe_positions(driver, con, run_id, tn, td, page):
+    """Each IDR and I frame of the keyframe timeline is drawn at its own PTS in seconds from the run's first PTS
+    (sqlite3, exact, 6 decimals), whatever pictures the encoder skipped before it."""
+    drawn = driver.execute_script("""
+        var g = window.enclabCharts.graphs['chart-keyframes'];
+        if (!g) return null;
+        var xs = [];
+        for (var r = 0; r < g.numRows(); r++) xs.push(g.getValue(r, 0));
+        xs.sort(function (a, b) { return a - b; });
+        return xs.slice(1, xs.length - 1).map(function (x) { return x.toFixed(6); });""")
+    if drawn is None:
+        return
+    first = con.execute("SELECT min(pts) FROM frames WHERE run_id = ?", (run_id,)).fetchone()[0]
+    expected = [seconds(pts - first, tn, td) for (pts,) in
+                con.execute("SELECT pts FROM frames WHERE run_id = ? AND type IN ('IDR', 'I') ORDER BY pts", (run_id,))]
+    if drawn != expected:
+        fail(f"{page}: the keyframe timeline draws its IDR and I frames at {drawn} s, their PTS in sqlite3 are at {expected} s")
+
+
+# OpenH264's iRCMode constants (codec_app_def.h, RC_MODES): the lab's names of them.
+OPENH264_RC_MODES = {"0": "quality", "1": "bitrate", "2": "bufferbased", "3": "timestamp", "-1": "off"}
+
+
+def openh264_mode(con, run_id):
+    """The OpenH264 rate-control mode a run gave the library (runs.settings $.openh264_params' iRCMode=N, named as
+    codec_app_def.h's RC_MODES), or None for a run of another encoder."""
+    name, params = con.execute("SELECT json_extract(settings, '$.encoder.name'), json_extract(settings, '$.openh264_params') "
+                               "FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+    if name != "openh264":
+        return None
+    found = re.search(r"(?:^| )iRCMode=(-?\d+)", params or "")
+    return OPENH264_RC_MODES.get(found.group(1)) if found else "?"
+
+
+def settings_row(driver, con, run_id, page):
+    """An OpenH264 run's page names its encoder's settings "OpenH264 settings", not "x264 flags"."""
+    if openh264_mode(con, run_id) is None:
+        return
+    heads = driver.execute_script("""
+        return Array.prototype.map.call(document.querySelectorAll('table tr td:first-child, table tr th:first-child'),
+                                        function (c) { return c.innerText.trim(); });""")
+    if "x264 flags" in heads or "OpenH264 settings" not in heads:
+        fail(f"{page}: an OpenH264 run (sqlite3: $.encoder.name openh264) whose settings row is not named 'OpenH264 settings' (rows: {heads[:8]})")
 
 
 def skipped_frames(driver, con, run_id, tn, td, page):

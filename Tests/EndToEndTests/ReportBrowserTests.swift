@@ -96,7 +96,7 @@ struct ReportBrowserTests {
         #expect(r.status == 0 && r.stdout.hasSuffix("ok\n"), "\(r.stdout)\(r.stderr)")
     }
 
-    @Test("pictures skipped by the encoder (OpenH264's frame skip) in chromium: the keyframe timeline's marks named 'skipped by the encoder' are the skipped_frames rows (sqlite3), its legend names them")
+    @Test("pictures skipped by the encoder (OpenH264's frame skip) in chromium: the keyframe timeline's marks named 'skipped by the encoder' are the skipped_frames rows (sqlite3), its legend names them; its IDR frames after skipped pictures at their own PTS; the run page's 'OpenH264 settings' row; no ABR start-up note for OpenH264; the configuration 'openh264 bitrate'")
     func skippedFrames() throws {
         try Self.requireBrowser()
         let dir = cli.scratch()
@@ -104,11 +104,17 @@ struct ReportBrowserTests {
         let noise = try CLI.process("/usr/bin/ffmpeg", ["-nostdin", "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=160x96:rate=25,noise=alls=40:allf=t",
                                                         "-frames:v", "40", "-pix_fmt", "yuv420p", "-y", "file:\(dir)/n.y4m"], in: dir)
         try #require(noise.status == 0, "\(noise.stderr)")
-        let run = try CLI.process(CLI.binary, ["encode", "n.y4m", "--encoder", "openh264", "--bitrate", "40", "--bEnableFrameSkip", "true",
+        // An IDR every 10 coded frames: the IDRs after the first come after skipped pictures.
+        let run = try CLI.process(CLI.binary, ["encode", "n.y4m", "--encoder", "openh264", "--bitrate", "200", "--bEnableFrameSkip", "true", "--keyint", "10",
                                                "--no-plots", "--db", "lab.sqlite", "--out", "out"], in: dir)
         try #require(run.status == 0, "\(run.stderr)")
         let skipped = try CLI.process("/usr/bin/sqlite3", ["lab.sqlite", "SELECT count(*) FROM skipped_frames"], in: dir)
         #expect((Int(skipped.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) > 0, "the run skips pictures")
+        // A keyframe whose display_index (its input index) is not its place among the coded frames: pictures were skipped before it.
+        let late = try CLI.process("/usr/bin/sqlite3", ["lab.sqlite", """
+            SELECT count(*) FROM frames f WHERE type IN ('IDR', 'I') AND display_index != (SELECT count(*) FROM frames g WHERE g.run_id = f.run_id AND g.pts < f.pts)
+            """], in: dir)
+        #expect((Int(late.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) > 0, "a keyframe comes after skipped pictures")
         let r = try CLI.process(CLI.binary, ["report", "--db", "lab.sqlite", "--out", "rep", "--runs", "1"], in: dir)
         try #require(r.status == 0, "\(r.stderr)")
         let check = try CLI.process("/usr/bin/python3", [Self.script, "--db", "lab.sqlite", "--report", "rep"], in: dir, limit: 900)

@@ -18,6 +18,9 @@ struct StoredRunSettings {
     var resolved: [String: Any]?
     /// `encoder.name`: the encoder when not x264 (`openh264`); nil for x264's runs, which store no encoder.
     var encoder: String?
+    /// `openh264_params`: the `SEncParamExt` fields an OpenH264 run gave the library, as `name=value` words
+    /// (`iRCMode=1 ...`); nil for other encoders' runs.
+    var openh264Params: String?
 
     /// Parses `runs.settings` of run `runID`.
     /// - Throws: `.data` "run N: settings are not a JSON object" (the caller adds the database's path).
@@ -31,6 +34,7 @@ struct StoredRunSettings {
         axes = object["axes"] as? [String: Any]
         resolved = object["resolved"] as? [String: Any]
         encoder = (object["encoder"] as? [String: Any])?["name"] as? String
+        openh264Params = object["openh264_params"] as? String
     }
 
     /// `resolved.NAME` as a number (x264's integers are exact in a Double), nil when absent, not a number or a
@@ -38,6 +42,17 @@ struct StoredRunSettings {
     func resolvedNumber(_ name: String) -> Double? {
         guard let n = resolved?[name] as? NSNumber, String(cString: n.objCType) != "c" else { return nil }
         return n.doubleValue
+    }
+
+    /// An OpenH264 run's rate-control mode in OpenH264's terms, the lab's name of the `iRCMode` it gave the library
+    /// (`openh264_params`' `iRCMode=N`: quality 0, bitrate 1, bufferbased 2, timestamp 3, off -1, codec_app_def.h's
+    /// RC_MODES); nil for another encoder's run or when not stored.
+    var openh264RCMode: String? {
+        guard encoder == EncoderName.openh264.rawValue, let params = openh264Params else { return nil }
+        for word in params.split(separator: " ") where word.hasPrefix("iRCMode=") {
+            return try? OpenH264Names.canonical("iRCMode", String(word.dropFirst("iRCMode=".count)))
+        }
+        return nil
     }
 
     /// `resolved.rc_method`: `cqp`, `crf` or `abr` (x264.h `X264_RC_*`), nil when absent.

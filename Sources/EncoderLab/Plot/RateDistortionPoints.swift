@@ -15,12 +15,16 @@ extension RateDistortion {
     public static func points(experiment: String, runs: [LabStore.RunRow], store: LabStore,
                               metric: Plots.QualityMetric = .psnrGlobal) throws -> [Plots.RDPoint] {
         var points: [Plots.RDPoint] = []
+        // The lines are named within the experiment, as the report names them (``ReportData/configurations(_:)``).
+        let all = runs.filter { $0.experiment == experiment }
+        let names = ReportData.configurations(all.map { try? StoredRunSettings(json: $0.settingsJSON, runID: $0.runID) })
+        let nameOf = Dictionary(zip(all.map(\.runID), names)) { a, _ in a }
         for run in runs.sorted(by: { $0.runID < $1.runID }) where run.experiment == experiment && run.status == "done" {
             let metrics = try RunMetrics.stored(database: store.database, runID: run.runID, shownPath: store.database.path)
             guard let kbps = metrics["bitrate_kbps"]?.double, kbps > 0, kbps.isFinite,
                   let value = metrics[metric.rawValue]?.double, value.isFinite else { continue }
             let settings = try StoredRunSettings(json: run.settingsJSON, runID: run.runID)
-            points.append(Plots.RDPoint(clip: Paths.fileName(run.clip), mode: lineName(settings), kbps: kbps, psnr: value,
+            points.append(Plots.RDPoint(clip: Paths.fileName(run.clip), mode: (nameOf[run.runID] ?? nil) ?? lineName(settings), kbps: kbps, psnr: value,
                                         runID: run.runID, unverified: metrics["psnr_source"]?.string == "x264"))
         }
         return points

@@ -6,9 +6,9 @@ struct ChartRunInput {
     var frames: [LabStore.ChartFrame]
     /// The DataRateLimits pairs the run was checked against (`data_rate_windows`).
     var limits: [DataRateLimits.Pair]
-    /// The PTS (ticks) of the pictures the encoder dropped (`skipped_frames`), in input order: marked on the keyframe
+    /// The input index and PTS (ticks) of the pictures the encoder dropped (`skipped_frames`), in input order: marked on the keyframe
     /// timeline as "skipped by the encoder".
-    var skippedPTS: [Int64] = []
+    var skipped: [(inputIndex: Int, pts: Int64)] = []
     /// The run's rate schedule as stored (`rate_changes` with `step_response`); empty without one.
     var rateChanges: [LabStore.StoredRateChange] = []
 
@@ -17,7 +17,7 @@ struct ChartRunInput {
 
     static func load(run runID: Int64, store: LabStore) throws -> ChartRunInput {
         ChartRunInput(frames: try store.chartFrames(run: runID), limits: try store.dataRateLimits(run: runID),
-                      skippedPTS: try store.reportSkippedPTS(run: runID), rateChanges: try store.rateChanges(run: runID),
+                      skipped: try store.reportSkipped(run: runID), rateChanges: try store.rateChanges(run: runID),
                       quality: try store.chartQuality(run: runID))
     }
 }

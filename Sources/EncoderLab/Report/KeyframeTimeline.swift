@@ -3,7 +3,9 @@ import H264
 
 /// The run page's keyframe timeline with the run's VideoToolbox keyframe limits drawn on it (``RunPage``'s
 /// `keyframes.*` and its interactive `chart-keyframes`), from the stored `keyframe_analysis` limits and
-/// `keyframe_violations` rows (``LabStore/ReportRules``), over PTS in seconds from the run's first PTS:
+/// `keyframe_violations` rows (``LabStore/ReportRules``), over PTS in seconds from the run's first PTS, each picture at
+/// its own PTS (on a run whose encoder dropped pictures, frame numbers are input pictures, as the keyframe rule counts
+/// them, `display_index` of a frame and `input_index` of a skipped picture, never places among the coded frames):
 /// - a deadline per stretch (from each IDR, and from frame 0 when it is none, as ``KeyframeRule/violations(keyframes:pts:endPTS:)``
 ///   cuts the stream): where the next keyframe was due at the latest, the frame `a + MaxKeyFrameInterval` (its PTS;
 ///   the stream's end for the frame count; none past it) and `PTS(a) + MaxKeyFrameIntervalDuration` (none past the
@@ -33,8 +35,10 @@ struct KeyframeTimeline {
     /// The limits in Apple's words ("MaxKeyFrameInterval=60", "MaxKeyFrameIntervalDuration=2"), nil when not applied.
     var frameRule: String?
     var durationRule: String?
-    /// Seconds of each frame's PTS from the first, in display order.
+    /// Seconds of each input picture's PTS from the first, in input order: the coded frames' and the skipped ones'.
     var seconds: [Double]
+    /// The timeline's clock (seconds of a PTS from the run's first PTS).
+    let time: ChartTime
     /// The end of the last frame: its PTS plus one frame (a skipped picture's, when one comes last).
     var endSeconds: Double
     /// Seconds of each skipped picture's PTS from the first, in input order.
@@ -49,20 +53,27 @@ struct KeyframeTimeline {
     /// both seen, neither drawn over the other.
     static let deadlineBands: [(from: Double, to: Double)] = [(0.7 / 1.35, 1), (0, 0.65 / 1.35)]
 
-    /// - Parameters: `frames` a run's frames (any order); `frameSeconds` one nominal frame's duration; `skippedPTS` the
-    ///   PTS of the pictures the encoder dropped.
-    init(frames: [ReportData.Frame], rules: LabStore.ReportRules?, time: ChartTime, frameSeconds: Double, skippedPTS: [Int64] = []) {
-        let display = frames.sorted { $0.displayIndex < $1.displayIndex }
-        let n = display.count
-        seconds = display.map { time.seconds($0.pts) }
-        skippedSeconds = skippedPTS.map { time.seconds($0) }
+    /// - Parameters: `frames` a run's frames (any order); `frameSeconds` one nominal frame's duration; `skipped` the
+    ///   input index and PTS of the pictures the encoder dropped.
+    init(frames: [ReportData.Frame], rules: LabStore.ReportRules?, time: ChartTime, frameSeconds: Double,
+         skipped: [(inputIndex: Int, pts: Int64)] = []) {
+        self.time = time
+        // Every input picture in input order: a frame's display_index is its input index (the encoders number the
+        // pictures that went in), a skipped picture's input_index its own.
+        let pictures = (frames.map { (index: $0.displayIndex, pts: $0.pts, idr: $0.type == "IDR") }
+                        + skipped.map { (index: $0.inputIndex, pts: $0.pts, idr: false) }).sorted { $0.index < $1.index }
+        let n = pictures.count
+        var place: [Int: Int] = [:]
+        for (k, p) in pictures.enumerated() where place[p.index] == nil { place[p.index] = k }
+        seconds = pictures.map { time.seconds($0.pts) }
+        skippedSeconds = skipped.map { time.seconds($0.pts) }
         endSeconds = max(seconds.max() ?? 0, skippedSeconds.max() ?? 0) + frameSeconds
         guard let k = rules?.keyframes else { return }
         let frameLimit = k.frameLimit.flatMap { Int(exactly: $0) }.flatMap { $0 > 0 ? $0 : nil }
         let durationLimit = k.durationLimit.flatMap(RuleSection.seconds).flatMap { $0 > 0 && $0.isFinite ? $0 : nil }
         frameRule = frameLimit.map { "MaxKeyFrameInterval=\($0)" }
         durationRule = durationLimit.map { "MaxKeyFrameIntervalDuration=\(ChartGroup.trimmed(String(format: "%.6f", $0)))" }
-        var starts = display.indices.filter { display[$0].type == "IDR" }
+        var starts = pictures.indices.filter { pictures[$0].idr }
         if starts.first != 0 && n > 0 { starts.insert(0, at: 0) }
         for a in starts {
             if let limit = frameLimit {
@@ -75,8 +86,9 @@ struct KeyframeTimeline {
             }
         }
         for v in rules?.keyframeViolations ?? [] {
-            guard let start = Int(exactly: v.startFrame), let end = Int(exactly: v.endFrame), start >= 0, start <= end, end <= n, start < n else { continue }
-            violations.append(Violation(kind: v.kind, start: start, end: end, from: seconds[start], to: end < n ? seconds[end] : endSeconds))
+            guard let start = Int(exactly: v.startFrame), let end = Int(exactly: v.endFrame), start >= 0, start <= end, end <= n, start < n,
+                  let from = place[start] else { continue }
+            violations.append(Violation(kind: v.kind, start: start, end: end, from: seconds[from], to: end < n ? place[end].map { seconds[$0] } ?? endSeconds : endSeconds))
         }
     }
 
@@ -125,7 +137,9 @@ struct KeyframeTimeline {
         guard !keys.isEmpty else { return nil }
         var group = ChartGroup()
         group.xLabel = "PTS (s) from the run's first PTS"
-        let x = keys.map { seconds.indices.contains($0.displayIndex) ? seconds[$0.displayIndex] : 0 }
+        // Each at its own PTS (not the place of its display_index among the coded frames: a frame after pictures the
+        // encoder skipped was drawn that many pictures late).
+        let x = keys.map { time.seconds($0.pts) }
         var fields: [(name: String, json: String)] = [
             ("x", ChartGroup.fixed(x, digits: 6)), ("c", ChartGroup.integers(keys.map(\.codedIndex))),
             ("d", ChartGroup.integers(keys.map(\.displayIndex))), ("t", ChartGroup.integers(keys.map { RunPage.types.firstIndex(of: $0.type) ?? 0 })),

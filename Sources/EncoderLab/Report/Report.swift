@@ -186,7 +186,7 @@ public enum Report {
                 loaded.append(rows)
                 // The charts' frames are the same rows (one frame query per run).
                 chartInputs.append(ChartRunInput(frames: rows.map(LabStore.ChartFrame.init), limits: try store.dataRateLimits(run: run.row.runID),
-                                                 skippedPTS: try store.reportSkippedPTS(run: run.row.runID),
+                                                 skipped: try store.reportSkipped(run: run.row.runID),
                                                  rateChanges: try store.rateChanges(run: run.row.runID),
                                                  quality: try store.chartQuality(run: run.row.runID)))
             }

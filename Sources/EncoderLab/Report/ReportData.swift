@@ -8,9 +8,10 @@ struct ReportData {
     static let leadingMetrics = ["bitrate_kbps", "target_error_pct", "psnr_global", "ssim_db"]
 
     /// The grid keys that set the rate, left out of a configuration's name (the rate varies along its curve): `qp`,
-    /// `crf`, `bitrate`, and every key starting with `vbv-` (or `vbv_`); `rc` is the configuration's first word.
+    /// `crf`, `bitrate`, OpenH264's `iTargetBitrate` and `iMaxBitrate`, and every key starting with `vbv-` (or
+    /// `vbv_`); `rc` is the configuration's first word.
     static func isRateKey(_ key: String) -> Bool {
-        ["qp", "crf", "bitrate", "rc"].contains(key) || key.hasPrefix("vbv-") || key.hasPrefix("vbv_")
+        ["qp", "crf", "bitrate", "rc", "iTargetBitrate", "iMaxBitrate"].contains(key) || key.hasPrefix("vbv-") || key.hasPrefix("vbv_")
     }
 
     /// One run as the report shows it.
@@ -41,8 +42,11 @@ struct ReportData {
         /// Encoded with `--verify none`: `run_metrics.psnr_source` is `x264`, or (without that row) the stored
         /// settings' `$.resolved.verify` is `none`. Its PSNR is x264's own report, not the lab's decode.
         var unverified = false
-        /// The rate-control mode as the settings give it (`rc`, else x264's `resolved.rc_method`; "" without settings).
+        /// The rate-control mode as the settings give it (`rc`, else x264's `resolved.rc_method`; an OpenH264 run's
+        /// `iRCMode` in OpenH264's terms, ``StoredRunSettings/openh264RCMode``; "" without settings).
         var mode = ""
+        /// The encoder that made the run (`settings.encoder.name`, x264 when none is stored).
+        var encoder = EncoderName.x264.rawValue
         /// Its VideoToolbox rule results (``LabStore/ReportRules``); nil when it has none stored.
         var rules: LabStore.ReportRules?
         /// Input PTS that repeat or go back (`timestamp_analysis.non_increasing_input_pts`), 0 when none or not stored.
@@ -102,17 +106,23 @@ struct ReportData {
         let qualityMeans = try store.reportQualityMeans()
         var runs: [Run] = []
         runs.reserveCapacity(rows.count)
-        for row in rows {
+        let allSettings = rows.map { try? StoredRunSettings(json: brief[$0.runID] ?? "", runID: $0.runID) }
+        // Configurations are named within their experiment (``configurations(_:)``).
+        var configurationOf: [Int64: String] = [:]
+        for indexes in Dictionary(grouping: rows.indices, by: { rows[$0].experiment }).values {
+            for (k, name) in zip(indexes, Self.configurations(indexes.map { allSettings[$0] })) { configurationOf[rows[k].runID] = name }
+        }
+        for (row, settings) in zip(rows, allSettings) {
             try Interruption.check()
-            let settings = try? StoredRunSettings(json: brief[row.runID] ?? "", runID: row.runID)
             let label = settings.map { $0.label.isEmpty ? $0.x264Arguments : $0.label } ?? ""
             // A run of `enclab check --db` has no encoder settings: its configuration is `check` and the limits it was
             // checked against (its label), not x264's "unknown" rate control.
             let isCheck = row.experiment == CheckRuns.experiment && row.runKey == nil
             var run = Run(row: row, clipName: Paths.fileName(row.clip), label: label,
-                          configuration: isCheck ? (label.isEmpty ? "check" : "check \(label)") : settings.map(Self.configuration) ?? "?", metrics: [:])
+                          configuration: isCheck ? (label.isEmpty ? "check" : "check \(label)") : configurationOf[row.runID] ?? "?", metrics: [:])
             run.unverified = x264PSNR.contains(row.runID) || (settings?.resolved?["verify"] as? String) == "none"
-            run.mode = settings.map { $0.rc ?? $0.rcMethod ?? "" } ?? ""
+            run.mode = settings.map { $0.openh264RCMode ?? $0.rc ?? $0.rcMethod ?? "" } ?? ""
+            run.encoder = settings?.encoder ?? EncoderName.x264.rawValue
             run.rules = rules[row.runID]
             run.nonIncreasingInputPTS = nonIncreasing[row.runID] ?? 0
             run.skippedFrames = skipped[row.runID] ?? 0
@@ -164,11 +174,36 @@ struct ReportData {
         throw LabError.data("\(database): run \(runID): run_metrics.\(column) \(found) (a damaged row)")
     }
 
-    /// A run's configuration: its rate-control mode (`rc`, else x264's `resolved.rc_method`, else "?"), then the
-    /// grid's other settings as `key=value` words in key order, the rate keys (``isRateKey(_:)``) left out; an object
-    /// axis adds its own words; `encoder=NAME` first for an encoder other than x264 that no axis names. Without `axes` (settings of the previous version) the words of the label.
+    /// A run's configuration: its rate-control mode (`rc`, else x264's `resolved.rc_method`, else "?"; for an OpenH264
+    /// run `openh264` and its `iRCMode` in OpenH264's terms, ``StoredRunSettings/openh264RCMode``: "openh264 bitrate",
+    /// "openh264 timestamp"), then the grid's settings other than the rate as `key=value` words in key order, the rate keys (``isRateKey(_:)``)
+    /// left out (and an OpenH264 run's `encoder` and `iRCMode`, in its first words); an object axis adds its own words;
+    /// `encoder=NAME` first for another encoder than x264 and OpenH264 that no axis names. Without `axes` (settings of the
+    /// previous version) the words of the label. The name of one run alone; ``configurations(_:)`` names an experiment's.
     static func configuration(_ settings: StoredRunSettings) -> String {
-        let mode = settings.rc ?? settings.rcMethod ?? "?"
+        let parts = configurationParts(settings)
+        return ([parts.mode] + parts.words).joined(separator: " ")
+    }
+
+    /// The configurations of one experiment's runs (``configuration(_:)``, nil for a run without settings), where an
+    /// OpenH264 run's name leaves out the words every OpenH264 run of the experiment has (`eSpsPpsIdStrategy=sps_listing`
+    /// set for all of them): its runs differ by the rest, so the curves are the same and the names short. x264 runs
+    /// keep every word (their names are those of earlier reports and of `--anchor`).
+    static func configurations(_ list: [StoredRunSettings?]) -> [String?] {
+        let parts = list.map { $0.map(configurationParts) }
+        let isOpenH264 = list.map { $0?.encoder == EncoderName.openh264.rawValue }
+        var common: Set<String>?
+        for (p, open) in zip(parts, isOpenH264) where open {
+            guard let words = p?.words else { continue }
+            common = common.map { $0.intersection(words) } ?? Set(words)
+        }
+        return zip(parts, isOpenH264).map { p, open in
+            p.map { ([$0.mode] + (open ? $0.words.filter { !(common?.contains($0) ?? false) } : $0.words)).joined(separator: " ") }
+        }
+    }
+
+    /// ``configuration(_:)``'s first word(s) and its `key=value` words.
+    static func configurationParts(_ settings: StoredRunSettings) -> (mode: String, words: [String]) {
         var words: [String] = []
         if let axes = settings.axes {
             for key in axes.keys.sorted() {
@@ -184,10 +219,17 @@ struct ReportData {
                 return !isRateKey(key)
             }
         }
+        if settings.encoder == EncoderName.openh264.rawValue {
+            // OpenH264's own mode names: x264's `abr` (its resolved method) would name bitrate, timestamp and
+            // bufferbased alike. The mode the library was given, else the grid's iRCMode (a run failed before).
+            let given = words.first { $0.hasPrefix("iRCMode=") }.map { String($0.dropFirst("iRCMode=".count)) }
+            words.removeAll { $0 == "encoder=\(EncoderName.openh264.rawValue)" || $0.hasPrefix("iRCMode=") }
+            return ("\(EncoderName.openh264.rawValue) \(settings.openh264RCMode ?? given ?? "?")", words)
+        }
         // The encoder when not x264, also where no grid axis names it (`enclab encode` runs, `encoder` in `base`), so
         // two encoders' runs never make one curve.
         if let e = settings.encoder, e != EncoderName.x264.rawValue, !words.contains("encoder=\(e)") { words.insert("encoder=\(e)", at: 0) }
-        return ([mode] + words).joined(separator: " ")
+        return (settings.rc ?? settings.rcMethod ?? "?", words)
     }
 
     /// One frame as the report reads it (`frames`, decode order).

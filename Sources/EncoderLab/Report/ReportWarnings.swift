@@ -1,9 +1,10 @@
 import Foundation
 
 /// What the experiment page's numbers cannot say, each warning with the number that triggers it:
-/// - ABR or capped VBR on a clip shorter than ``shortClipSeconds`` (docs/rate-accuracy.md: x264's one-pass ABR makes a
+/// - x264's ABR or capped VBR on a clip shorter than ``shortClipSeconds`` (docs/rate-accuracy.md: x264's one-pass ABR makes a
 ///   start-up deficit of 0.5-1.1 s of the target that it pays back slowly, −12 % and −22 % on 4-5 s clips, under 1 %
-///   from 30 s on; capped VBR is the same estimator);
+///   from 30 s on; capped VBR is the same estimator); OpenH264's runs are not counted: the note explains x264's
+///   estimator, and its modes are other rate controls (docs/openh264-findings.md);
 /// - a clip whose curves have fewer than 4 points, so no BD-rate (``Bjontegaard`` needs 4 per curve);
 /// - CBR runs whose VBV replay counts overflows while their stream carries filler data;
 /// - runs encoded with `--verify none` (PSNR from x264's own report);
@@ -45,8 +46,8 @@ enum Warnings {
         let done = runs.filter { $0.row.status == "done" }
         var items: [String] = []
 
-        // Short clips under ABR or capped VBR.
-        let short = done.filter { ($0.mode == "abr" || $0.mode == "vbr") && (span($0).map { $0 < shortClipSeconds } ?? false) }
+        // Short clips under x264's ABR or capped VBR.
+        let short = done.filter { $0.encoder == EncoderName.x264.rawValue && ($0.mode == "abr" || $0.mode == "vbr") && (span($0).map { $0 < shortClipSeconds } ?? false) }
         for (clip, list) in Dictionary(grouping: short, by: \.clipName).sorted(by: { $0.key < $1.key }) {
             let seconds = list.compactMap(span).min()!
             let modes = Set(list.map { $0.mode.uppercased() }).sorted().joined(separator: " and ")

@@ -106,7 +106,7 @@ enum RunPage {
         body += warnings
         var facts: [[String]] = run.isCheck ? checkFacts(run, stream: stream) : [
             ["experiment", e(row.experiment)], ["clip", e(row.clip) + (source == nil ? " <span class=\"missing\">(source file missing on this machine, or not a regular file)</span>" : "")],
-            ["configuration", e(run.configuration)], ["label", e(run.label)], ["x264 flags", e(settings?.x264Arguments ?? "")],
+            ["configuration", e(run.configuration)], ["label", e(run.label)], [Self.settingsRowName(run.encoder), e(settings?.x264Arguments ?? "")],
             ["status", e(row.status) + (row.error.map { ": " + e($0) } ?? "")],
             ["stream", e(row.streamPath ?? "none stored") + (stream == nil ? " <span class=\"missing\">(stream file missing on this machine, or not a regular file)</span>" : "")],
         ]
@@ -227,7 +227,7 @@ enum RunPage {
         }
         try Plots.write(keys, to: "\(dir)/keyframes.dat")
         let frameSeconds = (try? frameTicks * timebase)?.approximateValue ?? 0
-        let timeline = KeyframeTimeline(frames: frames, rules: run.rules, time: time, frameSeconds: frameSeconds, skippedPTS: charts.skippedPTS)
+        let timeline = KeyframeTimeline(frames: frames, rules: run.rules, time: time, frameSeconds: frameSeconds, skipped: charts.skipped)
         let limitPlots = try timeline.gnuplot(dir: dir)
         let keySeries = [
             "'keyframes.dat' using 2:($3==0 ? 1 : 1/0) with impulses lw 3 lc rgb '\(colours[0])' title 'IDR'",
@@ -260,9 +260,13 @@ enum RunPage {
         } else {
             body += ChartPage.picture(name: "keyframes", data: ["keyframes.dat"] + limitPlots.files, alt: "keyframe timeline")
         }
-        let keyframeIndexes = frames.filter { $0.type == "IDR" || $0.type == "I" }.map(\.displayIndex).sorted()
+        // GOP lengths in coded frames: places in display order (a frame's display_index counts the pictures the encoder
+        // skipped, and the last GOP ended at the frame count).
+        let inDisplayOrder = frames.sorted { $0.displayIndex < $1.displayIndex }
+        let keyframeIndexes = inDisplayOrder.indices.filter { inDisplayOrder[$0].type == "IDR" || inDisplayOrder[$0].type == "I" }
         let gops = zip(keyframeIndexes.dropFirst(), keyframeIndexes).map { $0 - $1 } + (keyframeIndexes.last.map { [frames.count - $0] } ?? [])
-        body += "<p>\(keyframeIndexes.count) I/IDR frames; GOP lengths in frames: \(e(gops.map(String.init).joined(separator: ", ")))</p>\n"
+        let skippedNote = charts.skipped.isEmpty ? "" : " (coded frames; the \(charts.skipped.count) picture\(charts.skipped.count == 1 ? "" : "s") \(KeyframeTimeline.skippedName) not counted)"
+        body += "<p>\(keyframeIndexes.count) I/IDR frames; GOP lengths in frames\(skippedNote): \(e(gops.map(String.init).joined(separator: ", ")))</p>\n"
 
         // VBV occupancy.
         body += "<h2>VBV occupancy</h2>\n"
@@ -299,6 +303,12 @@ enum RunPage {
 
         return (Outcome(streamMissing: stream == nil, sourceMissing: source == nil),
                 HTML.page(title: "run \(row.runID): \(run.clipName) \(run.label)", body: body))
+    }
+
+    /// The name of the run facts' row holding the encoder's settings as flags (`settings.x264_args`): "x264 flags", or
+    /// for OpenH264 "OpenH264 settings" (its `--encoder openh264` flags and `SEncParamExt` fields).
+    static func settingsRowName(_ encoder: String) -> String {
+        encoder == EncoderName.openh264.rawValue ? "OpenH264 settings" : encoder == EncoderName.x264.rawValue ? "x264 flags" : "\(encoder) settings"
     }
 
     /// The facts of a run stored by `enclab check --db`: what was checked (the stream file, the limits it was checked

@@ -23,6 +23,24 @@ extension Report {
         return Int64(rules.keyframeViolations.count) + rules.windows.reduce(0) { $0 + $1.windowsOver }
     }
 
+    /// What the run cell shows of a run's grid label (`key=value` words, the label column has it whole): the words the
+    /// configuration does not already say, nor every run of the table by its encoder (`common`). The configuration says its own words,
+    /// its mode (`rc=abr` under "abr ...") and for OpenH264 `encoder=openh264` and `iRCMode=MODE` ("openh264 MODE ...");
+    /// what is left is mostly the rate (`bitrate=300`). A label of flags (`enclab encode`'s, `--bitrate 300`) is shown
+    /// whole unless it is the configuration.
+    static func labelShown(_ label: String, configuration: String, common: Set<Substring>) -> String {
+        guard !label.isEmpty, label != configuration else { return "" }
+        let words = label.split(separator: " ")
+        guard !words.contains(where: { $0.hasPrefix("-") }) else { return label }
+        let said = Set(configuration.split(separator: " "))
+        let mode = configuration.split(separator: " ").first.map(String.init) ?? ""
+        var modeWords: Set<String> = ["rc=\(mode)"]
+        if mode == EncoderName.openh264.rawValue, let m = configuration.split(separator: " ").dropFirst().first {
+            modeWords = ["encoder=\(mode)", "iRCMode=\(m)"]
+        }
+        return words.filter { !said.contains($0) && !modeWords.contains(String($0)) && !common.contains($0) }.joined(separator: " ")
+    }
+
     /// The runs table (with its note on runs that are not repeatable).
     static func runsTable(_ runs: [ReportData.Run], data: ReportData, pages: [Int64: RunPage.Outcome],
                           files: [Int64: (stream: Bool, source: Bool)]) throws -> String {
@@ -53,6 +71,14 @@ extension Report {
             }
             return groups.map { "<span class=\"flag\">\(e($0))</span>" }.joined(separator: " ")
         }
+        // Per encoder, the grid label's words every run of the table by that encoder shares (none for one run): the
+        // run cell leaves them out, as an OpenH264 configuration leaves out those of the experiment's OpenH264 runs.
+        var commonWords: [String: Set<Substring>] = [:]
+        for (encoder, list) in Dictionary(grouping: runs, by: \.encoder) where list.count > 1 {
+            var common = Set(list[0].label.split(separator: " "))
+            for run in list.dropFirst() { common.formIntersection(run.label.split(separator: " ")) }
+            commonWords[encoder] = common
+        }
         for run in runs {
             let id = run.row.runID
             var badges: [String] = []
@@ -63,7 +89,8 @@ extension Report {
                 badges.append("<span class=\"missing\">\([found.stream ? nil : "stream missing", found.source ? nil : "source missing"].compactMap { $0 }.joined(separator: ", "))</span>")
             }
             let idText = pages[id] != nil ? "<a href=\"run-\(id)/index.html\">\(id)</a>" : "\(id)"
-            let runCell = "<span data-v=\"\(id)\">\(idText) \(e(run.configuration)) · \(e(run.clipName))\(run.label.isEmpty || run.label == run.configuration ? "" : " · <span class=\"label\">\(label(run.label))</span>")\(badges.isEmpty ? "" : " " + badges.joined(separator: " "))</span>"
+            let shownLabel = labelShown(run.label, configuration: run.configuration, common: commonWords[run.encoder] ?? [])
+            let runCell = "<span data-v=\"\(id)\">\(idText) \(e(run.configuration)) · \(e(run.clipName))\(shownLabel.isEmpty ? "" : " · <span class=\"label\">\(label(shownLabel))</span>")\(badges.isEmpty ? "" : " " + badges.joined(separator: " "))</span>"
             let target = metric(run, "target_kbps"), peak = metric(run, "peak_1s_kbps")
             var peakCell = HTML.number(peak, digits: 1)
             if let peak, let target, target > 0 { peakCell = cell("\(peakCell) (\(HTML.number(peak / target, digits: 2))×)", sortValue: peak) }

@@ -62,7 +62,7 @@ extension LabStore {
             SELECT run_id, CASE WHEN json_valid(settings) AND json_type(settings) = 'object' THEN json_object(
                 'rc', json_extract(settings, '$.rc'), 'label', json_extract(settings, '$.label'),
                 'x264_args', json_extract(settings, '$.x264_args'), 'axes', json_extract(settings, '$.axes'),
-                'encoder', json_extract(settings, '$.encoder'),
+                'encoder', json_extract(settings, '$.encoder'), 'openh264_params', json_extract(settings, '$.openh264_params'),
                 'resolved', CASE WHEN json_type(settings, '$.resolved') = 'object' THEN json_object(
                     'rc_method', json_extract(settings, '$.resolved.rc_method'), 'verify', json_extract(settings, '$.resolved.verify')) END)
             END FROM runs
@@ -164,11 +164,14 @@ extension LabStore {
         return out
     }
 
-    /// A run's skipped pictures' PTS (`skipped_frames.pts`, ticks of the run's timebase), in input order; empty for a
+    /// A run's skipped pictures' input index and PTS (`skipped_frames.input_index`, `pts` in ticks of the run's timebase), in input order; empty for a
     /// run without any or a database without that table.
-    func reportSkippedPTS(run runID: Int64) throws -> [Int64] {
+    func reportSkipped(run runID: Int64) throws -> [(inputIndex: Int, pts: Int64)] {
         guard try reportHasTable("skipped_frames") else { return [] }
-        return try database.query("SELECT pts FROM skipped_frames WHERE run_id = ? ORDER BY input_index", [.integer(runID)]).compactMap { $0[0].int }
+        return try database.query("SELECT input_index, pts FROM skipped_frames WHERE run_id = ? ORDER BY input_index", [.integer(runID)]).compactMap { row in
+            guard let index = row[0].int, let i = Int(exactly: index), let pts = row[1].int else { return nil }
+            return (i, pts)
+        }
     }
 
     /// A run's VideoToolbox rule results as stored (`keyframe_analysis`, `keyframe_violations`, `data_rate_windows`),
