@@ -11,10 +11,13 @@ struct ChartRunInput {
     var skippedPTS: [Int64] = []
     /// The run's rate schedule as stored (`rate_changes` with `step_response`); empty without one.
     var rateChanges: [LabStore.StoredRateChange] = []
+    /// The run's RTP stage per coded frame (`rtp_frames` with `rtp_loss_frames`); empty without one.
+    var rtp: [LabStore.StoredRTPFrame] = []
 
     static func load(run runID: Int64, store: LabStore) throws -> ChartRunInput {
         ChartRunInput(frames: try store.chartFrames(run: runID), limits: try store.dataRateLimits(run: runID),
-                      skippedPTS: try store.reportSkippedPTS(run: runID), rateChanges: try store.rateChanges(run: runID))
+                      skippedPTS: try store.reportSkippedPTS(run: runID), rateChanges: try store.rateChanges(run: runID),
+                      rtp: try store.rtpFrames(run: runID))
     }
 }
 
