@@ -182,7 +182,8 @@ public enum Report {
                 // The charts' frames are the same rows (one frame query per run).
                 chartInputs.append(ChartRunInput(frames: rows.map(LabStore.ChartFrame.init), limits: try store.dataRateLimits(run: run.row.runID),
                                                  skippedPTS: try store.reportSkippedPTS(run: run.row.runID),
-                                                 rateChanges: try store.rateChanges(run: run.row.runID)))
+                                                 rateChanges: try store.rateChanges(run: run.row.runID),
+                                                 rtp: try store.rtpFrames(run: run.row.runID)))
             }
             let frames = loaded, charts = chartInputs
             // What each page's numbers cannot say (the experiment page's warnings that concern the run).
