@@ -32,6 +32,11 @@ until the first change x264 applied with a target, then each applied change's ta
 the frame it landed on), and one vertical mark per change that reached a frame, at that frame's x, named with its
 status; every change x264 ignored or refused is in the page's rate-changes table with its status, and its warning
 (runs.warnings) is on the page.
+For a run with an RTP stage (rows in rtp_frames): the chart chart-rtp-packets draws, at every frame, the packets of
+its rtp_frames row (sqlite3, decode order); with a loss model, chart-rtp-loss marks as frozen exactly the display
+indexes of the run's rtp_loss_frames rows whose state is 'frozen' (and as broken those of 'broken'), and the run
+page's table rtp-run shows each rtp_runs value (numbers compared at the table's decimals; the overhead percentage
+computed here as rtp_overhead_bytes / payload_bytes x 100).
 For every experiment page: no console errors; each overlay chart has as many points per run as the run has frames;
 every table fits 1280 px; the runs table shows at most 10 columns by default and breaks no flag of a run's label
 across lines;
@@ -202,6 +207,7 @@ def run_page(driver, db, page):
     for chart, r in others.items():
         if abs(r[0] - after[0]) > 1e-9 or abs(r[1] - after[1]) > 1e-9:
             fail(f"{page}: {chart} did not follow the zoom: {r} against {after}")
+    rtp(driver, con, page, run_id)
     con.close()
 
 
@@ -311,6 +317,87 @@ def deadlines_visible(driver, page):
         return
     for name, x, rows in hidden:
         fail(f"{page}: the keyframe deadline '{name}' at {x} s is not seen on its own: {rows} pixel rows of its colour alone")
+
+
+def rtp(driver, con, page, run_id):
+    has_table = con.execute("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'rtp_frames'").fetchone()[0]
+    rows = con.execute("SELECT coded_index, packets FROM rtp_frames WHERE run_id = ? ORDER BY coded_index",
+                       (run_id,)).fetchall() if has_table else []
+    if not rows:
+        return
+    drawn = driver.execute_script("""
+        function column(id, label) {
+          var g = window.enclabCharts.graphs[id];
+          if (!g) return null;
+          var c = g.getLabels().indexOf(label);
+          if (c < 0) return {labels: g.getLabels()};
+          var out = [];
+          for (var r = 0; r < g.numRows(); r++) out.push(g.getValue(r, c));
+          return {values: out};
+        }
+        var b = document.querySelector('script.enclab-chart-data[data-group="run"]');
+        var d = JSON.parse(b.textContent);
+        return {packets: column('chart-rtp-packets', 'RTP packets of the frame'),
+                frozen: column('chart-rtp-loss', 'frozen (the picture before shown again)'),
+                broken: column('chart-rtp-loss', 'broken (over 0.5 dB under the loss-free decode)'),
+                display: d.runs[0].f.d, coded: d.runs[0].f.c};""")
+    packets = drawn["packets"]
+    if packets is None or "values" not in packets:
+        fail(f"{page}: the run has rtp_frames rows but no chart-rtp-packets with 'RTP packets of the frame' ({packets})")
+    else:
+        expected = [p for _, p in rows]
+        if packets["values"] != expected:
+            fail(f"{page}: chart-rtp-packets draws {packets['values']}, sqlite3's rtp_frames packets are {expected}")
+    run = con.execute("SELECT * FROM rtp_runs WHERE run_id = ?", (run_id,)).fetchone()
+    names = [c[0] for c in con.execute("SELECT * FROM rtp_runs LIMIT 0").description]
+    stored = dict(zip(names, run)) if run else {}
+    if stored.get("loss") is not None:
+        for state, key in [("frozen", "frozen"), ("broken", "broken")]:
+            want = sorted(d for (d,) in con.execute("SELECT display_index FROM rtp_loss_frames WHERE run_id = ? AND state = ?",
+                                                     (run_id, state)))
+            marks = drawn[key]
+            if marks is None or "values" not in marks:
+                fail(f"{page}: the run has a loss model but chart-rtp-loss has no {state} series ({marks})")
+                continue
+            got = sorted(drawn["display"][r] for r, v in enumerate(marks["values"]) if v is not None)
+            if got != want:
+                fail(f"{page}: chart-rtp-loss marks display indexes {got} {state}, sqlite3's rtp_loss_frames has {want}")
+    cells = driver.execute_script("""
+        var t = document.getElementById('rtp-run'); if (!t) return null;
+        return Array.prototype.map.call(t.querySelectorAll('tbody tr'), function (tr) {
+          return Array.prototype.map.call(tr.cells, function (td) { return td.textContent; }); });""")
+    if cells is None:
+        fail(f"{page}: the run has an rtp_runs row but the page has no table rtp-run")
+        return
+    seen = set()
+    for name, value, source in cells:
+        if source.startswith("rtp_runs."):
+            column = source[len("rtp_runs."):]
+            want = stored.get(column)
+        elif source.startswith("rtp_overhead_bytes / payload_bytes"):
+            column = "overhead %"
+            want = stored["rtp_overhead_bytes"] / stored["payload_bytes"] * 100 if stored.get("payload_bytes") else None
+        else:
+            fail(f"{page}: rtp-run row {name!r} names no stored value ({source!r})")
+            continue
+        seen.add(column)
+        if isinstance(want, str) or want is None:
+            ok = value == (want or "")
+        else:
+            decimals = len(value.split(".")[1]) if "." in value else 0
+            try:
+                ok = abs(float(value) - want) <= 0.5 * 10 ** -decimals + 1e-9
+            except ValueError:
+                ok = False
+        if not ok:
+            fail(f"{page}: rtp-run shows {name} = {value!r}, sqlite3's rtp_runs has {want!r}")
+    required = ["packets", "max_packets_per_frame", "largest_burst_bytes", "rtp_overhead_bytes", "overhead %"]
+    if stored.get("loss") is not None:
+        required += ["loss", "packets_lost", "frames_frozen", "frames_broken", "loss_events", "mean_recovery_frames",
+                     "max_recovery_frames", "unrecovered_events"]
+    for column in required:
+        if column not in seen:
+            fail(f"{page}: rtp-run does not show {column}")
 
 
 def experiment_page(driver, db, page):

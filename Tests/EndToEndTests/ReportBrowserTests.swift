@@ -140,6 +140,29 @@ struct ReportBrowserTests {
         #expect(check.status == 0 && check.stdout.hasSuffix("ok\n"), "\(check.stdout)\(check.stderr)")
     }
 
+    @Test("a run with the RTP stage under loss in chromium: the packets chart's points are the rtp_frames rows, the loss chart's frozen marks the rtp_loss_frames frozen rows, the rtp-run table's numbers the rtp_runs row (sqlite3); the experiment page offers the RTP columns behind its chooser only")
+    func rtpStage() throws {
+        try Self.requireBrowser()
+        let dir = cli.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try SyntheticClip(width: 160, height: 120, frames: 30, seed: 5).write(to: "\(dir)/c.y4m")
+        let e = try CLI.process(CLI.binary, ["encode", "c.y4m", "--preset", "veryfast", "--threads", "1", "--qp", "24", "--keyint", "12",
+                                             "--rtp", "mtu=500", "--loss", "bernoulli:p=0.05,seed=1", "--no-plots", "--db", "lab.sqlite", "--out", "out"], in: dir)
+        try #require(e.status == 0, "\(e.stderr)")
+        // The seed loses packets and freezes frames, so the marks have something to be compared with.
+        let lossy = try CLI.process("/usr/bin/sqlite3", ["lab.sqlite", "SELECT packets_lost > 0, frames_frozen > 0 FROM rtp_runs"], in: dir)
+        #expect(lossy.stdout == "1|1\n", "\(lossy.stdout)")
+        let r = try CLI.process(CLI.binary, ["report", "--db", "lab.sqlite", "--out", "rep"], in: dir)
+        try #require(r.status == 0, "\(r.stderr)")
+        let check = try CLI.process("/usr/bin/python3", [Self.script, "--db", "lab.sqlite", "--report", "rep"], in: dir, limit: 900)
+        #expect(check.status == 0 && check.stdout.hasSuffix("ok\n"), "\(check.stdout)\(check.stderr)")
+        // The experiment page: the RTP columns are in the chooser and hidden by default.
+        let page = try FileManager.default.contentsOfDirectory(atPath: "\(dir)/rep").first { FileManager.default.fileExists(atPath: "\(dir)/rep/\($0)/run-1/index.html") }
+        let html = try String(contentsOfFile: "\(dir)/rep/\(try #require(page))/index.html", encoding: .utf8)
+        #expect(html.contains("<th class=\"text\" hidden>RTP: loss model</th>") || html.contains("<th hidden>RTP: loss model</th>"))
+        #expect(html.contains("<input type=\"checkbox\" data-col=") && html.contains("> RTP: packets lost</label>"))
+    }
+
     @Test("the report's assets: dygraphs copied without source maps, so the folder works offline; chart data cannot close its script element")
     func assets() throws {
         let dir = cli.scratch()

@@ -13,6 +13,11 @@ extension Plots {
 
     /// Writes the files and queues the chart on `queue`; does nothing without `frames`.
     static func writeRTPPlot(_ input: RunPlotInput, frames: [LabStore.StoredRTPFrame], dir: String, queue: PlotQueue) throws {
+        try writeRTPPlot(title: input.title, frames: frames, dir: dir, queue: queue)
+    }
+
+    /// The same chart titled `title` (the report's run page, which has no ``RunPlotInput``).
+    static func writeRTPPlot(title: String, frames: [LabStore.StoredRTPFrame], dir: String, queue: PlotQueue) throws {
         guard !frames.isEmpty else { return }
         func number(_ v: Double?) -> String { v.map { String($0) } ?? "NaN" }
         var data = "# coded_index display_index packets lost_packets psnr_y lossfree_psnr_y state_index\n"
@@ -45,6 +50,6 @@ extension Plots {
         } else {
             body += "\nplot 'rtp.dat' using 1:3 with boxes lc rgb '#1f77b4' title 'packets per frame'"
         }
-        try both(dir: dir, name: "rtp", body: body, arguments: [shown(input.title)], queue: queue)
+        try both(dir: dir, name: "rtp", body: body, arguments: [shown(title)], queue: queue)
     }
 }

@@ -11,6 +11,8 @@ struct ChartRunInput {
     var skipped: [(inputIndex: Int, pts: Int64)] = []
     /// The run's rate schedule as stored (`rate_changes` with `step_response`); empty without one.
     var rateChanges: [LabStore.StoredRateChange] = []
+    /// The run's RTP stage per coded frame (`rtp_frames` with `rtp_loss_frames`); empty without one.
+    var rtp: [LabStore.StoredRTPFrame] = []
 
     /// The perceptual metrics per display index (`frame_quality_metrics`); empty when the run was not scored.
     var quality: [Int: [QualityMetric: Double]] = [:]
@@ -18,7 +20,7 @@ struct ChartRunInput {
     static func load(run runID: Int64, store: LabStore) throws -> ChartRunInput {
         ChartRunInput(frames: try store.chartFrames(run: runID), limits: try store.dataRateLimits(run: runID),
                       skipped: try store.reportSkipped(run: runID), rateChanges: try store.rateChanges(run: runID),
-                      quality: try store.chartQuality(run: runID))
+                      rtp: try store.rtpFrames(run: runID), quality: try store.chartQuality(run: runID))
     }
 }
 

@@ -188,6 +188,7 @@ public enum Report {
                 chartInputs.append(ChartRunInput(frames: rows.map(LabStore.ChartFrame.init), limits: try store.dataRateLimits(run: run.row.runID),
                                                  skipped: try store.reportSkipped(run: run.row.runID),
                                                  rateChanges: try store.rateChanges(run: run.row.runID),
+                                                 rtp: try store.rtpFrames(run: run.row.runID),
                                                  quality: try store.chartQuality(run: run.row.runID)))
             }
             let frames = loaded, charts = chartInputs

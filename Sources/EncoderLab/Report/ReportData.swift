@@ -53,6 +53,8 @@ struct ReportData {
         var nonIncreasingInputPTS: Int64 = 0
         /// Pictures the encoder dropped (`skipped_frames` rows: OpenH264's frame skip), 0 when none or not stored.
         var skippedFrames: Int64 = 0
+        /// The run's `rtp_runs` row (its RTP stage, schema 9), column name to value; nil without the stage.
+        var rtp: [String: SQLValue]?
         /// Whether it was recorded by `enclab check --db` (experiment ``RuleCheck/experiment``, no run key).
         var isCheck: Bool { row.experiment == CheckRuns.experiment && row.runKey == nil }
         /// The rate it was asked for, kbit/s (`run_metrics.target_kbps`).
@@ -70,6 +72,8 @@ struct ReportData {
     /// settings of its most recent run (the highest run id; none when that run's settings have no `report.anchor`),
     /// with that run's id.
     var fileAnchors: [String: (runID: Int64, anchor: String)] = [:]
+    /// Some run read has an RTP stage (`rtp_runs`): the runs table offers its columns.
+    var hasRTP = false
 
     /// Reads every run of `store` (``experiments`` nil) or of the named experiments.
     /// - Throws: `.data` for a stored row the report cannot read (settings that are not JSON, a damaged frame, a
@@ -104,6 +108,8 @@ struct ReportData {
         let nonIncreasing = try store.reportNonIncreasingInputPTS()
         let skipped = try store.reportSkippedCounts()
         let qualityMeans = try store.reportQualityMeans()
+        let rtpRuns = try store.reportRTPRuns()
+        hasRTP = rows.contains { rtpRuns[$0.runID] != nil }
         var runs: [Run] = []
         runs.reserveCapacity(rows.count)
         let allSettings = rows.map { try? StoredRunSettings(json: brief[$0.runID] ?? "", runID: $0.runID) }
@@ -127,6 +133,7 @@ struct ReportData {
             run.nonIncreasingInputPTS = nonIncreasing[row.runID] ?? 0
             run.skippedFrames = skipped[row.runID] ?? 0
             if row.status == "done" { run.quality = qualityMeans[row.runID] ?? [:] }
+            run.rtp = rtpRuns[row.runID]
             if row.status == "done" {
                 if let m = byRun[row.runID] {
                     run.metrics = m

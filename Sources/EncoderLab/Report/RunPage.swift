@@ -273,6 +273,9 @@ enum RunPage {
         body += try vbvSection(vbv, time: time, settings: settings, dir: dir, queue: queue, chart: &chart)
         body += try chart.dataRateSection(dir: dir, queue: queue)
 
+        // The RTP stage (`--rtp`, `--loss`): its table and charts.
+        body += try chart.rtpSection(charts.rtp, run: run.rtp, title: "\(run.clipName) \(run.label)", dir: dir, queue: queue)
+
         // PTS and DTS steps.
         body += "<h2>PTS and DTS steps</h2>\n"
         let display = frames.sorted { $0.displayIndex < $1.displayIndex }

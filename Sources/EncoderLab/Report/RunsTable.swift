@@ -53,7 +53,7 @@ extension Report {
         }
         let extraMetrics = data.metricColumns.filter { !summaryMetrics.contains($0) }
         let runsFrames = data.metricColumns.contains("frames") ? [] : ["frames"]
-        let extraHeaders = ["clip", "configuration", "label", "status", "repeatable"] + runsFrames + ["files", "PSNR from"] + extraMetrics
+        let extraHeaders = ["clip", "configuration", "label", "status", "repeatable"] + runsFrames + ["files", "PSNR from"] + extraMetrics + (data.hasRTP ? RTPColumns.headers : [])
         var rows: [[String]] = []
         rows.reserveCapacity(runs.count)
         func metric(_ run: ReportData.Run, _ name: String) -> Double? { run.metrics[name] ?? nil }
@@ -115,6 +115,7 @@ extension Report {
             if !runsFrames.isEmpty { row.append(run.row.frames.map(String.init) ?? "") }
             row += [filesCell, source]
             row += extraMetrics.map { HTML.number(metric(run, $0), digits: integerMetrics.contains($0) ? 0 : 3) }
+            if data.hasRTP { row += RTPColumns.cells(run.rtp) }
             rows.append(row)
         }
         let defaults = summaryHeaders.count

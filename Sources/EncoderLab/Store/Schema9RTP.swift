@@ -116,6 +116,8 @@ extension LabStore {
         public var codedIndex: Int
         public var displayIndex: Int
         public var packets: Int
+        /// The bytes of the frame's RTP packets, headers included (`rtp_frames.rtp_bytes`): the burst the frame sends.
+        public var rtpBytes: Int
         public var lostPackets: Int?
         /// `rtp_loss_frames` of the same display index: state, luma PSNR under loss and loss-free (nil: no error).
         public var state: String?
@@ -128,13 +130,26 @@ extension LabStore {
     public func rtpFrames(run runID: Int64) throws -> [StoredRTPFrame] {
         guard try !database.rows("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'rtp_frames'").isEmpty else { return [] }
         return try database.rows("""
-            SELECT f.coded_index, f.display_index, f.packets, f.lost_packets, l.state, l.psnr_y, l.lossfree_psnr_y
+            SELECT f.coded_index, f.display_index, f.packets, f.rtp_bytes, f.lost_packets, l.state, l.psnr_y, l.lossfree_psnr_y
             FROM rtp_frames AS f LEFT JOIN rtp_loss_frames AS l ON l.run_id = f.run_id AND l.display_index = f.display_index
             WHERE f.run_id = ? ORDER BY f.coded_index
             """, [.integer(runID)]).map {
             StoredRTPFrame(codedIndex: Int(try $0.integer("coded_index")), displayIndex: Int(try $0.integer("display_index")),
-                           packets: Int(try $0.integer("packets")), lostPackets: $0["lost_packets"].int.map { Int($0) },
+                           packets: Int(try $0.integer("packets")), rtpBytes: Int(try $0.integer("rtp_bytes")), lostPackets: $0["lost_packets"].int.map { Int($0) },
                            state: $0["state"].string, psnrY: $0["psnr_y"].double, lossFreePSNRY: $0["lossfree_psnr_y"].double)
         }
+    }
+
+    /// Every run's `rtp_runs` row, column name to value, by run id (empty for a database older than schema 9).
+    func reportRTPRuns() throws -> [Int64: [String: SQLValue]] {
+        guard try !database.rows("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'rtp_runs'").isEmpty else { return [:] }
+        var out: [Int64: [String: SQLValue]] = [:]
+        for row in try database.rows("SELECT * FROM rtp_runs") {
+            var values: [String: SQLValue] = [:]
+            for (name, _) in row.indexes { values[name] = row[name] }
+            guard let id = row["run_id"].int else { continue }
+            out[id] = values
+        }
+        return out
     }
 }
