@@ -177,7 +177,7 @@ enum ChartOverlay {
     }
 
     static let dataRateView = View(name: "datarate", title: "DataRateLimits: the bytes of each pair's window of decode time starting at each frame, for the runs with pairs (encoded with --vt DataRateLimits or checked with check --db); each shown run's limits dashed in its colour, the windows over a limit red points named with their run",
-                                   yLabel: "bytes in the pair's window", field: "r0", style: "steps")
+                                   yLabel: "bytes in the window of the pair", field: "r0", style: "steps")
 
     /// The DataRateLimits chart of a clip's overlay: per run with pairs (`pairsOf`, run index to its pairs in order),
     /// per pair the bytes of the window of its length starting at each frame (field `rN`, ``ChartColumns/derive``, the
