@@ -412,11 +412,11 @@ def data_rate_overlay(driver, con, page):
                         seen = driver.execute_script("""
                             var g = window.enclabCharts.graphs[arguments[0]], area = g.getArea(), canvas = g.hidden_;
                             var ratio = canvas.width / canvas.getBoundingClientRect().width, y = g.toDomYCoord(arguments[1]);
-                            var px = canvas.getContext('2d').getImageData(Math.round((area.x + 1) * ratio), Math.round((y - 1.5) * ratio),
-                                                                          Math.round(4 * ratio), Math.round(3 * ratio)).data;
+                            var px = canvas.getContext('2d').getImageData(Math.round((area.x + 1) * ratio), Math.round((y - 2.5) * ratio),
+                                                                          Math.round(4 * ratio), Math.round(5 * ratio)).data;
                             var c = arguments[2], want = [parseInt(c.substr(1, 2), 16), parseInt(c.substr(3, 2), 16), parseInt(c.substr(5, 2), 16)];
                             for (var k = 0; k < px.length; k += 4)
-                              if (px[k + 3] > 200 && Math.abs(px[k] - want[0]) + Math.abs(px[k + 1] - want[1]) + Math.abs(px[k + 2] - want[2]) < 40) return true;
+                              if (px[k + 3] > 100 && Math.abs(px[k] - want[0]) + Math.abs(px[k + 1] - want[1]) + Math.abs(px[k + 2] - want[2]) < 40) return true;
                             return false;""", chart["id"], limit, colour)
                         if not seen:
                             fail(f"{page}: {chart['id']}: no pixel of run {run_id}'s colour {colour} on the row of its limit {limit} bytes")
