@@ -38,6 +38,9 @@ indexes of the run's rtp_loss_frames rows whose state is 'frozen' (and as broken
 page's table rtp-run shows each rtp_runs value (numbers compared at the table's decimals; the overhead percentage
 computed here as rtp_overhead_bytes / payload_bytes x 100).
 For every experiment page: no console errors; each overlay chart has as many points per run as the run has frames;
+an overlaid run with DataRateLimits pairs (data_rate_windows) has, on its clip's DataRateLimits chart, each pair's limit
+line at the stored bytes in the run's colour (read from the canvas) and as many windows marked over it as its frames'
+windows over the stored bytes (the window rule written out here with fractions);
 every table fits 1280 px; the runs table shows at most 10 columns by default and breaks no flag of a run's label
 across lines;
 the note on clips too short for ABR's start-up names no OpenH264 run; an OpenH264 run's configuration in the runs
@@ -147,6 +150,13 @@ def run_page(driver, db, page):
             return b ? JSON.parse(b.textContent).charts[0].marks.length : -1;""")
         if marks <= 0:
             fail(f"{page}: the run has keyframe limits but its keyframe timeline draws no deadline ({marks})")
+        # One legend entry for the stretches over a limit (all one red), however many kinds they hold.
+        entries = driver.execute_script("""
+            var l = document.getElementById('chart-keyframes-legend'); if (!l) return [];
+            return Array.prototype.map.call(l.querySelectorAll('.item'), function (i) { return i.innerText; });""")
+        violations = [t for t in entries if t.startswith("violation")]
+        if len(violations) > 1:
+            fail(f"{page}: the keyframe timeline's legend has {len(violations)} red violation entries: {violations}")
         deadlines_visible(driver, page)
     keyframe_positions(driver, con, run_id, tn, td, page)
     skipped_frames(driver, con, run_id, tn, td, page)
@@ -442,6 +452,7 @@ def experiment_page(driver, db, page):
         if mode is not None and not (found.group(2) + " ").startswith(f"openh264 {mode} "):
             fail(f"{page}: run {found.group(1)}'s configuration '{found.group(2)}' does not start with 'openh264 {mode}' "
                  "(sqlite3: $.openh264_params iRCMode, codec_app_def.h's RC_MODES)")
+    data_rate_overlay(driver, con, page)
     con.close()
     tables_fit(driver, page)
     # The runs table: at most 10 columns shown by default, the others behind the column chooser.
@@ -514,6 +525,78 @@ def settings_row(driver, con, run_id, page):
                                         function (c) { return c.innerText.trim(); });""")
     if "x264 flags" in heads or "OpenH264 settings" not in heads:
         fail(f"{page}: an OpenH264 run (sqlite3: $.encoder.name openh264) whose settings row is not named 'OpenH264 settings' (rows: {heads[:8]})")
+
+
+def window_bytes(dts, sizes, tn, td, seconds):
+    """The bytes of the window of `seconds` (a Fraction) of decode time starting at each frame, by the lab's window rule
+    (docs/report.md) written out here: a frame's arrival is the largest DTS up to it; frame j is in frame k's window
+    when 0 <= (arrival_j - arrival_k) * timebase < seconds, exactly (fractions)."""
+    arrival, top = [], None
+    for d in dts:
+        top = d if top is None or d > top else top
+        arrival.append(top)
+    tb = fractions.Fraction(tn, td)
+    return [sum(s for a, s in zip(arrival, sizes) if 0 <= (a - ak) * tb < seconds) for ak in arrival]
+
+
+def data_rate_overlay(driver, con, page):
+    """Every overlaid run with DataRateLimits pairs (data_rate_windows rows, read with sqlite3) has them on its clip's
+    DataRateLimits overlay chart (OVERLAY-datarate): a run shown at first has each pair's limit line at the stored
+    bytes in the run's colour, read back from the chart's canvas (a pixel of that colour on the row
+    toDomYCoord(bytes), at the line's left end); every run has as many windows marked over the pair as frames whose
+    window of the pair's length holds more than the stored bytes (computed here from the frames' DTS and sizes)."""
+    if not con.execute("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'data_rate_windows'").fetchone()[0]:
+        return
+    groups = driver.execute_script("""
+        var out = [];
+        document.querySelectorAll('script.enclab-chart-data').forEach(function (b) {
+          var d = JSON.parse(b.textContent);
+          out.push({ runs: d.runs.map(function (r) { return [r.id, r.colour, r.visible]; }),
+                     charts: d.charts.map(function (c) { return { id: c.id, limits: c.limits, series: c.series }; }) });
+        });
+        return out;""")
+    for group in groups:
+        charts = [c for c in group["charts"] if c["id"].endswith("-datarate")]
+        for r, (run_id, colour, visible) in enumerate(group["runs"]):
+            pairs = con.execute("SELECT pair, bytes, seconds FROM data_rate_windows WHERE run_id = ? ORDER BY pair", (run_id,)).fetchall()
+            if not pairs:
+                continue
+            if not charts:
+                fail(f"{page}: run {run_id} has DataRateLimits pairs in sqlite3, its overlay draws no DataRateLimits chart")
+                continue
+            chart = charts[0]
+            tn, td = con.execute("SELECT timebase_num, timebase_den FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+            frames = con.execute("SELECT dts, size_bytes FROM frames WHERE run_id = ? ORDER BY coded_index", (run_id,)).fetchall()
+            for i, (pair, limit, seconds) in enumerate(pairs):
+                if visible:
+                    line = [l for l in chart["limits"] if l["value"] == limit and l["colour"] == colour and f"run {run_id} " in l["name"]]
+                    if not line:
+                        fail(f"{page}: {chart['id']} has no limit line of run {run_id} at the stored {limit} bytes in its colour {colour}: {chart['limits']}")
+                    else:
+                        seen = driver.execute_script("""
+                            var g = window.enclabCharts.graphs[arguments[0]], area = g.getArea(), canvas = g.hidden_;
+                            var ratio = canvas.width / canvas.getBoundingClientRect().width, y = g.toDomYCoord(arguments[1]);
+                            var px = canvas.getContext('2d').getImageData(Math.round((area.x + 1) * ratio), Math.round((y - 2.5) * ratio),
+                                                                          Math.round(4 * ratio), Math.round(5 * ratio)).data;
+                            var c = arguments[2], want = [parseInt(c.substr(1, 2), 16), parseInt(c.substr(3, 2), 16), parseInt(c.substr(5, 2), 16)];
+                            for (var k = 0; k < px.length; k += 4)
+                              if (px[k + 3] > 100 && Math.abs(px[k] - want[0]) + Math.abs(px[k + 1] - want[1]) + Math.abs(px[k + 2] - want[2]) < 40) return true;
+                            return false;""", chart["id"], limit, colour)
+                        if not seen:
+                            fail(f"{page}: {chart['id']}: no pixel of run {run_id}'s colour {colour} on the row of its limit {limit} bytes")
+                windows = window_bytes([d for d, _ in frames], [s for _, s in frames], tn, td, fractions.Fraction(seconds))
+                expected = sum(1 for b in windows if b > limit)
+                marked = [k for k, s in enumerate(chart["series"]) if s["run"] == r and s.get("above") == limit and s["style"] == "points"]
+                if len(marked) != 1:
+                    fail(f"{page}: {chart['id']}: run {run_id} pair {pair}: {len(marked)} series of windows over {limit} bytes, expected 1")
+                    continue
+                count = driver.execute_script("""
+                    var g = window.enclabCharts.graphs[arguments[0]], c = arguments[1] + 1, n = 0;
+                    for (var r = 0; r < g.numRows(); r++) { var v = g.getValue(r, c); if (v !== null && !isNaN(v)) n++; }
+                    return n;""", chart["id"], marked[0])
+                if count != expected:
+                    fail(f"{page}: {chart['id']}: run {run_id} pair {pair} marks {count} windows over {limit} bytes, "
+                         f"sqlite3's frames give {expected}")
 
 
 def skipped_frames(driver, con, run_id, tn, td, page):

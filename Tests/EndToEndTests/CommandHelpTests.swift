@@ -219,6 +219,9 @@ struct CommandHelpTests {
             let usage = try help(command, in: dir).components(separatedBy: "\n\n")[0].dropFirst("usage: ".count)
             #expect(list.stdout.contains(usage), "\(command)'s usage")
         }
+        // encode drives two encoders: its one-line summary names both, and no "with x264's own flags" only.
+        let encodeLine = list.stdout.split(separator: "\n").first { $0.hasPrefix("encode ") }.map(String.init) ?? ""
+        #expect(encodeLine.contains("libx264") && encodeLine.contains("--encoder openh264") && !encodeLine.contains("with x264's own flags"), "\(encodeLine)")
         for form in [["--help"], ["-h"]] {
             let r = try cli.enclab(form, in: dir)
             #expect(r.status == 0 && r.stdout == list.stdout, "\(form)")

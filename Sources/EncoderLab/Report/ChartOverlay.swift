@@ -5,7 +5,9 @@ import H264
 /// share one x column (decode time from each run's first PTS, ``ChartGroup``): the bitrate of 1-second windows of
 /// decode time, each frame's size (a line per run, its points coloured by frame type), per-frame PSNR of the frame
 /// and SSIM, and VBV occupancy for runs with a VBV; each shown run's target and vbv-maxrate as lines (one line,
-/// "target = vbv-maxrate", when they are equal).
+/// "target = vbv-maxrate", when they are equal); for runs with DataRateLimits pairs (`data_rate_windows`: encodes with
+/// `--vt DataRateLimits`, `check --db` runs), the bytes of each pair's window starting at each frame, the run page's
+/// windows, each shown run's pairs as limits in its colour and its windows over a pair red (``dataRateChart``).
 ///
 /// Which runs: the page offers, per clip, one run of each configuration (``ReportData/configuration(_:)``), the one
 /// at the middle of its rates (by bitrate, then run id; the lower middle of an even count), shown at first, and the
@@ -102,6 +104,7 @@ enum ChartOverlay {
             var picker = "<div class=\"run-picker\">Runs shown: "
             let name = "clip-\(c + 1)"
             var markers: [Int] = [], dashes: [[Int]?] = [], perConfiguration: [String: Int] = [:]
+            var pairsOf: [Int: [DataRateLimits.Pair]] = [:]
             for (run, shown) in offered {
                 try Interruption.check()
                 let row = run.row
@@ -113,7 +116,8 @@ enum ChartOverlay {
                 var arrival: [Int64] = []
                 for f in input.frames { arrival.append(max(arrival.last ?? f.dts, f.dts)) }
                 let vbv = RunPage.vbvReplay(sizes: input.frames.map(\.sizeBytes), arrival: arrival, timebase: timebase, row: row, settings: settings)
-                let derived = ChartColumns.derive(input.frames, timebase: timebase, frameTicks: frameTicks, vbv: vbv?.result, limits: [])
+                // The DataRateLimits pairs the run was checked against (`data_rate_windows`): fields r0, r1, ...
+                let derived = ChartColumns.derive(input.frames, timebase: timebase, frameTicks: frameTicks, vbv: vbv?.result, limits: input.limits)
                 let (colour, marker) = style(run.configuration)
                 // The second run of a configuration dashed, the third dotted, ...
                 let rank = perConfiguration[run.configuration, default: 0]
@@ -131,6 +135,7 @@ enum ChartOverlay {
                     if let b = derived.vbv?.bufferKbit { bufferLimits.append(.init(name: "run \(row.runID) vbv-bufsize \(ChartGroup.trimmed(String(format: "%.1f", b))) kbit", value: b, colour: colour)) }
                 }
                 let k = group.runs.count - 1
+                if !derived.dataRate.isEmpty { pairsOf[k] = derived.dataRate.map { $0.pair } }
                 picker += "<label><input type=\"checkbox\" class=\"run-pick\" data-group=\"\(name)\" data-run=\"\(k)\"\(shown ? " checked" : "")> "
                 picker += "<span style=\"color:\(colour); font-weight: bold\">\(glyphs[marker % glyphs.count])</span> <span class=\"swatch\" style=\"background:\(colour)\"></span>\(HTML.escape(label))\(run.kbps.map { " (\(String(format: "%.0f", $0)) kbit/s)" } ?? "")</label> "
             }
@@ -151,6 +156,7 @@ enum ChartOverlay {
                 let limits = view.name == "bitrate" ? rateLimits : view.name == "vbv" ? bufferLimits : []
                 charts.append((.init(id: "\(prefix)-\(view.name)", yLabel: view.yLabel, series: series, limits: limits, fromZero: view.fromZero, digits: view.digits), view))
             }
+            if let chart = dataRateChart(group: group, pairsOf: pairsOf, markers: markers, dashes: dashes, id: "\(prefix)-datarate") { charts.append(chart) }
             group.charts = charts.map(\.chart)
             html += "<h3>\(HTML.escape(Paths.fileName(clip)))</h3>\n" + picker + "</div>\n" + ChartPage.help(group: name)
             if !origins.isEmpty { html += ChartPage.origin(origins) }
@@ -168,6 +174,36 @@ enum ChartOverlay {
         let how = picked == nil ? "one run of each configuration (the middle of its rates) is shown" : "the runs given to --overlay are shown (the default, one rate of each configuration, can be added)"
         return "<h2>Runs overlaid</h2>\n<p class=\"note\">Per clip, \(how); the runs with a run page can be added with the boxes. Each run is drawn in its configuration's colour and marker, those of the rate-quality chart above; a second run of a configuration is dashed. Every chart of a clip shares one x axis: each frame's decode time (its DTS, or the largest DTS before it) in seconds from its run's first PTS. Limits of the runs shown first are dashed lines in the run's colour. Choose the runs shown first with <code>enclab report --overlay ID,ID,...</code>.</p>\n"
             + html + ChartPage.scripts(depth: 1)
+    }
+
+    static let dataRateView = View(name: "datarate", title: "DataRateLimits: the bytes of each pair's window of decode time starting at each frame, for the runs with pairs (encoded with --vt DataRateLimits or checked with check --db); each shown run's limits dashed in its colour, the windows over a limit red points named with their run",
+                                   yLabel: "bytes in the window of the pair", field: "r0", style: "steps")
+
+    /// The DataRateLimits chart of a clip's overlay: per run with pairs (`pairsOf`, run index to its pairs in order),
+    /// per pair the bytes of the window of its length starting at each frame (field `rN`, ``ChartColumns/derive``, the
+    /// run page's windows) in the run's colour and dash, the windows over the pair's bytes as red points named
+    /// "run ID pair N: over B bytes"; each shown run's pairs as limits in its colour, named with run, pair, bytes and
+    /// seconds. Nil when no run of the clip has pairs.
+    static func dataRateChart(group: ChartGroup, pairsOf: [Int: [DataRateLimits.Pair]], markers: [Int], dashes: [[Int]?],
+                              id: String) -> (chart: ChartGroup.Chart, view: View)? {
+        var series: [ChartGroup.Series] = [], limits: [ChartGroup.Limit] = []
+        for r in pairsOf.keys.sorted() {
+            let run = group.runs[r]
+            for (i, pair) in pairsOf[r]!.enumerated() {
+                let seconds = DataRateLimits.decimal(pair.seconds)
+                var s = ChartGroup.Series(name: "run \(run.runID) pair \(i + 1): bytes in \(seconds) s", colour: run.colour, run: r, field: "r\(i)", style: "steps")
+                s.marker = markers[r]
+                s.dash = dashes[r]
+                series.append(s)
+                series.append(.init(name: "run \(run.runID) pair \(i + 1): over \(pair.bytes) bytes", colour: ChartRunPage.violationColour, run: r,
+                                    field: "r\(i)", above: Double(pair.bytes), style: "points"))
+                if run.visible {
+                    limits.append(.init(name: "run \(run.runID) pair \(i + 1) limit \(pair.bytes) bytes in \(seconds) s", value: Double(pair.bytes), colour: run.colour))
+                }
+            }
+        }
+        guard !series.isEmpty else { return nil }
+        return (chart: ChartGroup.Chart(id: id, yLabel: dataRateView.yLabel, series: series, limits: limits), view: dataRateView)
     }
 
     /// `NAME.dat` (one block per run of the group, in order: `x value`, the x of ``ChartGroup``, the value as the chart
@@ -212,8 +248,14 @@ enum ChartOverlay {
                 typesShown.formUnion(types.compactMap { $0 })
                 continue
             }
+            // The series' own name (the lab's words and digits: no quote) where a run has several series (DataRateLimits).
+            let title = view.name == dataRateView.name ? s.name : "run \(run.runID)"
+            if let above = s.above {
+                series.append("'\(name).dat' index \(k) using 1:($2 > \(above) ? $2 : 1/0) with points pt 7 ps 0.7 lc rgb '\(s.colour)' title '\(title)'")
+                continue
+            }
             let with = view.style == "steps" ? "steps lw 1.5 \(dash)" : "linespoints lw 1.5 \(dash) pt \(pointType) ps 1 pi \(interval)"
-            series.append("'\(name).dat' index \(k) using 1:2 with \(with) lc rgb '\(run.colour)' title 'run \(run.runID)'")
+            series.append("'\(name).dat' index \(k) using 1:2 with \(with) lc rgb '\(run.colour)' title '\(title)'")
         }
         guard !series.isEmpty else { return false }
         for (t, type) in RunPage.types.enumerated() where typesShown.contains(t) {

@@ -161,7 +161,12 @@ struct KeyframeTimeline {
                   from: Self.deadlineBands[$0.kind].from, to: Self.deadlineBands[$0.kind].to)
         }
             + skippedSeconds.map { .init(x: $0, name: Self.skippedName, colour: Self.skippedColour) }
-        chart.spans = violations.map { .init(from: $0.from, to: $0.to, name: "violation: \($0.kind)", colour: Self.violationColour) }
+        // One legend entry for the stretches, all drawn in one red: named with every kind they hold (a stretch over
+        // both limits is stored once per kind; two red entries for it read as two different marks).
+        var kinds: [String] = []
+        for v in violations where !kinds.contains(v.kind) { kinds.append(v.kind) }
+        let spanName = "violation: " + kinds.joined(separator: ", ")
+        chart.spans = violations.map { .init(from: $0.from, to: $0.to, name: spanName, colour: Self.violationColour) }
         chart.xRange = (-frameSeconds / 2, endSeconds)
         chart.yRange = (0, 1.35)
         group.charts = [chart]

@@ -10,7 +10,7 @@ import Foundation
 /// not know: a flag this command does not take is one that neither the lab nor x264 knows.
 struct EncodeCommand: Command {
     let name = "encode"
-    let summary = "one encode of INPUT (.y4m, or any file ffmpeg decodes) with x264's own flags"
+    let summary = "one encode of INPUT (.y4m, or any file ffmpeg decodes) by libx264 (its own flags) or OpenH264 (--encoder openh264)"
     let operands = "INPUT [x264 flags]"
     let flags = [
         Flag("--rc", value: "cqp|crf|abr|cbr|vbr", about: "the lab's rate-control mode on top of x264's options",
