@@ -23,7 +23,7 @@ import Testing
             + run(k4, #"{"resolved": {"rc_method": "unknown"}}"#))
         _ = try LabStore(path: db, busyTimeoutMilliseconds: 0)
         #expect(try Self.sqlite(db, "PRAGMA user_version; SELECT run_id || '|' || ifnull(repeatable, 'NULL') FROM runs ORDER BY run_id")
-                == ["8", "1|0", "2|1", "3|0", "4|NULL"])
+                == ["9", "1|0", "2|1", "3|0", "4|NULL"])
         // A repeat of run 1 (not repeatable) is stored; one of run 2 (repeatable) or of run 4 (not known) is refused.
         _ = try Self.sqlite(db, run(k1, "{}").replacingOccurrences(of: "created_at)", with: "created_at, repeatable)")
                                                .replacingOccurrences(of: "Z')", with: "Z', 0)"))

@@ -122,7 +122,7 @@ struct DatabaseCommandTests {
     /// The database the real enclab of commit aef06d9 wrote (Tests/EncoderLabTests/Fixtures/README.md).
     static let previousVersionFixture = "\(CLI.root)/Tests/EncoderLabTests/Fixtures/aef06d9.sqlite"
 
-    @Test("enclab on a database of commit aef06d9: it is migrated to version 8, its running run failed as interrupted, and the new run is run 4")
+    @Test("enclab on a database of commit aef06d9: it is migrated to version 9, its running run failed as interrupted, and the new run is run 4")
     func previousVersionDatabase() throws {
         let dir = CLI().scratch()
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -133,7 +133,7 @@ struct DatabaseCommandTests {
         #expect(try sqlite("\(dir)/old.sqlite", """
             PRAGMA user_version;
             SELECT run_id, status, clip, coalesce(error, '-'), count(f.run_id) FROM runs LEFT JOIN frames f USING (run_id) GROUP BY run_id;
-            """) == ["8", "1|done|small.y4m|-|4", "2|done|small.y4m|-|4",
+            """) == ["9", "1|done|small.y4m|-|4", "2|done|small.y4m|-|4",
                      "3|failed|big.y4m|interrupted (found running when the database was opened)|0", "4|done|c.y4m|-|4"])
     }
 
@@ -142,11 +142,11 @@ struct DatabaseCommandTests {
         let dir = CLI().scratch()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         try SyntheticClip(width: 64, height: 48, frames: 4, seed: 3).write(to: "\(dir)/c.y4m")
-        _ = try sqlite("\(dir)/new.sqlite", "CREATE TABLE runs (run_id); CREATE TABLE frames (run_id); PRAGMA user_version = 9;")
+        _ = try sqlite("\(dir)/new.sqlite", "CREATE TABLE runs (run_id); CREATE TABLE frames (run_id); PRAGMA user_version = 10;")
         let before = try Data(contentsOf: URL(fileURLWithPath: "\(dir)/new.sqlite"))
         let r = try CLI.process(CLI.binary, ["encode", "c.y4m", "--db", "new.sqlite"], in: dir)
         #expect(r.status == 65)
-        #expect(r.stderr == "enclab: new.sqlite: written by a newer enclab (schema version 9; this enclab knows version 8 and older)\n")
+        #expect(r.stderr == "enclab: new.sqlite: written by a newer enclab (schema version 10; this enclab knows version 9 and older)\n")
         #expect(try Data(contentsOf: URL(fileURLWithPath: "\(dir)/new.sqlite")) == before)
         // No journal or WAL file was made beside it.
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.hasPrefix("new.sqlite") } == ["new.sqlite"])

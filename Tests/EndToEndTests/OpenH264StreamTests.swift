@@ -176,12 +176,14 @@ struct OpenH264StreamTests {
         let count = try #require(Int(try TestSupport.sqlite(db, "SELECT count(*) FROM skipped_frames").first ?? ""))
         try #require(count > 0)
         #expect(run.stdout.contains("; \(count) of 40 pictures skipped by the encoder (skipped_frames)"), "\(run.stdout)")
-        // The metrics export (enclab analyze has written run_metrics): the last column.
+        // The metrics export (enclab analyze has written run_metrics): the column after max_delay_frames.
         let export = try TestSupport.enclab(["export", "--db", "lab.sqlite", "--table", "metrics", "--format", "csv"], in: s.path)
         #expect(export.status == 0, "\(export.stderr)")
         let rows = export.stdout.components(separatedBy: "\r\n").filter { !$0.isEmpty }
-        #expect(rows.first?.hasSuffix(",skipped_frames") == true)
-        #expect(rows.dropFirst().map { $0.split(separator: ",", omittingEmptySubsequences: false).last.map(String.init) } == [String(count)])
+        let header = rows.first?.split(separator: ",", omittingEmptySubsequences: false).map(String.init) ?? []
+        let column = try #require(header.firstIndex(of: "skipped_frames"))
+        #expect(column > 0 && header[column - 1] == "max_delay_frames")
+        #expect(rows.dropFirst().map { $0.split(separator: ",", omittingEmptySubsequences: false)[column] } == [Substring(String(count))])
         // The report: the experiment page's warning, the run page's facts, the keyframe timeline's marks and gnuplot data.
         let report = try TestSupport.enclab(["report", "--db", "lab.sqlite", "--out", "rep", "--runs", "1"], in: s.path)
         #expect(report.status == 0, "\(report.stderr)")
