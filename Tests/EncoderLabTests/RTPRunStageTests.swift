@@ -156,4 +156,20 @@ struct RTPRunStageTests {
         _ = try lostPackets("d.sqlite", "bernoulli:p=0.3,seed=1")
         #expect(try Self.sqlite(scratch.file("d.sqlite"), "SELECT status, frames_frozen + frames_broken > 0, frames_frozen = (SELECT count(*) FROM rtp_loss_frames WHERE state = 'frozen') FROM runs JOIN rtp_runs USING (run_id)") == ["done|1|1"])
     }
+
+    @Test("pictures OpenH264's frame skip dropped are held on both sides, not lost: --loss none gives no frozen frame and no event")
+    func encoderSkippedFrames() throws {
+        let scratch = Scratch()
+        // Noise at 20 kbps: OpenH264 (bEnableFrameSkip) drops most pictures (skipped_frames).
+        let gen = try Witness.run("ffmpeg", ["-nostdin", "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=160x96:rate=25,noise=alls=40:allf=t",
+                                             "-frames:v", "40", "-pix_fmt", "yuv420p", "-y", scratch.file("n.y4m")])
+        try #require(gen.status == 0, "\(gen.stderr)")
+        _ = try labEncode(scratch.file("n.y4m"), ["--encoder", "openh264", "--bitrate", "20", "--bEnableFrameSkip", "true",
+                                                   "--loss", "none:seed=1"], in: scratch)
+        let db = scratch.file("lab.sqlite")
+        let skipped = Int(try Self.sqlite(db, "SELECT count(*) FROM skipped_frames")[0])!
+        try #require(skipped > 0, "the clip should make OpenH264 skip pictures")
+        #expect(try Self.sqlite(db, "SELECT packets_lost, frames_frozen, frames_broken, loss_events, unrecovered_events FROM rtp_runs") == ["0|0|0|0|0"])
+        #expect(try Self.sqlite(db, "SELECT count(*) FROM rtp_loss_frames WHERE state = 'intact' AND event_frame IS NULL") == ["40"])
+    }
 }
