@@ -105,6 +105,14 @@ struct RTPRunStageTests {
             .map { $0.split(separator: "|", omittingEmptySubsequences: false).map(String.init) }
         #expect(rows.count == 24)
         #expect(rows.contains { $0[0] == "broken" })
+        // rtp_runs.mean_psnr_y and lossfree_mean_psnr_y (docs/rtp.md): the plain average over every displayed frame
+        // (rtp_loss_frames rows, intact ones too), a frame without any error (PSNR NULL) left out, summed by sqlite.
+        #expect(try Self.sqlite(db, """
+            SELECT abs(mean_psnr_y - (SELECT sum(psnr_y) / count(psnr_y) FROM rtp_loss_frames)) < 1e-9,
+                   abs(lossfree_mean_psnr_y - (SELECT sum(lossfree_psnr_y) / count(lossfree_psnr_y) FROM rtp_loss_frames)) < 1e-9,
+                   (SELECT count(psnr_y) FROM rtp_loss_frames) = 24, frames_broken + frames_frozen < 24
+            FROM rtp_runs
+            """) == ["1|1|1|1"])
         // Each state from its numbers (0.5 dB), each event's frames counted from its first.
         for r in rows where r[0] != "frozen" {
             let loss = Double(r[1]) ?? .infinity, clean = Double(r[2]) ?? .infinity
