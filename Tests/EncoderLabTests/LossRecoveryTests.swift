@@ -60,6 +60,20 @@ struct LossRecoveryTests {
         #expect(lossy.events == [.init(first: 0, frames: 4, recovered: true)])
     }
 
+    @Test("--loss or --rtp given twice is refused with 64 naming the flag (not silently the last); once each is fine")
+    func givenTwice() throws {
+        for (flag, a, b) in [("loss", "bernoulli:p=0.01", "bernoulli:p=0.02"), ("rtp", "mtu=600", "mtu=700")] {
+            do {
+                _ = try EncodeSettings.parse(arguments: ["--\(flag)", a, "--\(flag)=\(b)", "c.y4m"])
+                Issue.record("--\(flag) twice was accepted")
+            } catch let e as LabError {
+                #expect(e.kind.exitCode == 64 && e.message.contains("--\(flag)") && e.message.contains("twice"), "\(e.message)")
+            }
+        }
+        let (once, _) = try EncodeSettings.parse(arguments: ["--loss", "bernoulli:p=0.01", "--rtp", "mtu=600", "c.y4m"])
+        #expect(once.rtp?.mtu == 600 && once.rtp?.lossSpec == "bernoulli:p=0.01,seed=1")
+    }
+
     @Test("--rtp and --loss: canonical forms, defaults (mtu 1400, non-interleaved, seed 1, gilbert k 1 h 0), --loss alone implies the RTP stage")
     func settings() throws {
         var s = EncodeSettings()

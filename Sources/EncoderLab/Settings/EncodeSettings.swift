@@ -316,6 +316,7 @@ public struct EncodeSettings: Equatable, Sendable {
         var settings = EncodeSettings()
         var positional: [String] = []
         var vtGiven: Set<String> = []
+        var rtpGiven: Set<String> = []
         var i = 0
         while i < arguments.count {
             let arg = arguments[i]
@@ -360,6 +361,11 @@ public struct EncodeSettings: Equatable, Sendable {
                 if !vtGiven.insert(property).inserted {
                     throw LabError.usage("--vt \(property) is given twice; give each VideoToolbox property once")
                 }
+            }
+            // One RTP stage per run: a second --rtp or --loss would silently replace the first (--loss alone implies
+            // --rtp, so each flag is counted by name, not by the setting it fills).
+            if name == "rtp" || name == "loss", !rtpGiven.insert(name).inserted {
+                throw LabError.usage("--\(name) is given twice (the second '\(value)'); give it once")
             }
             // One schedule per run: a second --rate-schedule would silently replace the first.
             if name == "rate-schedule", let earlier = settings.rateSchedule {
