@@ -180,4 +180,15 @@ struct RTPRunStageTests {
         #expect(try Self.sqlite(db, "SELECT packets_lost, frames_frozen, frames_broken, loss_events, unrecovered_events FROM rtp_runs") == ["0|0|0|0|0"])
         #expect(try Self.sqlite(db, "SELECT count(*) FROM rtp_loss_frames WHERE state = 'intact' AND event_frame IS NULL") == ["40"])
     }
+
+    @Test("--rtp and --loss show in the run's label (encode's console line, settings.x264_args the report shows): runs with other loss differ")
+    func labelsNameLoss() throws {
+        let scratch = Scratch()
+        try Self.clip.write(to: scratch.file("c.y4m"))
+        let r = try Witness.enclab(["encode", scratch.file("c.y4m"), "--db", scratch.file("l.sqlite"), "--out", scratch.file("out"), "--frames", "4"]
+                                   + Self.flags + ["--rtp", "mtu=300", "--loss", "bernoulli:p=0.1,seed=4"], in: scratch.path)
+        try #require(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.contains("--rtp mtu=300,mode=non-interleaved --loss bernoulli:p=0.1,seed=4"), "\(r.stdout)")
+        #expect(try Self.sqlite(scratch.file("l.sqlite"), "SELECT json_extract(settings, '$.x264_args') LIKE '%--rtp mtu=300,mode=non-interleaved --loss bernoulli:p=0.1,seed=4%' FROM runs") == ["1"])
+    }
 }
