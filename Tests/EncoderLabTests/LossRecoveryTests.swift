@@ -40,6 +40,40 @@ struct LossRecoveryTests {
         #expect(lost.events == [.init(first: 0, frames: 3, recovered: false)] && lost.meanRecoveryFrames == nil)
     }
 
+    @Test("a slot the encoder skipped (coded false) takes the previous slot's state: held on both sides, not frozen by the network")
+    func skippedSlots() {
+        // No loss: coded 40 dB, then two skipped slots (not output, their held PSNR lower), coded again: no event.
+        let clean = LossRecovery.summarize([F(psnrY: 40, lossFreePSNRY: 40, output: true),
+                                            F(psnrY: 30, lossFreePSNRY: nil, output: false, coded: false),
+                                            F(psnrY: 29, lossFreePSNRY: nil, output: false, coded: false),
+                                            F(psnrY: 40, lossFreePSNRY: 40, output: true)])
+        #expect(clean.states == [.intact, .intact, .intact, .intact] && clean.events.isEmpty)
+        // A skipped first slot: both sides show the empty screen.
+        #expect(LossRecovery.summarize([F(psnrY: 10, lossFreePSNRY: nil, output: false, coded: false)]).states == [.intact])
+        // A broken picture held over a skipped slot stays broken; a frozen one stays frozen; the event runs on.
+        let lossy = LossRecovery.summarize([F(psnrY: 30, lossFreePSNRY: 40, output: true),
+                                            F(psnrY: 30, lossFreePSNRY: nil, output: false, coded: false),
+                                            F(psnrY: 30, lossFreePSNRY: 40, output: false),
+                                            F(psnrY: 30, lossFreePSNRY: nil, output: false, coded: false),
+                                            F(psnrY: 40, lossFreePSNRY: 40, output: true)])
+        #expect(lossy.states == [.broken, .broken, .frozen, .frozen, .intact])
+        #expect(lossy.events == [.init(first: 0, frames: 4, recovered: true)])
+    }
+
+    @Test("--loss or --rtp given twice is refused with 64 naming the flag (not silently the last); once each is fine")
+    func givenTwice() throws {
+        for (flag, a, b) in [("loss", "bernoulli:p=0.01", "bernoulli:p=0.02"), ("rtp", "mtu=600", "mtu=700")] {
+            do {
+                _ = try EncodeSettings.parse(arguments: ["--\(flag)", a, "--\(flag)=\(b)", "c.y4m"])
+                Issue.record("--\(flag) twice was accepted")
+            } catch let e as LabError {
+                #expect(e.kind.exitCode == 64 && e.message.contains("--\(flag)") && e.message.contains("twice"), "\(e.message)")
+            }
+        }
+        let (once, _) = try EncodeSettings.parse(arguments: ["--loss", "bernoulli:p=0.01", "--rtp", "mtu=600", "c.y4m"])
+        #expect(once.rtp?.mtu == 600 && once.rtp?.lossSpec == "bernoulli:p=0.01,seed=1")
+    }
+
     @Test("--rtp and --loss: canonical forms, defaults (mtu 1400, non-interleaved, seed 1, gilbert k 1 h 0), --loss alone implies the RTP stage")
     func settings() throws {
         var s = EncodeSettings()

@@ -105,6 +105,14 @@ struct RTPRunStageTests {
             .map { $0.split(separator: "|", omittingEmptySubsequences: false).map(String.init) }
         #expect(rows.count == 24)
         #expect(rows.contains { $0[0] == "broken" })
+        // rtp_runs.mean_psnr_y and lossfree_mean_psnr_y (docs/rtp.md): the plain average over every displayed frame
+        // (rtp_loss_frames rows, intact ones too), a frame without any error (PSNR NULL) left out, summed by sqlite.
+        #expect(try Self.sqlite(db, """
+            SELECT abs(mean_psnr_y - (SELECT sum(psnr_y) / count(psnr_y) FROM rtp_loss_frames)) < 1e-9,
+                   abs(lossfree_mean_psnr_y - (SELECT sum(lossfree_psnr_y) / count(lossfree_psnr_y) FROM rtp_loss_frames)) < 1e-9,
+                   (SELECT count(psnr_y) FROM rtp_loss_frames) = 24, frames_broken + frames_frozen < 24
+            FROM rtp_runs
+            """) == ["1|1|1|1"])
         // Each state from its numbers (0.5 dB), each event's frames counted from its first.
         for r in rows where r[0] != "frozen" {
             let loss = Double(r[1]) ?? .infinity, clean = Double(r[2]) ?? .infinity
@@ -155,5 +163,32 @@ struct RTPRunStageTests {
         // 30 % of packets lost: whole frames go; the run is still done and says which frames were not shown.
         _ = try lostPackets("d.sqlite", "bernoulli:p=0.3,seed=1")
         #expect(try Self.sqlite(scratch.file("d.sqlite"), "SELECT status, frames_frozen + frames_broken > 0, frames_frozen = (SELECT count(*) FROM rtp_loss_frames WHERE state = 'frozen') FROM runs JOIN rtp_runs USING (run_id)") == ["done|1|1"])
+    }
+
+    @Test("pictures OpenH264's frame skip dropped are held on both sides, not lost: --loss none gives no frozen frame and no event")
+    func encoderSkippedFrames() throws {
+        let scratch = Scratch()
+        // Noise at 20 kbps: OpenH264 (bEnableFrameSkip) drops most pictures (skipped_frames).
+        let gen = try Witness.run("ffmpeg", ["-nostdin", "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=160x96:rate=25,noise=alls=40:allf=t",
+                                             "-frames:v", "40", "-pix_fmt", "yuv420p", "-y", scratch.file("n.y4m")])
+        try #require(gen.status == 0, "\(gen.stderr)")
+        _ = try labEncode(scratch.file("n.y4m"), ["--encoder", "openh264", "--bitrate", "20", "--bEnableFrameSkip", "true",
+                                                   "--loss", "none:seed=1"], in: scratch)
+        let db = scratch.file("lab.sqlite")
+        let skipped = Int(try Self.sqlite(db, "SELECT count(*) FROM skipped_frames")[0])!
+        try #require(skipped > 0, "the clip should make OpenH264 skip pictures")
+        #expect(try Self.sqlite(db, "SELECT packets_lost, frames_frozen, frames_broken, loss_events, unrecovered_events FROM rtp_runs") == ["0|0|0|0|0"])
+        #expect(try Self.sqlite(db, "SELECT count(*) FROM rtp_loss_frames WHERE state = 'intact' AND event_frame IS NULL") == ["40"])
+    }
+
+    @Test("--rtp and --loss show in the run's label (encode's console line, settings.x264_args the report shows): runs with other loss differ")
+    func labelsNameLoss() throws {
+        let scratch = Scratch()
+        try Self.clip.write(to: scratch.file("c.y4m"))
+        let r = try Witness.enclab(["encode", scratch.file("c.y4m"), "--db", scratch.file("l.sqlite"), "--out", scratch.file("out"), "--frames", "4"]
+                                   + Self.flags + ["--rtp", "mtu=300", "--loss", "bernoulli:p=0.1,seed=4"], in: scratch.path)
+        try #require(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.contains("--rtp mtu=300,mode=non-interleaved --loss bernoulli:p=0.1,seed=4"), "\(r.stdout)")
+        #expect(try Self.sqlite(scratch.file("l.sqlite"), "SELECT json_extract(settings, '$.x264_args') LIKE '%--rtp mtu=300,mode=non-interleaved --loss bernoulli:p=0.1,seed=4%' FROM runs") == ["1"])
     }
 }

@@ -6,6 +6,11 @@
 /// (``State/broken``). A PSNR of nil (no error at all) counts as above every number. Every other frame is
 /// ``State/intact``.
 ///
+/// **A picture the encoder skipped** (OpenH264's frame skip, `skipped_frames`; ``Frame/coded`` false) is not lost by
+/// the network: the loss-free decode holds its previous picture there too, so the slot shows on both sides what the
+/// slot before it showed, and takes that slot's state (intact when the first slot: both show the empty screen). With no
+/// packet lost, a run with skipped pictures has no affected frame and no event.
+///
 /// **Loss event and recovery**: an event is a maximal run of affected frames in display order; its recovery time is
 /// its length in frames, the frames from its first affected frame until the first frame within 0.5 dB again (that one
 /// not counted). An event that lasts to the last frame has not recovered: it counts in ``Summary/unrecovered`` and
@@ -24,10 +29,13 @@ public enum LossRecovery {
         public var psnrY: Double?
         public var lossFreePSNRY: Double?
         public var output: Bool
-        public init(psnrY: Double?, lossFreePSNRY: Double?, output: Bool) {
+        /// The encoder coded a picture for this slot (false: it skipped it, and the loss-free decode holds the one before).
+        public var coded: Bool
+        public init(psnrY: Double?, lossFreePSNRY: Double?, output: Bool, coded: Bool = true) {
             self.psnrY = psnrY
             self.lossFreePSNRY = lossFreePSNRY
             self.output = output
+            self.coded = coded
         }
     }
 
@@ -53,7 +61,7 @@ public enum LossRecovery {
         public var maxRecoveryFrames: Int? { events.filter(\.recovered).map(\.frames).max() }
     }
 
-    /// The state of one frame (see the type's description).
+    /// The state of one coded frame (see the type's description; a skipped slot takes the previous slot's).
     public static func state(_ f: Frame) -> State {
         guard f.output else { return .frozen }
         let loss = f.psnrY ?? .infinity, clean = f.lossFreePSNRY ?? .infinity
@@ -63,7 +71,8 @@ public enum LossRecovery {
 
     /// States and events of frames in display order.
     public static func summarize(_ frames: [Frame]) -> Summary {
-        let states = frames.map(state)
+        var states: [State] = []
+        for f in frames { states.append(f.coded ? state(f) : states.last ?? .intact) }
         var events: [Event] = []
         var start: Int?
         for (i, s) in states.enumerated() {

@@ -160,8 +160,11 @@ public enum RTPRunStage {
         m.refusedAccessUnits = decoder.refused
 
         let psnrs = rows.map { PSNR.picture($0.errors, width: width, height: height) }
+        // Slots the encoder skipped (no coded frame shows there): held on both sides, not lost by the network.
+        let coded = Set(frames.map(\.displayIndex))
         let summary = LossRecovery.summarize(rows.indices.map {
-            LossRecovery.Frame(psnrY: psnrs[$0].y, lossFreePSNRY: lossFreePSNRY[$0] ?? nil, output: rows[$0].output)
+            LossRecovery.Frame(psnrY: psnrs[$0].y, lossFreePSNRY: lossFreePSNRY[$0] ?? nil, output: rows[$0].output,
+                               coded: coded.contains($0))
         })
         var eventFrame = [Int?](repeating: nil, count: rows.count)
         for e in summary.events { for k in 0..<e.frames { eventFrame[e.first + k] = k } }

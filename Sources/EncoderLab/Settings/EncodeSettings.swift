@@ -316,6 +316,7 @@ public struct EncodeSettings: Equatable, Sendable {
         var settings = EncodeSettings()
         var positional: [String] = []
         var vtGiven: Set<String> = []
+        var rtpGiven: Set<String> = []
         var i = 0
         while i < arguments.count {
             let arg = arguments[i]
@@ -360,6 +361,11 @@ public struct EncodeSettings: Equatable, Sendable {
                 if !vtGiven.insert(property).inserted {
                     throw LabError.usage("--vt \(property) is given twice; give each VideoToolbox property once")
                 }
+            }
+            // One RTP stage per run: a second --rtp or --loss would silently replace the first (--loss alone implies
+            // --rtp, so each flag is counted by name, not by the setting it fills).
+            if name == "rtp" || name == "loss", !rtpGiven.insert(name).inserted {
+                throw LabError.usage("--\(name) is given twice (the second '\(value)'); give it once")
             }
             // One schedule per run: a second --rate-schedule would silently replace the first.
             if name == "rate-schedule", let earlier = settings.rateSchedule {
@@ -535,7 +541,8 @@ public struct EncodeSettings: Equatable, Sendable {
         }
     }
 
-    /// The x264 CLI flags equivalent to these settings (after ``resolved()``), e.g. `--preset fast --crf 23`.
+    /// The x264 CLI flags equivalent to these settings (after ``resolved()``), e.g. `--preset fast --crf 23`, then the
+    /// lab's own (`--rate-schedule`, `--rtp`, `--loss`): the run's label when it has none of its own.
     public var x264Arguments: [String] {
         var args: [String] = []
         // The encoder when not x264, and OpenH264's fields as given (the common keys follow among the options).
@@ -556,6 +563,11 @@ public struct EncodeSettings: Equatable, Sendable {
         if let p = profile { args += ["--profile", p] }
         if let r = rateSchedule { args += ["--rate-schedule", r.spec] }
         if let t = settleTolerancePercent { args += ["--settle-tolerance", RateSchedule.format(t)] }
+        // The RTP stage (canonical specs), so that runs with another loss model are told apart by their labels.
+        if let r = rtp {
+            args += ["--rtp", r.rtpSpec]
+            if let l = r.lossSpec { args += ["--loss", l] }
+        }
         return args + timestamps.arguments
     }
 

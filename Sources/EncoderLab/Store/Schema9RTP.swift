@@ -85,7 +85,8 @@ extension LabStore {
                           real(f.lossFreePSNRY), int(f.eventFrame)])
         }
         let s = m.summary, st = m.statistics, lossy = m.settings.channel != nil
-        // Means over frames with an error (a PSNR of nil, no error at all, is left out of both means alike).
+        // Means over every displayed frame, affected or not (docs/rtp.md); a PSNR of nil (no error at all, or no
+        // loss-free picture in a slot the encoder skipped) is left out.
         func mean(_ values: [Double?]) -> Double? {
             let v = values.compactMap { $0 }
             return v.isEmpty ? nil : v.reduce(0, +) / Double(v.count)
