@@ -221,6 +221,49 @@ def run_page(driver, db, page):
     con.close()
 
 
+def lost_packets(driver, con, page, run_id):
+    """The packets lost on chart-rtp-packets: one point per frame with lost_packets > 0 (sqlite3, decode order), each
+    seen over the stems: read back from the canvas, the red (#d62728) around the point spans at least 11 pixel columns
+    and 11 rows (a bold cross of 13 px), not a dot lost on a stem."""
+    lost = con.execute("SELECT coded_index, lost_packets FROM rtp_frames WHERE run_id = ? AND lost_packets > 0 ORDER BY coded_index",
+                       (run_id,)).fetchall()
+    if not lost:
+        return
+    found = driver.execute_script("""
+        var g = window.enclabCharts.graphs['chart-rtp-packets'];
+        if (!g) return null;
+        var c = g.getLabels().indexOf('packets lost');
+        if (c < 0) return {labels: g.getLabels()};
+        var out = [];
+        for (var r = 0; r < g.numRows(); r++) { var v = g.getValue(r, c); if (v !== null && !isNaN(v)) out.push([r, v]); }
+        return {points: out};""")
+    if found is None or "points" not in found:
+        fail(f"{page}: the run has {len(lost)} frames with packets lost (sqlite3) but chart-rtp-packets has no 'packets lost' series ({found})")
+        return
+    if [(r, int(v)) for r, v in found["points"]] != [(k, n) for k, n in lost]:
+        fail(f"{page}: chart-rtp-packets' lost points {found['points']} are not sqlite3's {lost}")
+        return
+    element = driver.find_element(By.ID, "chart-rtp-packets")
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center'});", element)
+    # The page's charts zoom together: back to the whole run, so that every point is on the chart.
+    driver.execute_script("window.enclabCharts.graphs['chart-rtp-packets'].resetZoom();")
+    for r, v in found["points"]:
+        size = driver.execute_script("""
+            var g = window.enclabCharts.graphs['chart-rtp-packets'], canvas = g.hidden_;
+            var ratio = canvas.width / canvas.getBoundingClientRect().width;
+            var p = g.toDomCoords(g.getValue(arguments[0], 0), arguments[1]);
+            var half = Math.round(10 * ratio), x0 = Math.round(p[0] * ratio) - half, y0 = Math.round(p[1] * ratio) - half, w = 2 * half + 1;
+            var px = canvas.getContext('2d').getImageData(x0, y0, w, w).data, cols = {}, rows = {};
+            for (var y = 0; y < w; y++) for (var x = 0; x < w; x++) {
+              var i = (y * w + x) * 4;
+              if (px[i + 3] > 150 && Math.abs(px[i] - 214) + Math.abs(px[i + 1] - 39) + Math.abs(px[i + 2] - 40) < 60) { cols[x] = 1; rows[y] = 1; }
+            }
+            return [Object.keys(cols).length / ratio, Object.keys(rows).length / ratio];""", r, v)
+        if size[0] < 11 or size[1] < 11:
+            fail(f"{page}: the packets-lost point of row {r} on chart-rtp-packets is {size[0]:.0f} x {size[1]:.0f} px of red: too small to see over the stems")
+            break
+
+
 def rate_schedule(driver, con, page, run_id, n):
     settings = json.loads(con.execute("SELECT settings FROM runs WHERE run_id = ?", (run_id,)).fetchone()[0])
     resolved = settings.get("resolved", {})
@@ -358,6 +401,7 @@ def rtp(driver, con, page, run_id):
         expected = [p for _, p in rows]
         if packets["values"] != expected:
             fail(f"{page}: chart-rtp-packets draws {packets['values']}, sqlite3's rtp_frames packets are {expected}")
+    lost_packets(driver, con, page, run_id)
     run = con.execute("SELECT * FROM rtp_runs WHERE run_id = ?", (run_id,)).fetchone()
     names = [c[0] for c in con.execute("SELECT * FROM rtp_runs LIMIT 0").description]
     stored = dict(zip(names, run)) if run else {}
@@ -418,7 +462,7 @@ def experiment_page(driver, db, page):
         var out = [], s = window.enclabCharts;
         Object.keys(s.graphs).forEach(function (id) {
           var g = s.graphs[id], group = s.groups[g.enclabGroup];
-          if (g.enclabGroup === 'run') return;
+          if (g.enclabGroup === 'run' || group.follows) return;
           var counts = group.runs.map(function () { return 0; });
           group.rows.forEach(function (row) { row.frames.forEach(function (k, r) { if (k >= 0) counts[r]++; }); });
           out.push({ id: id, rows: g.numRows(), merged: group.rows.length,
@@ -453,6 +497,8 @@ def experiment_page(driver, db, page):
             fail(f"{page}: run {found.group(1)}'s configuration '{found.group(2)}' does not start with 'openh264 {mode}' "
                  "(sqlite3: $.openh264_params iRCMode, codec_app_def.h's RC_MODES)")
     data_rate_overlay(driver, con, page)
+    overlay_perceptual(driver, con, page)
+    overlay_keyframes(driver, con, page)
     con.close()
     tables_fit(driver, page)
     # The runs table: at most 10 columns shown by default, the others behind the column chooser.
@@ -597,6 +643,146 @@ def data_rate_overlay(driver, con, page):
                 if count != expected:
                     fail(f"{page}: {chart['id']}: run {run_id} pair {pair} marks {count} windows over {limit} bytes, "
                          f"sqlite3's frames give {expected}")
+
+
+def overlay_groups(driver):
+    """The overlay groups of the loaded page: per group its name, what it follows, its runs (id, colour, shown) and
+    charts (id, series, marks, spans, lanes), and per run the x of the rows holding its frames."""
+    return driver.execute_script("""
+        var out = [], s = window.enclabCharts;
+        document.querySelectorAll('script.enclab-chart-data').forEach(function (b) {
+          var name = b.getAttribute('data-group'), d = JSON.parse(b.textContent), group = s.groups[name];
+          if (name === 'run' || name === 'keyframes' || !group) return;
+          out.push({ name: name, follows: d.follows || null,
+                     runs: d.runs.map(function (r, k) {
+                       return { id: r.id, colour: r.colour, visible: r.visible,
+                                x: group.rows.filter(function (row) { return row.frames[k] >= 0; }).map(function (row) { return row.x; }) }; }),
+                     charts: d.charts.map(function (c) { return { id: c.id, series: c.series, marks: c.marks, spans: c.spans, lanes: c.lanes || [] }; }) });
+        });
+        return out;""")
+
+
+def overlay_perceptual(driver, con, page):
+    """Every overlaid run with perceptual metrics (frame_quality_metrics, sqlite3) is drawn on its clip's chart of each
+    stored metric (OVERLAY-q-COLUMN), with one point per frame that has the value (joined by display index)."""
+    if not con.execute("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'frame_quality_metrics'").fetchone()[0]:
+        return
+    for group in overlay_groups(driver):
+        if group["follows"]:
+            continue
+        ids = [c["id"] for c in group["charts"]]
+        prefix = ids[0].rsplit("-", 1)[0] if ids else None
+        for r, run in enumerate(group["runs"]):
+            for column, _ in QUALITY:
+                count = con.execute(f"SELECT count(q.{column}) FROM frames f JOIN frame_quality_metrics q ON q.run_id = f.run_id "
+                                    "AND q.display_index = f.display_index WHERE f.run_id = ?", (run["id"],)).fetchone()[0]
+                chart = f"{prefix}-q-{column.replace('_', '-')}"
+                if not count:
+                    continue
+                if chart not in ids:
+                    fail(f"{page}: overlaid run {run['id']} has {count} frames with {column} in sqlite3, its clip has no chart {chart}")
+                    continue
+                series = [k for k, s in enumerate(next(c for c in group["charts"] if c["id"] == chart)["series"]) if s["run"] == r]
+                if len(series) != 1:
+                    fail(f"{page}: {chart} has {len(series)} series of run {run['id']}, expected 1")
+                    continue
+                points = driver.execute_script("""
+                    var g = window.enclabCharts.graphs[arguments[0]], c = arguments[1] + 1, n = 0;
+                    for (var r = 0; r < g.numRows(); r++) { var v = g.getValue(r, c); if (v !== null && !isNaN(v)) n++; }
+                    return n;""", chart, series[0])
+                if points != count:
+                    fail(f"{page}: {chart}: run {run['id']} has {points} points, sqlite3 has {count} frames with {column}")
+
+
+def overlay_keyframes(driver, con, page):
+    """Every overlaid run with IDR or I frames has a lane on its clip's keyframe timeline (the group following the
+    clip's group, x = PTS): its keyframes each at its own PTS in seconds from the run's first PTS (sqlite3, exact, 6
+    decimals); with keyframe limits stored (keyframe_analysis), its deadlines as the rule gives them, written out here
+    from sqlite3's frames (a stretch from each IDR and from frame 0; the next keyframe due MaxKeyFrameInterval
+    pictures later in display order, and MaxKeyFrameIntervalDuration seconds after its PTS; those up to the last
+    frame's PTS compared), the limits in the lane's name; one violation shaded per keyframe_violations row, from its
+    start frame's PTS, and drawn in red on the canvas (a run shown at first); no deadline or violation for a run
+    without them."""
+    groups = overlay_groups(driver)
+    has_rules = con.execute("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'keyframe_analysis'").fetchone()[0]
+    has_skipped = con.execute("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'skipped_frames'").fetchone()[0]
+    for group in groups:
+        if group["follows"]:
+            continue
+        follower = [g for g in groups if g["follows"] == group["name"]]
+        for r, run in enumerate(group["runs"]):
+            run_id = run["id"]
+            keys = con.execute("SELECT count(*) FROM frames WHERE run_id = ? AND type IN ('IDR', 'I')", (run_id,)).fetchone()[0]
+            if not keys:
+                continue
+            if len(follower) != 1:
+                fail(f"{page}: overlaid run {run_id} has {keys} IDR and I frames in sqlite3, its clip has no keyframe timeline ({len(follower)} groups)")
+                continue
+            timeline = follower[0]
+            lane = timeline["runs"][r]
+            if lane["id"] != run_id:
+                fail(f"{page}: the keyframe timeline's lane {r} is run {lane['id']}, the clip's run {r} is run {run_id}")
+                continue
+            tn, td = con.execute("SELECT timebase_num, timebase_den FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+            first = con.execute("SELECT min(pts) FROM frames WHERE run_id = ?", (run_id,)).fetchone()[0]
+            expected = [seconds(pts - first, tn, td) for (pts,) in
+                        con.execute("SELECT pts FROM frames WHERE run_id = ? AND type IN ('IDR', 'I') ORDER BY pts", (run_id,))]
+            drawn = sorted(f"{x:.6f}" for x in lane["x"])
+            if drawn != expected:
+                fail(f"{page}: the overlay's keyframe timeline draws run {run_id}'s keyframes at {drawn} s, sqlite3's PTS give {expected} s")
+            chart = timeline["charts"][0]
+            marks = [m for m in chart["marks"] if m.get("run") == r and m["name"] != "skipped by the encoder"]
+            spans = [v for v in chart["spans"] if v.get("run") == r]
+            limits = con.execute("SELECT frame_limit, duration_limit FROM keyframe_analysis WHERE run_id = ?", (run_id,)).fetchone() if has_rules else None
+            rows = con.execute("SELECT start_frame FROM keyframe_violations WHERE run_id = ? ORDER BY ordinal", (run_id,)).fetchall() if has_rules else []
+            if not limits or (limits[0] is None and limits[1] is None):
+                if marks or spans:
+                    fail(f"{page}: run {run_id} has no keyframe limits in sqlite3, its lane draws {len(marks)} deadlines and {len(spans)} violations")
+                continue
+            frame_limit, duration_limit = limits
+            names = [l["name"] for l in chart["lanes"] if l["run"] == r]
+            for rule, value in [("MaxKeyFrameInterval", frame_limit), ("MaxKeyFrameIntervalDuration", duration_limit)]:
+                said = None if value is None else (str(value) if rule == "MaxKeyFrameInterval" else f"{float(fractions.Fraction(str(value))):.6f}".rstrip("0").rstrip("."))
+                if said is not None and not (names and f"{rule}={said}," in names[0].replace(" ·", ",")):
+                    fail(f"{page}: run {run_id}'s lane name {names} does not give {rule}={value} (keyframe_analysis)")
+            skipped = has_skipped and con.execute("SELECT count(*) FROM skipped_frames WHERE run_id = ?", (run_id,)).fetchone()[0]
+            if not skipped:
+                # The deadlines by hand, over the frames in display order.
+                pics = con.execute("SELECT display_index, pts, type FROM frames WHERE run_id = ? ORDER BY display_index", (run_id,)).fetchall()
+                tb = fractions.Fraction(tn, td)
+                at = [(p - first) * tb for _, p, _ in pics]
+                starts = [k for k, (_, _, t) in enumerate(pics) if t == "IDR"]
+                if not starts or starts[0] != 0:
+                    starts.insert(0, 0)
+                want = []
+                for a in starts:
+                    if frame_limit and a + int(frame_limit) < len(pics):
+                        want.append((0, at[a + int(frame_limit)]))
+                    if duration_limit is not None and fractions.Fraction(str(duration_limit)) > 0:
+                        due = at[a] + fractions.Fraction(str(duration_limit))
+                        if due <= at[-1]:
+                            want.append((1, due))
+                got = sorted((0 if "MaxKeyFrameInterval=" in m["name"] else 1, f"{m['x']:.6f}") for m in marks
+                             if fractions.Fraction(m["x"]) <= at[-1] + fractions.Fraction(1, 10**7))
+                want = sorted((k, f"{float(x):.6f}") for k, x in want)
+                if got != want:
+                    fail(f"{page}: run {run_id}'s deadlines on the overlay's keyframe timeline {got}, the rule on sqlite3's frames gives {want}")
+            if len(spans) != len(rows):
+                fail(f"{page}: run {run_id}'s lane shades {len(spans)} violations, sqlite3 has {len(rows)} keyframe_violations rows")
+            starts_at = {d: seconds(p - first, tn, td) for d, p in con.execute("SELECT display_index, pts FROM frames WHERE run_id = ?", (run_id,))}
+            for v, (start,) in zip(spans, rows):
+                if start in starts_at and f"{v['from']:.6f}" != starts_at[start]:
+                    fail(f"{page}: run {run_id}'s violation from frame {start} is shaded from {v['from']:.6f} s, its PTS is at {starts_at[start]} s")
+                if not run["visible"]:
+                    continue
+                red = driver.execute_script("""
+                    var g = window.enclabCharts.graphs[arguments[0]], v = arguments[1], area = g.getArea(), canvas = g.hidden_;
+                    var ratio = canvas.width / canvas.getBoundingClientRect().width;
+                    var x = g.toDomXCoord(v.from) + 1, y = area.y + area.h * (1 - v.top) + 2;
+                    var px = canvas.getContext('2d').getImageData(Math.round(x * ratio), Math.round(y * ratio), 1, 1).data;
+                    return [px[0], px[1], px[2], px[3]];""", chart["id"], v)
+                if not (red[3] > 200 and red[0] > 180 and red[1] < 90 and red[2] < 90):
+                    fail(f"{page}: run {run_id}'s violation from {v['from']} s is not drawn red on {chart['id']} (pixel {red})")
 
 
 def skipped_frames(driver, con, run_id, tn, td, page):

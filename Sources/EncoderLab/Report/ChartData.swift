@@ -46,14 +46,17 @@ struct ChartGroup {
         var whereValue: Int?
         /// Only the values above this (after `scale`).
         var above: Double?
-        /// `line`, `steps`, `points`, `impulses` (a stem from 0 per frame), `typed` (a line whose points take the
-        /// colour of their frame's type).
+        /// `line`, `steps`, `points`, `marks` (a bold cross at every point: events that must be seen over stems),
+        /// `impulses` (a stem from 0 per frame), `typed` (a line whose points take the colour of their frame's type).
         var style: String = "line"
         /// A marker shape drawn on the line every few points (index in ``ChartGroup/markerShapes``, the shapes of
         /// ``Plots/ConfigurationStyle/pointTypes`` in order); nil: none.
         var marker: Int? = nil
         /// The line's dash pattern in pixels (on, off); nil: solid.
         var dash: [Int]? = nil
+        /// Added to the values after `scale`, and where an `impulses` stem starts (an overlay keyframe timeline's
+        /// lane); nil: 0.
+        var base: Double? = nil
     }
 
     /// The marker shapes the script draws, in the order of gnuplot's point types of ``Plots/ConfigurationStyle``
@@ -69,6 +72,8 @@ struct ChartGroup {
         /// The part of the plot's height the line takes, as fractions from the bottom (0) to the top (1).
         var from: Double = 0
         var to: Double = 1
+        /// The run (index in ``ChartGroup/runs``) it belongs to: drawn only while that run is shown; nil: always.
+        var run: Int? = nil
     }
 
     /// A shaded stretch of x (a violation), in the legend by `name`.
@@ -77,6 +82,22 @@ struct ChartGroup {
         var to: Double
         var name: String
         var colour: String
+        /// The part of the plot's height it shades, fractions from the bottom (0) to the top (1).
+        var bottom: Double = 0
+        var top: Double = 1
+        /// The run it belongs to (see ``Mark/run``).
+        var run: Int? = nil
+    }
+
+    /// A horizontal band of a chart given to one run (an overlay's keyframe timeline): a line under it and its name
+    /// at its top left in the run's colour (faint while the run is hidden).
+    struct Lane {
+        var name: String
+        var colour: String
+        var run: Int
+        /// Fractions of the plot's height from the bottom.
+        var bottom: Double
+        var top: Double
     }
 
     /// A horizontal line: a limit or a reference (a target, a buffer size).
@@ -100,6 +121,7 @@ struct ChartGroup {
         /// Vertical lines and shaded stretches of x (keyframe deadlines and violations).
         var marks: [Mark] = []
         var spans: [Span] = []
+        var lanes: [Lane] = []
         /// A fixed x range (seconds) and y range; nil: the data's (x padded by a few pixels, so the first frame's
         /// stem is not drawn on the y axis).
         var xRange: (Double, Double)? = nil
@@ -110,13 +132,16 @@ struct ChartGroup {
     var charts: [Chart] = []
     /// The x axis's label.
     var xLabel = "decode time (s) from the run's first PTS"
+    /// The group whose run picker (checkboxes) and reset button this group follows (an overlay's keyframe timeline,
+    /// a group of its own over PTS, follows its clip's group); nil: its own.
+    var follows: String? = nil
 
 
     /// The group as JSON, ready to be placed in a `<script type="application/json">` element: `<`, `>`, `&`,
     /// U+2028 and U+2029 are written as `\u` escapes inside strings, and no other place holds text, so the element
     /// cannot be closed early and nothing in it is read as markup or code (the script reads it with `JSON.parse`).
     func json() -> String {
-        var out = "{\"xLabel\":\(Self.string(xLabel)),\"types\":[\(RunPage.types.map(Self.string).joined(separator: ","))],"
+        var out = "{\"xLabel\":\(Self.string(xLabel)),\(follows.map { "\"follows\":\(Self.string($0))," } ?? "")\"types\":[\(RunPage.types.map(Self.string).joined(separator: ","))],"
         out += "\"typeColours\":[\(RunPage.colours.map(Self.string).joined(separator: ","))],\"runs\":["
         out += runs.map { run in
             "{\"id\":\(run.runID),\"name\":\(Self.string(run.name)),\"colour\":\(Self.string(run.colour)),\"visible\":\(run.visible),\"f\":{"
@@ -135,6 +160,7 @@ struct ChartGroup {
                 if let a = s.above { t += ",\"above\":\(Self.number(a))" }
                 if let m = s.marker { t += ",\"marker\":\(Self.string(Self.markerShapes[m % Self.markerShapes.count]))" }
                 if let d = s.dash { t += ",\"dash\":\(Self.integers(d))" }
+                if let b = s.base { t += ",\"base\":\(Self.number(b))" }
                 return t + "}"
             }.joined(separator: ",")
             c += "],\"limits\":["
@@ -142,11 +168,21 @@ struct ChartGroup {
             c += "],\"marks\":["
             c += chart.marks.map { m in
                 "{\"x\":\(Self.number(m.x)),\"name\":\(Self.string(m.name)),\"colour\":\(Self.string(m.colour))"
-                    + (m.from == 0 && m.to == 1 ? "" : ",\"from\":\(Self.number(m.from)),\"to\":\(Self.number(m.to))") + "}"
+                    + (m.from == 0 && m.to == 1 ? "" : ",\"from\":\(Self.number(m.from)),\"to\":\(Self.number(m.to))")
+                    + (m.run.map { ",\"run\":\($0)" } ?? "") + "}"
             }.joined(separator: ",")
             c += "],\"spans\":["
-            c += chart.spans.map { "{\"from\":\(Self.number($0.from)),\"to\":\(Self.number($0.to)),\"name\":\(Self.string($0.name)),\"colour\":\(Self.string($0.colour))}" }.joined(separator: ",")
+            c += chart.spans.map { v in
+                "{\"from\":\(Self.number(v.from)),\"to\":\(Self.number(v.to)),\"name\":\(Self.string(v.name)),\"colour\":\(Self.string(v.colour))"
+                    + (v.bottom == 0 && v.top == 1 ? "" : ",\"bottom\":\(Self.number(v.bottom)),\"top\":\(Self.number(v.top))")
+                    + (v.run.map { ",\"run\":\($0)" } ?? "") + "}"
+            }.joined(separator: ",")
             c += "]"
+            if !chart.lanes.isEmpty {
+                c += ",\"lanes\":[" + chart.lanes.map { l in
+                    "{\"name\":\(Self.string(l.name)),\"colour\":\(Self.string(l.colour)),\"run\":\(l.run),\"bottom\":\(Self.number(l.bottom)),\"top\":\(Self.number(l.top))}"
+                }.joined(separator: ",") + "]"
+            }
             if let r = chart.xRange { c += ",\"xRange\":[\(Self.number(r.0)),\(Self.number(r.1))]" }
             if let r = chart.yRange { c += ",\"yRange\":[\(Self.number(r.0)),\(Self.number(r.1))]" }
             return c + "}"

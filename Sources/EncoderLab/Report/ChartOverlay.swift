@@ -71,6 +71,21 @@ enum ChartOverlay {
              field: "vb", style: "steps"),
     ]
 
+    /// The views of a clip: ``views``, with one per perceptual metric in `metrics` (frame_quality_metrics, `--metrics`)
+    /// after the SSIM view, the report's `--metric` (`first`) first among them.
+    static func views(metrics: [QualityMetric], first: CurveMetric) -> [View] {
+        let ordered = metrics.filter { CurveMetric.quality($0) == first } + metrics.filter { CurveMetric.quality($0) != first }
+        let perceptual = ordered.map { m -> View in
+            let metric = CurveMetric.quality(m)
+            let name = metric.axisLabel.replacingOccurrences(of: ", mean of frames", with: "")
+            return View(name: "q-" + m.column.replacingOccurrences(of: "_", with: "-"),
+                        title: "\(name) per frame (frame_quality_metrics.\(m.column): libvmaf on each decoded picture against the source picture the lab paired it with)",
+                        yLabel: metric.title + metric.unit, field: ChartColumns.qualityField(m), fromZero: false, digits: m == .ssim || m == .msSSIM ? 4 : nil)
+        }
+        let k = (views.firstIndex { $0.name == "ssim" } ?? views.count - 1) + 1
+        return Array(views[..<k]) + perceptual + Array(views[k...])
+    }
+
     /// A marker glyph for the picker, in the shape the charts draw (``ChartGroup/markerShapes``).
     static let glyphs = ["□", "○", "△", "◇", "▽", "⬠", "×", "+", "✳"]
 
@@ -81,7 +96,7 @@ enum ChartOverlay {
     /// - Parameter curves: ``Report/curves(_:)`` of `runs` when the caller has them; nil: computed here.
     /// - Throws: the store's errors; `.data` for a damaged frame row; the gnuplot files' write errors.
     static func section(runs: [ReportData.Run], paged: Set<Int64>, picked: Set<Int64>? = nil, store: LabStore,
-                        dir: String? = nil, queue: PlotQueue? = nil, curves: [String: [Report.Curve]]? = nil) throws -> String {
+                        dir: String? = nil, queue: PlotQueue? = nil, curves: [String: [Report.Curve]]? = nil, metric: CurveMetric = .psnr) throws -> String {
         let byClip = Dictionary(grouping: runs, by: \.row.clip)
         // The experiment's rate-quality chart's styles: the same configurations, so the same colour and marker.
         let curveConfigurations = (curves ?? Report.curves(runs)).values.flatMap { $0.map(\.configuration) }
@@ -105,6 +120,9 @@ enum ChartOverlay {
             let name = "clip-\(c + 1)"
             var markers: [Int] = [], dashes: [[Int]?] = [], perConfiguration: [String: Int] = [:]
             var pairsOf: [Int: [DataRateLimits.Pair]] = [:]
+            var lanes: [KeyframeTimeline.OverlayLane] = []
+            // The perceptual metrics some run of the clip was scored on (frame_quality_metrics), by their place in the lab's order.
+            var qualityFields: [Int: QualityMetric] = [:]
             for (run, shown) in offered {
                 try Interruption.check()
                 let row = run.row
@@ -112,6 +130,7 @@ enum ChartOverlay {
                       let frameTicks = ReportData.frameTicks(row) else { continue }
                 let input = try ChartRunInput.load(run: row.runID, store: store)
                 guard !input.frames.isEmpty else { continue }
+                for m in ChartColumns.qualityMetrics(input.quality) { qualityFields[QualityMetric.allCases.firstIndex(of: m)!] = m }
                 let settings = try? StoredRunSettings(json: row.settingsJSON, runID: row.runID)
                 var arrival: [Int64] = []
                 for f in input.frames { arrival.append(max(arrival.last ?? f.dts, f.dts)) }
@@ -126,9 +145,14 @@ enum ChartOverlay {
                 dashes.append([nil, [8, 4], [2, 3], [10, 3, 2, 3]][rank % 4])
                 let label = "run \(row.runID): \(run.configuration) · \(run.label)"
                 group.runs.append(ChartGroup.Run(runID: row.runID, name: label, colour: colour, visible: shown,
-                                                 fields: ChartColumns.fields(input.frames, derived: derived, timebase: timebase)))
-                let origin = ChartTime(pts: input.frames.map(\.pts), timebase: timebase).title
-                if !origin.isEmpty { origins.append("run \(row.runID): \(origin)") }
+                                                 fields: ChartColumns.fields(input.frames, derived: derived, timebase: timebase, quality: input.quality)))
+                let time = ChartTime(pts: input.frames.map(\.pts), timebase: timebase)
+                if !time.title.isEmpty { origins.append("run \(row.runID): \(time.title)") }
+                // The run page's keyframe timeline of the run: its limits (keyframe_analysis) and violations.
+                let frameSeconds = (try? frameTicks * timebase)?.approximateValue ?? 0
+                lanes.append(.init(run: group.runs[group.runs.count - 1], frames: input.frames,
+                                   timeline: KeyframeTimeline(frames: input.frames, rules: run.rules, time: time, frameSeconds: frameSeconds, skipped: input.skipped),
+                                   timebase: timebase, frameSeconds: frameSeconds))
                 if shown {
                     let target = settings?.rcMethod == "abr" ? settings?.resolvedNumber("bitrate_kbps") : nil
                     rateLimits += ChartRunPage.rateLines(targetKbps: target, maxrateKbps: vbv?.maxrate, meanKbps: nil, prefix: "run \(row.runID) ", colour: colour)
@@ -144,7 +168,7 @@ enum ChartOverlay {
             let indices = Array(group.runs.indices)
             let prefix = "ov\(c + 1)"
             var charts: [(chart: ChartGroup.Chart, view: View)] = []
-            for view in views {
+            for view in Self.views(metrics: qualityFields.sorted { $0.key < $1.key }.map(\.value), first: metric) {
                 let drawn = indices.filter { r in group.runs[r].fields.contains { $0.name == view.field } }
                 guard !drawn.isEmpty else { continue }
                 let series = drawn.map { r -> ChartGroup.Series in
@@ -168,6 +192,11 @@ enum ChartOverlay {
                 }
                 html += ChartPage.chart(id: chart.id, title: view.title, gnuplot: gnuplot)
             }
+            if let keys = KeyframeTimeline.overlay(lanes, id: "\(prefix)-keyframes", follows: name) {
+                html += ChartPage.chart(id: "\(prefix)-keyframes", title: "Keyframe timeline over PTS (s from each run's first PTS), one lane per run, with each run's keyframe limits",
+                                        gnuplot: nil, note: HTML.escape(Self.keyframeNote))
+                html += ChartPage.dataBlock(keys, name: "\(name)-keyframes")
+            }
             html += ChartPage.dataBlock(group, name: name)
         }
         guard groups > 0 else { return "" }
@@ -175,6 +204,9 @@ enum ChartOverlay {
         return "<h2>Runs overlaid</h2>\n<p class=\"note\">Per clip, \(how); the runs with a run page can be added with the boxes. Each run is drawn in its configuration's colour and marker, those of the rate-quality chart above; a second run of a configuration is dashed. Every chart of a clip shares one x axis: each frame's decode time (its DTS, or the largest DTS before it) in seconds from its run's first PTS. Limits of the runs shown first are dashed lines in the run's colour. Choose the runs shown first with <code>enclab report --overlay ID,ID,...</code>.</p>\n"
             + html + ChartPage.scripts(depth: 1)
     }
+
+    /// What the overlay's keyframe timeline draws (``KeyframeTimeline/overlay(_:id:follows:)``).
+    static let keyframeNote = "Each run's IDR (red, tall) and I frames (orange) at their PTS; its own x axis (PTS, not the decode time of the charts above: the keyframe limits count pictures in display order and seconds of PTS), zoomed on its own. Where a run has VideoToolbox keyframe limits stored (keyframe_analysis: encoded with --vt MaxKeyFrameInterval or MaxKeyFrameIntervalDuration, or checked with check --db), dashed blue in the upper part of its lane: where the next keyframe was due by MaxKeyFrameInterval (frames after a keyframe); dashed purple in the lower part: by MaxKeyFrameIntervalDuration (seconds after a keyframe's PTS); shaded red: the stretches over a limit (keyframe_violations), as on the run pages. A lane's name gives the limits and the violations count."
 
     static let dataRateView = View(name: "datarate", title: "DataRateLimits: the bytes of each pair's window of decode time starting at each frame, for the runs with pairs (encoded with --vt DataRateLimits or checked with check --db); each shown run's limits dashed in its colour, the windows over a limit red points named with their run",
                                    yLabel: "bytes in the window of the pair", field: "r0", style: "steps")

@@ -67,14 +67,14 @@ enum ChartScript {
         if (v === null || v === undefined) return null;
         if (s.type !== undefined && run.f.t[k] !== s.type) return null;
         if (s.where !== undefined) { var w = field(run, s.where); if (w === null || w[k] !== s.is) return null; }
-        v = v * (s.scale || 1);
+        v = v * (s.scale || 1) + (s.base || 0);
         if (s.above !== undefined && !(v > s.above)) return null;
         return v;
       }
 
       // An open marker shape (the rate-quality chart's gnuplot point types, ChartGroup.markerShapes) at (x, y).
-      function drawShape(ctx, shape, x, y, r, colour) {
-        ctx.save(); ctx.strokeStyle = colour; ctx.lineWidth = 1.5; ctx.beginPath();
+      function drawShape(ctx, shape, x, y, r, colour, width) {
+        ctx.save(); ctx.strokeStyle = colour; ctx.lineWidth = width || 1.5; ctx.beginPath();
         var i, a;
         if (shape === 'square') ctx.rect(x - r, y - r, 2 * r, 2 * r);
         else if (shape === 'circle') ctx.arc(x, y, r, 0, 2 * Math.PI, false);
@@ -91,8 +91,9 @@ enum ChartScript {
         ctx.stroke(); ctx.restore();
       }
 
-      function impulsePlotter(e) {
-        var ctx = e.drawingContext, points = e.points, y0 = e.dygraph.toDomYCoord(0), area = e.plotArea;
+      // Stems from `base` (0, or the lane of an overlay keyframe timeline) to each point.
+      function impulsePlotter(e, base) {
+        var ctx = e.drawingContext, points = e.points, y0 = e.dygraph.toDomYCoord(base || 0), area = e.plotArea;
         ctx.save();
         // Nothing outside the plot area: a zoomed chart's stems beyond its edges are not drawn over the axes.
         ctx.beginPath(); ctx.rect(area.x, area.y, area.w, area.h); ctx.clip();
@@ -172,8 +173,15 @@ enum ChartScript {
               };
             }
             if (s.style === 'points') { o.strokeWidth = 0; o.drawPoints = true; o.pointSize = 3; }
+            else if (s.style === 'marks') {
+              // Events that must stand out over stems (RTP packets lost): a bold cross of 13 px at every point.
+              o.strokeWidth = 0; o.drawPoints = true; o.pointSize = 6;
+              o.drawPointCallback = o.drawHighlightPointCallback = function (g, seriesName, ctx, cx, cy, colour) {
+                drawShape(ctx, 'cross', cx, cy, 6, colour, 3);
+              };
+            }
             else if (s.style === 'steps') { o.stepPlot = true; o.strokeWidth = 1.2; }
-            else if (s.style === 'impulses') { o.plotter = impulsePlotter; }
+            else if (s.style === 'impulses') { o.plotter = function (e) { impulsePlotter(e, s.base); }; }
             else if (s.style === 'typed') {
               o.drawPoints = true; o.pointSize = 2; o.strokeWidth = 0.8;
               o.drawPointCallback = function (g, seriesName, ctx, cx, cy, colour, size, idx) {
@@ -219,7 +227,8 @@ enum ChartScript {
               }
               var row = g.getSelection();
               var values = [];
-              d.series.forEach(function (s) { if (s.isVisible && s.y !== null && s.y !== undefined && !isNaN(s.y)) values.push(esc(s.label) + ' ' + esc(Number(s.y).toFixed(3))); });
+              // A timeline's heights (a fixed y range) are places, not values: not listed.
+              if (!chart.yRange) d.series.forEach(function (s) { if (s.isVisible && s.y !== null && s.y !== undefined && !isNaN(s.y)) values.push(esc(s.label) + ' ' + esc(Number(s.y).toFixed(3))); });
               html += '<span class="frame">x ' + esc(Number(d.x).toFixed(6)) + ' s' + (values.length ? ': ' + values.join(', ') : '') + '</span>';
               if (row >= 0 && rows[row]) {
                 data.runs.forEach(function (run, r) {
@@ -234,12 +243,26 @@ enum ChartScript {
             underlayCallback: function (ctx, area, g) {
               ctx.save();
               ctx.beginPath(); ctx.rect(area.x, area.y, area.w, area.h); ctx.clip();
+              // A mark or span of a run (an overlay's keyframe timeline) is drawn while its run is shown.
+              function shown(m) { return m.run === undefined || data.runs[m.run].visible; }
+              (chart.lanes || []).forEach(function (l) {
+                var top = area.y + area.h * (1 - l.top), bottom = area.y + area.h * (1 - l.bottom);
+                ctx.strokeStyle = '#bbbbbb'; ctx.lineWidth = 1;
+                ctx.beginPath(); ctx.moveTo(area.x, bottom); ctx.lineTo(area.x + area.w, bottom); ctx.stroke();
+                ctx.globalAlpha = data.runs[l.run].visible ? 1 : 0.35;
+                ctx.fillStyle = l.colour; ctx.font = 'bold 11px sans-serif'; ctx.textAlign = 'left';
+                ctx.fillText(l.name, area.x + 14, top + 11);
+                ctx.globalAlpha = 1;
+              });
               chart.spans.forEach(function (v) {
+                if (!shown(v)) return;
                 var a = g.toDomXCoord(v.from), b = g.toDomXCoord(v.to);
-                ctx.globalAlpha = 0.12; ctx.fillStyle = v.colour; ctx.fillRect(a, area.y, Math.max(2, b - a), area.h);
-                ctx.globalAlpha = 1; ctx.fillRect(a, area.y, Math.max(2, b - a), 5);
+                var top = area.y + area.h * (1 - (v.top === undefined ? 1 : v.top)), h = area.h * ((v.top === undefined ? 1 : v.top) - (v.bottom || 0));
+                ctx.globalAlpha = 0.12; ctx.fillStyle = v.colour; ctx.fillRect(a, top, Math.max(2, b - a), h);
+                ctx.globalAlpha = 1; ctx.fillRect(a, top, Math.max(2, b - a), 5);
               });
               chart.marks.forEach(function (m) {
+                if (!shown(m)) return;
                 var x = g.toDomXCoord(m.x);
                 ctx.strokeStyle = m.colour; ctx.lineWidth = 2; ctx.setLineDash([5, 4]);
                 // A mark takes its part of the height (from, to: 0 bottom, 1 top), so two at one x are both seen.
@@ -271,10 +294,12 @@ enum ChartScript {
           state.graphs[chart.id] = g;
           graphs.push(g);
         });
-        state.groups[name] = { graphs: graphs, runs: data.runs, rows: rows };
+        state.groups[name] = { graphs: graphs, runs: data.runs, rows: rows, follows: data.follows };
         if (graphs.length > 1) Dygraph.synchronize(graphs, { selection: true, zoom: true, range: false });
         // The run picker of an overlay: one checkbox per run, shows or hides the run's series in every chart.
-        document.querySelectorAll('input.run-pick[data-group="' + name + '"]').forEach(function (box) {
+        // A group that follows another (an overlay's keyframe timeline) takes that group's checkboxes: the runs are
+        // the same, in the same order.
+        document.querySelectorAll('input.run-pick[data-group="' + (data.follows || name) + '"]').forEach(function (box) {
           box.addEventListener('change', function () {
             var r = Number(box.getAttribute('data-run'));
             data.runs[r].visible = box.checked;
@@ -292,8 +317,11 @@ enum ChartScript {
           document.querySelectorAll('script.enclab-chart-data').forEach(drawGroup);
           document.querySelectorAll('button.chart-reset').forEach(function (button) {
             button.addEventListener('click', function () {
-              var group = state.groups[button.getAttribute('data-group')];
-              if (group) group.graphs.forEach(function (g) { g.resetZoom(); });
+              var name = button.getAttribute('data-group');
+              Object.keys(state.groups).forEach(function (k) {
+                var group = state.groups[k];
+                if (k === name || group.follows === name) group.graphs.forEach(function (g) { g.resetZoom(); });
+              });
             });
           });
         } catch (error) {

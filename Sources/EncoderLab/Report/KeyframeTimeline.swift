@@ -1,6 +1,26 @@
 import Foundation
 import H264
 
+/// A frame as the keyframe timeline reads it: the report's frame rows (``LabStore/ReportFrame``, the run pages) and the
+/// charts' (``LabStore/ChartFrame``, the overlays) alike.
+protocol KeyframePicture {
+    var codedIndex: Int { get }
+    var displayIndex: Int { get }
+    var type: String { get }
+    var sizeBytes: Int { get }
+    var pts: Int64 { get }
+    var dts: Int64 { get }
+    var qp: Double? { get }
+    var psnrY: Double? { get }
+    var psnrU: Double? { get }
+    var psnrV: Double? { get }
+    var psnrAvg: Double? { get }
+    var ssim: Double? { get }
+}
+
+extension LabStore.ReportFrame: KeyframePicture {}
+extension LabStore.ChartFrame: KeyframePicture {}
+
 /// The run page's keyframe timeline with the run's VideoToolbox keyframe limits drawn on it (``RunPage``'s
 /// `keyframes.*` and its interactive `chart-keyframes`), from the stored `keyframe_analysis` limits and
 /// `keyframe_violations` rows (``LabStore/ReportRules``), over PTS in seconds from the run's first PTS, each picture at
@@ -55,7 +75,7 @@ struct KeyframeTimeline {
 
     /// - Parameters: `frames` a run's frames (any order); `frameSeconds` one nominal frame's duration; `skipped` the
     ///   input index and PTS of the pictures the encoder dropped.
-    init(frames: [ReportData.Frame], rules: LabStore.ReportRules?, time: ChartTime, frameSeconds: Double,
+    init<F: KeyframePicture>(frames: [F], rules: LabStore.ReportRules?, time: ChartTime, frameSeconds: Double,
          skipped: [(inputIndex: Int, pts: Int64)] = []) {
         self.time = time
         // Every input picture in input order: a frame's display_index is its input index (the encoders number the
@@ -133,24 +153,11 @@ struct KeyframeTimeline {
     /// The interactive keyframe timeline: a group of its own (its x is PTS, not the decode time of the page's other
     /// charts), its rows the IDR and I frames, the deadlines as dashed lines and the violations shaded.
     func chartGroup(run: ReportData.Run, frames: [ReportData.Frame], timebase: Rational, frameSeconds: Double) -> ChartGroup? {
-        let keys = frames.filter { $0.type == "IDR" || $0.type == "I" }.sorted { $0.displayIndex < $1.displayIndex }
+        let keys = Self.keyframes(frames)
         guard !keys.isEmpty else { return nil }
         var group = ChartGroup()
         group.xLabel = "PTS (s) from the run's first PTS"
-        // Each at its own PTS (not the place of its display_index among the coded frames: a frame after pictures the
-        // encoder skipped was drawn that many pictures late).
-        let x = keys.map { time.seconds($0.pts) }
-        var fields: [(name: String, json: String)] = [
-            ("x", ChartGroup.fixed(x, digits: 6)), ("c", ChartGroup.integers(keys.map(\.codedIndex))),
-            ("d", ChartGroup.integers(keys.map(\.displayIndex))), ("t", ChartGroup.integers(keys.map { RunPage.types.firstIndex(of: $0.type) ?? 0 })),
-            ("s", ChartGroup.integers(keys.map(\.sizeBytes))), ("p", ChartGroup.seconds(keys.map(\.pts), timebase: timebase)),
-            ("q", ChartGroup.seconds(keys.map(\.dts), timebase: timebase)), ("k", ChartGroup.integers(keys.map { _ in 1 })),
-        ]
-        for (name, values, digits) in [("qp", keys.map(\.qp), 2), ("y", keys.map(\.psnrY), 3), ("u", keys.map(\.psnrU), 3),
-                                       ("v", keys.map(\.psnrV), 3), ("a", keys.map(\.psnrAvg), 3), ("ss", keys.map(\.ssim), 6)]
-        where values.contains(where: { $0 != nil }) {
-            fields.append((name, ChartGroup.fixed(values, digits: digits)))
-        }
+        let fields = Self.keyframeFields(keys, time: time, timebase: timebase)
         group.runs = [ChartGroup.Run(runID: run.row.runID, name: "run \(run.row.runID) \(run.clipName) \(run.label)", colour: ChartRunPage.runColour, fields: fields)]
         var chart = ChartGroup.Chart(id: "chart-keyframes", yLabel: "", series: [
             .init(name: "IDR", colour: RunPage.colours[0], run: 0, field: "k", type: 0, style: "impulses"),
@@ -169,6 +176,92 @@ struct KeyframeTimeline {
         chart.spans = violations.map { .init(from: $0.from, to: $0.to, name: spanName, colour: Self.violationColour) }
         chart.xRange = (-frameSeconds / 2, endSeconds)
         chart.yRange = (0, 1.35)
+        group.charts = [chart]
+        return group
+    }
+
+    /// The IDR and I frames of `frames`, in display order: the rows of a keyframe timeline.
+    static func keyframes<F: KeyframePicture>(_ frames: [F]) -> [F] {
+        frames.filter { $0.type == "IDR" || $0.type == "I" }.sorted { $0.displayIndex < $1.displayIndex }
+    }
+
+    /// The chart fields of keyframe rows (``ChartGroup``'s names): `x` each at its own PTS in seconds from the run's
+    /// first PTS (`time`), the hover's stored values, `k` 1 (the stem's height before its scale).
+    static func keyframeFields<F: KeyframePicture>(_ keys: [F], time: ChartTime, timebase: Rational) -> [(name: String, json: String)] {
+        // Each at its own PTS (not the place of its display_index among the coded frames: a frame after pictures the
+        // encoder skipped was drawn that many pictures late).
+        var fields: [(name: String, json: String)] = [
+            ("x", ChartGroup.fixed(keys.map { time.seconds($0.pts) }, digits: 6)), ("c", ChartGroup.integers(keys.map(\.codedIndex))),
+            ("d", ChartGroup.integers(keys.map(\.displayIndex))), ("t", ChartGroup.integers(keys.map { RunPage.types.firstIndex(of: $0.type) ?? 0 })),
+            ("s", ChartGroup.integers(keys.map(\.sizeBytes))), ("p", ChartGroup.seconds(keys.map(\.pts), timebase: timebase)),
+            ("q", ChartGroup.seconds(keys.map(\.dts), timebase: timebase)), ("k", ChartGroup.integers(keys.map { _ in 1 })),
+        ]
+        for (name, values, digits) in [("qp", keys.map(\.qp), 2), ("y", keys.map(\.psnrY), 3), ("u", keys.map(\.psnrU), 3),
+                                       ("v", keys.map(\.psnrV), 3), ("a", keys.map(\.psnrAvg), 3), ("ss", keys.map(\.ssim), 6)]
+        where values.contains(where: { $0 != nil }) {
+            fields.append((name, ChartGroup.fixed(values, digits: digits)))
+        }
+        return fields
+    }
+
+    /// One run of an overlay's keyframe timeline (``overlay(_:id:follows:)``): the run as its clip's group has it
+    /// (name, colour, shown at first), its frames, its timeline (limits and violations as its run page draws them).
+    struct OverlayLane {
+        var run: ChartGroup.Run
+        var frames: [LabStore.ChartFrame]
+        var timeline: KeyframeTimeline
+        var timebase: Rational
+        var frameSeconds: Double
+    }
+
+    /// Fractions of a lane's height (from its bottom): the IDR stem's and the I stem's tops, the frame limit's and
+    /// the duration limit's deadlines (apart, as on the run page, ``deadlineBands``), the violations' shading; the
+    /// top 18 % holds the lane's name.
+    static let laneIDR = 0.78, laneI = 0.58
+    static let laneBands: [(from: Double, to: Double)] = [(0.44, 0.8), (0.04, 0.4)]
+
+    /// The keyframe timeline of an overlay (``ChartOverlay``): a group of its own (its x is PTS, not the decode time of
+    /// the clip's other charts: the keyframe limits count pictures in display order and seconds of PTS), over PTS in
+    /// seconds from each run's first PTS; one lane per run in the picker's order (the first on top), named with the
+    /// run, the limits stored for it and its violations count; in each lane the run's IDR and I frames as stems (the
+    /// run page's colours), its deadlines (``KeyframeTimeline/deadlines``), pictures skipped by the encoder and
+    /// violations shaded red, each drawn while its run is shown (the picker of `follows`, the clip's group). Nil when
+    /// no run has an IDR or I frame.
+    static func overlay(_ lanes: [OverlayLane], id: String, follows: String) -> ChartGroup? {
+        guard lanes.contains(where: { !keyframes($0.frames).isEmpty }) else { return nil }
+        var group = ChartGroup()
+        group.xLabel = "PTS (s) from each run's first PTS"
+        group.follows = follows
+        let n = Double(lanes.count)
+        var chart = ChartGroup.Chart(id: id, yLabel: "", series: [], fromZero: false, height: 45 + 55 * lanes.count)
+        var kinds: [String] = []
+        for lane in lanes { for v in lane.timeline.violations where !kinds.contains(v.kind) { kinds.append(v.kind) } }
+        let spanName = "violation: " + kinds.joined(separator: ", ")
+        for (r, lane) in lanes.enumerated() {
+            var run = lane.run
+            run.fields = keyframeFields(keyframes(lane.frames), time: lane.timeline.time, timebase: lane.timebase)
+            group.runs.append(run)
+            // Lane r from (n - 1 - r) / n to (n - r) / n of the height: the first run on top.
+            let base = n - 1 - Double(r)
+            func height(_ f: Double) -> Double { (base + f) / n }
+            var idr = ChartGroup.Series(name: "run \(run.runID) IDR", colour: RunPage.colours[0], run: r, field: "k", scale: Self.laneIDR, type: 0, style: "impulses")
+            var i = ChartGroup.Series(name: "run \(run.runID) I (not IDR)", colour: RunPage.colours[1], run: r, field: "k", scale: Self.laneI, type: 1, style: "impulses")
+            idr.base = base
+            i.base = base
+            chart.series += [idr, i]
+            let t = lane.timeline
+            chart.marks += t.deadlines.map { d in
+                .init(x: d.seconds, name: t.deadlineName(d.kind), colour: d.kind == 0 ? Self.frameColour : Self.durationColour,
+                      from: height(Self.laneBands[d.kind].from), to: height(Self.laneBands[d.kind].to), run: r)
+            }
+            chart.marks += t.skippedSeconds.map { .init(x: $0, name: Self.skippedName, colour: Self.skippedColour, from: height(0.04), to: height(0.8), run: r) }
+            chart.spans += t.violations.map { .init(from: $0.from, to: $0.to, name: spanName, colour: Self.violationColour, bottom: height(0.02), top: height(0.82), run: r) }
+            let rules = [t.frameRule, t.durationRule].compactMap { $0 }
+            let said = rules.isEmpty ? "no keyframe limits stored" : rules.joined(separator: ", ") + " · \(t.violations.count) violation\(t.violations.count == 1 ? "" : "s")"
+            chart.lanes.append(.init(name: "run \(run.runID) · \(said)", colour: run.colour, run: r, bottom: height(0), top: height(1)))
+        }
+        chart.xRange = (-(lanes.map(\.frameSeconds).max() ?? 0) / 2, lanes.map(\.timeline.endSeconds).max() ?? 0)
+        chart.yRange = (0, n)
         group.charts = [chart]
         return group
     }

@@ -118,7 +118,7 @@ extension ChartRunPage {
         var packetSeries: [ChartGroup.Series] = [.init(name: "RTP packets of the frame", colour: Self.runColour, run: 0, field: "pk", style: "impulses")]
         if lossy {
             fields.append(("pl", ints(at.map { $0?.lostPackets })))
-            packetSeries.append(.init(name: "packets lost", colour: Self.frozenColour, run: 0, field: "pl", above: 0, style: "points"))
+            packetSeries.append(.init(name: "packets lost", colour: Self.frozenColour, run: 0, field: "pl", above: 0, style: "marks"))
             let states = at.map { f in f?.state.flatMap { Plots.rtpStates.firstIndex(of: $0) } }
             fields += [("ly", ChartGroup.fixed(at.map { $0?.psnrY }, digits: 3)), ("lf", ChartGroup.fixed(at.map { $0?.lossFreePSNRY }, digits: 3)),
                        ("ls", ints(states)), ("lm", ChartGroup.fixed(at.map { $0.flatMap { $0.psnrY ?? $0.lossFreePSNRY } }, digits: 3))]
