@@ -137,6 +137,28 @@ struct QualityCurvesTests {
         #expect(unknown.status == 64 && unknown.stderr.contains("--metric: 'vmfa' is not a metric (one of psnr, vmaf, vmaf-neg, vmaf-4k, psnr-hvs, ms-ssim, ssim, ciede2000, xpsnr)"), "\(unknown.stderr)")
     }
 
+    @Test("report --metric vmaf --worst 1 --best 1: the run pages are the lowest and highest VMAF mean as sqlite3 reads run_quality_metrics, not the lowest psnr_global (a run without VMAF), and the page says by which metric")
+    func pagesByMetric() throws {
+        let dir = TestSupport.scratchFolder("enclab-vmaf-pages")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try Self.lab(in: dir)
+        let byVMAF = try TestSupport.sqlite("\(dir)/r.sqlite", "SELECT run_id FROM run_quality_metrics WHERE metric = 'vmaf' ORDER BY mean, run_id")
+        let byPSNR = try TestSupport.sqlite("\(dir)/r.sqlite", "SELECT run_id FROM run_metrics ORDER BY psnr_global, run_id")
+        // The lowest PSNR is the run without VMAF (crf 42): ranked by PSNR it would get the worst page.
+        try #require(byPSNR.first == "9" && !byVMAF.contains("9"), "\(byPSNR) \(byVMAF)")
+        let r = try TestSupport.enclab(["report", "--db", "r.sqlite", "--out", "rep", "--metric", "vmaf", "--worst", "1", "--best", "1"], in: dir)
+        try #require(r.status == 0, "\(r.stderr)")
+        let pages = try FileManager.default.contentsOfDirectory(atPath: "\(dir)/rep/v").filter { $0.hasPrefix("run-") }.sorted()
+        #expect(Set(pages) == Set(["run-\(byVMAF.first!)", "run-\(byVMAF.last!)"]), "\(pages) against VMAF order \(byVMAF)")
+        let page = try String(contentsOfFile: "\(dir)/rep/v/index.html", encoding: .utf8)
+        #expect(page.contains("Run pages: the 1 worst and the 1 best runs of this experiment by vmaf, the mean of its frames"), "\(page)")
+        // Without --metric: by psnr_global, and said so.
+        let p = try TestSupport.enclab(["report", "--db", "r.sqlite", "--out", "rep-psnr", "--worst", "1", "--best", "0"], in: dir)
+        try #require(p.status == 0, "\(p.stderr)")
+        #expect(FileManager.default.fileExists(atPath: "\(dir)/rep-psnr/v/run-9/index.html"))
+        #expect(try String(contentsOfFile: "\(dir)/rep-psnr/v/index.html", encoding: .utf8).contains("Run pages: the 1 worst runs of this experiment by psnr_global (PSNR pooled)"))
+    }
+
     @Test("compare shows each perceptual metric either run has (mean, harmonic mean, lows) as sqlite3 reads run_quality_metrics; '-' for a run without it")
     func compareShowsMetrics() throws {
         let dir = TestSupport.scratchFolder("enclab-vmaf-compare")

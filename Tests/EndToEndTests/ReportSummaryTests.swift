@@ -112,6 +112,32 @@ struct ReportSummaryTests {
         #expect(Self.text(cbrRow[4].content).hasSuffix("(\(ratio[1])×)"), "\(cbrRow[4].content)")
     }
 
+    @Test("warnings: 4 points a configuration whose PSNR ranges overlap by less than 75 %: the warning names both configurations with their PSNR ranges (sqlite3) and the overlap, and the per-rate differences table stands below the refused BD-rate")
+    func qualityRangesApart() throws {
+        let dir = cli.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        // crf at 4 low CRFs (high PSNR) and CBR at 4 very low rates (low PSNR) on 64x48.
+        let modes: [[String: Any]] = [8, 10, 12, 14].map { ["rc": "crf", "crf": $0] } + [20, 24, 28, 32].map { ["rc": "cbr", "bitrate": $0] }
+        try Self.run(in: dir, name: "apart", modes: modes)
+        let page = try report(dir, db: "apart.sqlite", experiment: "apart")
+        let ranges = try cli.sqlite("\(dir)/apart.sqlite", """
+            SELECT json_extract(r.settings, '$.rc'), min(m.psnr_global), max(m.psnr_global), printf('%.3f', min(m.psnr_global)), printf('%.3f', max(m.psnr_global))
+            FROM run_metrics m JOIN runs r USING (run_id) GROUP BY 1 ORDER BY min(r.run_id)
+            """).map { $0.split(separator: "|").map(String.init) }
+        try #require(ranges.count == 2 && ranges[0][0] == "crf" && ranges[1][0] == "cbr", "\(ranges)")
+        // The overlap by hand: max(min(hi) - max(lo), 0) / (max(hi) - min(lo)).
+        let (aLo, aHi, bLo, bHi) = (Double(ranges[0][1])!, Double(ranges[0][2])!, Double(ranges[1][1])!, Double(ranges[1][2])!)
+        let overlap = max(min(aHi, bHi) - max(aLo, bLo), 0) / (max(aHi, bHi) - min(aLo, bLo))
+        try #require(overlap < 0.75, "the ranges overlap by \(overlap)")
+        let percent = try cli.sqlite("\(dir)/apart.sqlite", "SELECT printf('%.1f', \(overlap * 100))")[0]
+        #expect(page.contains("<li class=\"no-overlap\"><b>PSNR ranges too far apart for BD-rate:</b> c.y4m: cbr (PSNR \(ranges[1][3])-\(ranges[1][4]) dB) against the anchor crf (PSNR \(ranges[0][3])-\(ranges[0][4]) dB), \(percent) % overlap"), "\(page)")
+        #expect(page.contains("the per-rate differences table below the BD-rate table"))
+        // The BD-rate cells refused, the per-rate table below it: 4 pairs by rank.
+        #expect(page.contains("<span class=\"refused\">"))
+        let perRate = try #require(page.components(separatedBy: "Per-rate differences of <b>cbr</b> against <b>crf</b>").dropFirst().first, "no per-rate table")
+        #expect(Self.cells(try #require(perRate.components(separatedBy: "</table>").first), tag: "td").count == 4)
+    }
+
     @Test("warnings: each appears when its trigger holds, with the number, and not otherwise")
     func warnings() throws {
         let dir = cli.scratch()

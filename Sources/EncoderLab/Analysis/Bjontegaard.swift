@@ -75,6 +75,13 @@ public enum Bjontegaard {
     /// `min_overlap` default).
     public static let minimumOverlap = 0.75
 
+    /// The overlap of the ranges [a.lo, a.hi] and [b.lo, b.hi] as a fraction of their joint range (from the lower
+    /// minimum to the higher maximum), as `bjontegaard_delta.py` computes it: max(overlap, 0) / joint. BD-rate is
+    /// refused when that of the two curves' quality ranges is below ``minimumOverlap``.
+    public static func overlapFraction(_ a: (lo: Double, hi: Double), _ b: (lo: Double, hi: Double)) -> Double {
+        max(min(a.hi, b.hi) - max(a.lo, b.lo), 0) / (max(a.hi, b.hi) - min(a.lo, b.lo))
+    }
+
     /// BD-rate of `test` against `anchor`, in percent: (10^Δ − 1) × 100 with Δ the mean difference of log10(rate)
     /// over the overlap of the PSNR ranges. −10 means the test needs 10 % fewer bits for the same PSNR.
     /// - Throws: ``LabError/Kind/data`` for a curve the method cannot use (see ``Bjontegaard``).
@@ -143,7 +150,7 @@ public enum Bjontegaard {
                                 + "\(fmt(max(ax.last!, tx.last!)))\(unit), more than a double holds")
         }
         let overlap = max(hi - lo, 0)
-        guard overlap / joint >= minimumOverlap else {
+        guard overlapFraction((ax.first!, ax.last!), (tx.first!, tx.last!)) >= minimumOverlap else {
             throw LabError.data("Bjontegaard: the curves' \(axis) overlap by \(fmt(overlap))\(unit), "
                                 + "\(fmt(overlap / joint * 100)) % of their joint range (\(fmt(joint))\(unit)); "
                                 + "at least 75 % is needed")

@@ -134,15 +134,15 @@ public enum Report {
         defer { Interruption.unregister(cleanup) }
         try ChartPage.writeAssets(root: root)
 
-        // Pages: by id, then the worst and best by psnr_global per experiment.
+        // Pages: by id, then the worst and best per experiment by the report's metric (psnr_global, or the --metric's mean).
         let defaults = options.runs == nil && options.worst == nil && options.best == nil
         let worstN = options.worst ?? (defaults ? defaultPages : 0), bestN = options.best ?? (defaults ? defaultPages : 0)
         var paged = Set(options.runs ?? [])
         // The runs grouped by experiment once (each in the order of data.runs).
         let byExperiment = Dictionary(grouping: data.runs, by: \.row.experiment)
         for name in experiments {
-            let ranked = (byExperiment[name] ?? []).filter { $0.row.status == "done" && $0.psnr != nil }
-                .sorted { ($0.psnr!, $0.row.runID) < ($1.psnr!, $1.row.runID) }
+            let ranked = (byExperiment[name] ?? []).filter { $0.row.status == "done" && $0.value(options.metric) != nil }
+                .sorted { ($0.value(options.metric)!, $0.row.runID) < ($1.value(options.metric)!, $1.row.runID) }
             paged.formUnion(ranked.prefix(worstN).map(\.row.runID))
             paged.formUnion(ranked.suffix(bestN).map(\.row.runID))
         }
@@ -246,10 +246,12 @@ public enum Report {
             // The experiment's curves, computed once for its warnings, overlay styles and rate-quality charts.
             let experimentCurves = Report.curves(runs, metric: options.metric)
             let overlays = try ChartOverlay.section(runs: runs, paged: Set(outcomes.keys), picked: options.overlay.map(Set.init), store: store,
-                                                    dir: dir, queue: curveQueue, curves: experimentCurves)
+                                                    dir: dir, queue: curveQueue, curves: experimentCurves, metric: options.metric)
             experimentPages.append((try writeExperiment(name, runs: runs, data: data, anchor: anchor, pages: outcomes, files: files,
                                                         filler: filler, dir: dir, queue: curveQueue, overlays: overlays,
-                                                        curves: experimentCurves, metric: options.metric), dir))
+                                                        curves: experimentCurves, metric: options.metric,
+                                                        pagesNote: pagesNote(worst: worstN, best: bestN, metric: options.metric, byID: options.runs != nil,
+                                                                             checks: defaults && runs.contains(where: \.isCheck))), dir))
             let done = runs.filter { $0.row.status == "done" }.count
             indexRows.append(["<a href=\"\(HTML.escape(folder))/index.html\">\(HTML.escape(name))</a>", "\(runs.count)", "\(done)",
                               "\(runs.count - done)", "\(outcomes.count)",
@@ -268,6 +270,16 @@ public enum Report {
         try place(root, at: out)
         placed = true
         return summary
+    }
+
+    /// The sentence saying which runs got a page: the `worst` and `best` by `metric` (psnr_global, or the metric's
+    /// run_quality_metrics.mean: `report --metric`), runs without a value on it not ranked; with `checks`, each check run
+    /// too (the default pages). "" when none were ranked.
+    static func pagesNote(worst: Int, best: Int, metric: CurveMetric, byID: Bool, checks: Bool = false) -> String {
+        guard worst > 0 || best > 0 else { return "" }
+        let by = metric == .psnr ? "psnr_global (PSNR pooled)" : "\(HTML.escape(metric.name)), the mean of its frames (run_quality_metrics.mean of \(HTML.escape(metric.column)), chosen with --metric)"
+        let which = [worst > 0 ? "the \(worst) worst" : nil, best > 0 ? "the \(best) best" : nil].compactMap { $0 }.joined(separator: " and ")
+        return "<p class=\"note pages-by\">Run pages: \(which) runs of this experiment by \(by)\(metric == .psnr ? "" : "; runs without it are not ranked")\(byID ? ", and the runs given to --runs" : "")\(checks ? ", and each run of check --db (its rules' results)" : "") (--worst and --best choose how many; --metric which quality).</p>\n"
     }
 
     /// The run pages shared out to the workers: the next page to take, each page's result, the first error (after
@@ -372,7 +384,8 @@ public enum Report {
     static func writeExperiment(_ name: String, runs: [ReportData.Run], data: ReportData, anchor asked: (name: String, source: AnchorSource)?,
                                 pages: [Int64: RunPage.Outcome], files: [Int64: (stream: Bool, source: Bool)],
                                 filler: [Int64: LabStore.ReportFiller] = [:], dir: String, queue: PlotQueue,
-                                overlays: String = "", curves known: [String: [Curve]]? = nil, metric: CurveMetric = .psnr) throws -> String {
+                                overlays: String = "", curves known: [String: [Curve]]? = nil, metric: CurveMetric = .psnr,
+                                pagesNote: String = "") throws -> String {
         let byClip = known ?? curves(runs, metric: metric)
         let wanted = asked?.name
         let e = HTML.escape
@@ -380,16 +393,18 @@ public enum Report {
         if !data.hasMetricsTable {
             body += "<p class=\"note\">This database has no run_metrics table: bitrate_kbps (all bytes over the PTS span plus one frame) and psnr_global / psnr_y_pooled (PSNR of the squared error pooled over all samples) are computed from the frames. <code>enclab analyze</code> adds the full metrics.</p>\n"
         }
+        // The BD-rate anchor: the one asked for where a clip has it, else the first configuration with a curve point.
+        let firstConfiguration = runs.filter { $0.kbps != nil && $0.value(metric) != nil && $0.row.status == "done" }.min { $0.row.runID < $1.row.runID }?.configuration
+        let anchor = wanted.flatMap { w in byClip.values.contains { $0.contains { $0.configuration == w } } ? w : nil } ?? firstConfiguration
         // What the numbers cannot say, then the runs table.
-        body += Warnings.section(runs, filler: filler, curves: byClip)
+        body += Warnings.section(runs, filler: filler, curves: byClip, anchor: anchor, metric: metric)
         body += try runsTable(runs, data: data, pages: pages, files: files)
+        body += pagesNote
         body += RuleSection.experiment(runs)
         body += noiseFloor(runs)
 
         // Curves and BD-rate.
         let clips = byClip.keys.sorted()
-        let firstConfiguration = runs.filter { $0.kbps != nil && $0.value(metric) != nil && $0.row.status == "done" }.min { $0.row.runID < $1.row.runID }?.configuration
-        let anchor = wanted.flatMap { w in byClip.values.contains { $0.contains { $0.configuration == w } } ? w : nil } ?? firstConfiguration
         body += "<h2>Rate-quality curves</h2>\n"
         if let anchor, let asked, asked.name == anchor {
             switch asked.source {
@@ -561,6 +576,10 @@ public enum Report {
                         } catch { row.append("<span class=\"refused\">\(HTML.escape("\(error)"))</span>") }
                     }
                 }
+            }
+            // Quality ranges too far apart (BD-rate refused, ``Warnings``): the per-rate differences stand instead.
+            if fewest >= Warnings.bdPoints, let overlap = Warnings.qualityOverlap(base, curve), overlap < Bjontegaard.minimumOverlap {
+                perRate += perRateTable(base: base, test: curve, metric: metric)
             }
             rows.append(row)
         }

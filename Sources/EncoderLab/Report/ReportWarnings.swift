@@ -41,7 +41,10 @@ enum Warnings {
 
     /// The warnings of an experiment's runs, each an HTML list item (user text escaped), in the order above.
     /// - Parameter curves: ``Report/curves(_:)`` of `runs` when the caller has them; nil: computed here.
-    static func items(_ runs: [ReportData.Run], filler: [Int64: LabStore.ReportFiller], curves: [String: [Report.Curve]]? = nil) -> [String] {
+    /// - Parameter anchor: the BD-rate anchor configuration; nil: no BD-rate table, no overlap warning.
+    /// - Parameter metric: the curves' quality (``Report/curves(_:metric:)``).
+    static func items(_ runs: [ReportData.Run], filler: [Int64: LabStore.ReportFiller], curves: [String: [Report.Curve]]? = nil,
+                      anchor: String? = nil, metric: CurveMetric = .psnr) -> [String] {
         let e = HTML.escape
         let done = runs.filter { $0.row.status == "done" }
         var items: [String] = []
@@ -60,6 +63,19 @@ enum Warnings {
             let few = list.filter { $0.points.count < bdPoints }
             guard !few.isEmpty else { continue }
             thin.append("\(e(Paths.fileName(clip))): " + few.map { "\(e($0.configuration)) has \($0.points.count) point\($0.points.count == 1 ? "" : "s")" }.joined(separator: ", "))
+        }
+        // Enough points, but quality ranges too far apart for BD-rate (Bjontegaard refuses below 75 % overlap).
+        var apart: [String] = []
+        for (clip, list) in (curves ?? Report.curves(runs, metric: metric)).sorted(by: { $0.key < $1.key }) {
+            guard let anchor, let base = list.first(where: { $0.configuration == anchor }), base.points.count >= bdPoints else { continue }
+            for test in list where test.configuration != anchor && test.points.count >= bdPoints {
+                guard let overlap = qualityOverlap(base, test), overlap < Bjontegaard.minimumOverlap else { continue }
+                apart.append("\(e(Paths.fileName(clip))): \(e(test.configuration)) \(range(test, metric)) against the anchor \(e(anchor)) \(range(base, metric)), \(HTML.number(overlap * 100, digits: 1)) % overlap")
+            }
+        }
+        if !apart.isEmpty {
+            let q = metric.title
+            items.append("<li class=\"no-overlap\"><b>\(q) ranges too far apart for BD-rate:</b> \(apart.joined(separator: "; ")). Bjontegaard's BD-rate averages the difference in rate over the \(q) range both curves cover, and needs that common range to be at least \(Int(Bjontegaard.minimumOverlap * 100)) % of the two ranges together (the bjontegaard package's min_overlap); these curves share less, so their BD-rate cells are refused, and the per-rate differences table below the BD-rate table (bitrate and \(q) rate by rate) stands instead. For a BD-rate, choose rates for each configuration whose \(q) values cover the same range.</li>")
         }
         if !thin.isEmpty {
             items.append("<li class=\"few-points\"><b>Fewer than \(bdPoints) points for BD-rate:</b> \(thin.joined(separator: "; ")). Bjontegaard's BD-rate fits a curve through at least \(bdPoints) rates per configuration; with fewer, the tables below show the differences in bitrate and PSNR rate by rate instead. Add rates to the grid for a BD-rate.</li>")
@@ -104,9 +120,25 @@ enum Warnings {
         return items
     }
 
+    /// The overlap of two curves' quality ranges (``Bjontegaard/overlapFraction(_:_:)``); nil when a curve is empty or
+    /// the joint range is not a finite positive number.
+    static func qualityOverlap(_ a: Report.Curve, _ b: Report.Curve) -> Double? {
+        let qa = a.points.map(\.psnr), qb = b.points.map(\.psnr)
+        guard let aLo = qa.min(), let aHi = qa.max(), let bLo = qb.min(), let bHi = qb.max() else { return nil }
+        let f = Bjontegaard.overlapFraction((aLo, aHi), (bLo, bHi))
+        return f.isFinite ? f : nil
+    }
+
+    /// A curve's quality range as the warning says it: "(PSNR 31.200-35.800 dB)".
+    static func range(_ c: Report.Curve, _ metric: CurveMetric) -> String {
+        let q = c.points.map(\.psnr)
+        return "(\(metric.title) \(HTML.number(q.min() ?? .nan, digits: 3))-\(HTML.number(q.max() ?? .nan, digits: 3))\(metric.unit))"
+    }
+
     /// The warnings as a section of the page, or "" when there are none.
-    static func section(_ runs: [ReportData.Run], filler: [Int64: LabStore.ReportFiller], curves: [String: [Report.Curve]]? = nil) -> String {
-        let list = items(runs, filler: filler, curves: curves)
+    static func section(_ runs: [ReportData.Run], filler: [Int64: LabStore.ReportFiller], curves: [String: [Report.Curve]]? = nil,
+                        anchor: String? = nil, metric: CurveMetric = .psnr) -> String {
+        let list = items(runs, filler: filler, curves: curves, anchor: anchor, metric: metric)
         guard !list.isEmpty else { return "" }
         return "<div class=\"warnings\" id=\"warnings\"><h2>What these numbers cannot say</h2>\n<ul>\n\(list.joined(separator: "\n"))\n</ul></div>\n"
     }
