@@ -251,7 +251,7 @@ enum ChartScript {
                 ctx.beginPath(); ctx.moveTo(area.x, bottom); ctx.lineTo(area.x + area.w, bottom); ctx.stroke();
                 ctx.globalAlpha = data.runs[l.run].visible ? 1 : 0.35;
                 ctx.fillStyle = l.colour; ctx.font = 'bold 11px sans-serif'; ctx.textAlign = 'left';
-                ctx.fillText(l.name, area.x + 14, top + 11);
+                ctx.fillText(l.name + (data.runs[l.run].visible ? '' : ' (hidden: its box above shows it)'), area.x + 14, top + 11);
                 ctx.globalAlpha = 1;
               });
               chart.spans.forEach(function (v) {
