@@ -585,6 +585,14 @@ def window_bytes(dts, sizes, tn, td, seconds):
     return [sum(s for a, s in zip(arrival, sizes) if 0 <= (a - ak) * tb < seconds) for ak in arrival]
 
 
+def series_points(driver, chart, k):
+    """The points the chart `chart` draws of its series `k` (its rows whose value is a number)."""
+    return driver.execute_script("""
+        var g = window.enclabCharts.graphs[arguments[0]], c = arguments[1] + 1, n = 0;
+        for (var r = 0; r < g.numRows(); r++) { var v = g.getValue(r, c); if (v !== null && !isNaN(v)) n++; }
+        return n;""", chart, k)
+
+
 def data_rate_overlay(driver, con, page):
     """Every overlaid run with DataRateLimits pairs (data_rate_windows rows, read with sqlite3) has them on its clip's
     DataRateLimits overlay chart (OVERLAY-datarate): a run shown at first has each pair's limit line at the stored
@@ -636,10 +644,7 @@ def data_rate_overlay(driver, con, page):
                 if len(marked) != 1:
                     fail(f"{page}: {chart['id']}: run {run_id} pair {pair}: {len(marked)} series of windows over {limit} bytes, expected 1")
                     continue
-                count = driver.execute_script("""
-                    var g = window.enclabCharts.graphs[arguments[0]], c = arguments[1] + 1, n = 0;
-                    for (var r = 0; r < g.numRows(); r++) { var v = g.getValue(r, c); if (v !== null && !isNaN(v)) n++; }
-                    return n;""", chart["id"], marked[0])
+                count = series_points(driver, chart["id"], marked[0])
                 if count != expected:
                     fail(f"{page}: {chart['id']}: run {run_id} pair {pair} marks {count} windows over {limit} bytes, "
                          f"sqlite3's frames give {expected}")
@@ -686,10 +691,7 @@ def overlay_perceptual(driver, con, page):
                 if len(series) != 1:
                     fail(f"{page}: {chart} has {len(series)} series of run {run['id']}, expected 1")
                     continue
-                points = driver.execute_script("""
-                    var g = window.enclabCharts.graphs[arguments[0]], c = arguments[1] + 1, n = 0;
-                    for (var r = 0; r < g.numRows(); r++) { var v = g.getValue(r, c); if (v !== null && !isNaN(v)) n++; }
-                    return n;""", chart, series[0])
+                points = series_points(driver, chart, series[0])
                 if points != count:
                     fail(f"{page}: {chart}: run {run['id']} has {points} points, sqlite3 has {count} frames with {column}")
 
