@@ -699,7 +699,8 @@ def overlay_perceptual(driver, con, page):
 def overlay_keyframes(driver, con, page):
     """Every overlaid run with IDR or I frames has a lane on its clip's keyframe timeline (the group following the
     clip's group, x = PTS): its keyframes each at its own PTS in seconds from the run's first PTS (sqlite3, exact, 6
-    decimals); with keyframe limits stored (keyframe_analysis), its deadlines as the rule gives them, written out here
+    decimals), also in its gnuplot data beside the page (OVERLAY-keyframes.dat, the block of the run); with keyframe
+    limits stored (keyframe_analysis), its deadlines as the rule gives them, written out here
     from sqlite3's frames (a stretch from each IDR and from frame 0; the next keyframe due MaxKeyFrameInterval
     pictures later in display order, and MaxKeyFrameIntervalDuration seconds after its PTS; those up to the last
     frame's PTS compared), the limits in the lane's name; one violation shaded per keyframe_violations row, from its
@@ -733,6 +734,21 @@ def overlay_keyframes(driver, con, page):
             if drawn != expected:
                 fail(f"{page}: the overlay's keyframe timeline draws run {run_id}'s keyframes at {drawn} s, sqlite3's PTS give {expected} s")
             chart = timeline["charts"][0]
+            # Its gnuplot data beside the page: block r (after the comment "# run ID") the run's keyframes' PTS.
+            dat = os.path.join(os.path.dirname(page), chart["id"] + ".dat")
+            if any(run["visible"] for run in timeline["runs"]):
+                if not os.path.exists(dat):
+                    fail(f"{page}: no {os.path.basename(dat)} beside the page (the gnuplot data of {chart['id']})")
+                else:
+                    blocks, current = {}, None
+                    for line in open(dat):
+                        if line.startswith("# run "):
+                            current = int(line.split()[2])
+                            blocks[current] = []
+                        elif current is not None and line.strip() and not line.startswith("#"):
+                            blocks[current].append(f"{float(line.split()[0]):.6f}")
+                    if sorted(blocks.get(run_id, [])) != expected:
+                        fail(f"{page}: {os.path.basename(dat)} holds run {run_id}'s keyframes at {blocks.get(run_id)} s, sqlite3's PTS give {expected} s")
             marks = [m for m in chart["marks"] if m.get("run") == r and m["name"] != "skipped by the encoder"]
             spans = [v for v in chart["spans"] if v.get("run") == r]
             limits = con.execute("SELECT frame_limit, duration_limit FROM keyframe_analysis WHERE run_id = ?", (run_id,)).fetchone() if has_rules else None

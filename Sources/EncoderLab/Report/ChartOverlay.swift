@@ -193,8 +193,10 @@ enum ChartOverlay {
                 html += ChartPage.chart(id: chart.id, title: view.title, gnuplot: gnuplot)
             }
             if let keys = KeyframeTimeline.overlay(lanes, id: "\(prefix)-keyframes", follows: name) {
+                // Its gnuplot picture: the lanes of the runs shown at first.
+                let files = try dir.map { try KeyframeTimeline.overlayGnuplot(group: keys, lanes: lanes, name: "\(prefix)-keyframes", dir: $0, queue: queue) } ?? []
                 html += ChartPage.chart(id: "\(prefix)-keyframes", title: "Keyframe timeline over PTS (s from each run's first PTS), one lane per run, with each run's keyframe limits",
-                                        gnuplot: nil, note: HTML.escape(Self.keyframeNote))
+                                        gnuplot: files.isEmpty ? nil : (name: "\(prefix)-keyframes", data: files), note: HTML.escape(Self.keyframeNote))
                 html += ChartPage.dataBlock(keys, name: "\(name)-keyframes")
             }
             html += ChartPage.dataBlock(group, name: name)

@@ -265,4 +265,65 @@ struct KeyframeTimeline {
         group.charts = [chart]
         return group
     }
+
+    /// The gnuplot picture of an overlay's keyframe timeline (``overlay(_:id:follows:)``'s `group`): `NAME.dat`, one
+    /// block per offered run (`index` k the k-th run of the picker: `pts_s type display_index`, type 0 IDR, 1 I, its
+    /// keyframes in display order), `NAME-limits.dat` (`run kind due_s`: the deadlines) and `NAME-violations.dat`
+    /// (`run start_s end_s`) when they have rows, and `NAME.gp`, its PNG and SVG queued: one lane per run shown at
+    /// first (the first on top), named as on the interactive chart, drawn as it is. Returns the data files written;
+    /// empty (nothing written) when no run shown at first has a keyframe.
+    static func overlayGnuplot(group: ChartGroup, lanes: [OverlayLane], name: String, dir: String, queue: PlotQueue?) throws -> [String] {
+        guard let chart = group.charts.first else { return [] }
+        let shown = lanes.indices.filter { group.runs[$0].visible }
+        guard shown.contains(where: { !keyframes(lanes[$0].frames).isEmpty }) else { return [] }
+        var data = "# pts_s(s from the run's first PTS) type(0 IDR, 1 I) display_index: each run's IDR and I frames; one block per run, index k = the k-th run\n"
+        var limits = "# run(index k) kind(0 MaxKeyFrameInterval, 1 MaxKeyFrameIntervalDuration) due_s: where the next keyframe was due\n"
+        var stretches = "# run(index k) start_s end_s: the stretches over a keyframe limit (keyframe_violations)\n"
+        var hasLimits = false, hasStretches = false
+        for (k, lane) in lanes.enumerated() {
+            data += "# run \(group.runs[k].runID)\n"
+            for f in keyframes(lane.frames) { data += "\(lane.timeline.time.seconds(f.pts)) \(f.type == "IDR" ? 0 : 1) \(f.displayIndex)\n" }
+            data += "\n\n"
+            for d in lane.timeline.deadlines { limits += "\(k) \(d.kind) \(d.seconds)\n"; hasLimits = true }
+            for v in lane.timeline.violations { stretches += "\(k) \(v.from) \(v.to)\n"; hasStretches = true }
+        }
+        var files = ["\(name).dat"]
+        try Plots.write(data, to: "\(dir)/\(name).dat")
+        if hasLimits { try Plots.write(limits, to: "\(dir)/\(name)-limits.dat"); files.append("\(name)-limits.dat") }
+        if hasStretches { try Plots.write(stretches, to: "\(dir)/\(name)-violations.dat"); files.append("\(name)-violations.dat") }
+        // The lanes of the runs shown at first, the first on top; each series titled once.
+        let m = shown.count
+        var series: [String] = [], labels: [String] = [], titled = Set<String>()
+        func title(_ t: String) -> String { titled.insert(t).inserted ? "title '\(t.replacingOccurrences(of: "'", with: "''"))'" : "notitle" }
+        for (place, k) in shown.enumerated() {
+            let base = Double(m - 1 - place), lane = lanes[k], t = lane.timeline
+            let name0 = chart.lanes.first { $0.run == k }?.name ?? "run \(group.runs[k].runID)"
+            labels.append("set label '\(name0.replacingOccurrences(of: "'", with: "''"))' at graph 0.01, first \(base + 0.93) left font ',9' tc rgb '\(group.runs[k].colour)'")
+            if place > 0 { labels.append("set arrow from graph 0, first \(base + 1) to graph 1, first \(base + 1) nohead lc rgb '#bbbbbb'") }
+            let keys = keyframes(lane.frames)
+            for (type, height, label) in [(0, Self.laneIDR, "IDR"), (1, Self.laneI, "I (not IDR)")] where keys.contains(where: { ($0.type == "IDR" ? 0 : 1) == type }) {
+                series.append("'\(name).dat' index \(k) using 1:($2==\(type) ? \(base) : 1/0):(0):(\(height)) with vectors nohead lw 2 lc rgb '\(RunPage.colours[type])' \(title(label))")
+            }
+            for kind in [0, 1] where t.deadlines.contains(where: { $0.kind == kind }) {
+                let band = Self.laneBands[kind]
+                series.append("'\(name)-limits.dat' using 3:($1==\(k) && $2==\(kind) ? \(base + band.from) : 1/0):(0):(\(band.to - band.from)) with vectors nohead dt \(kind == 0 ? 2 : 3) lw 2 lc rgb '\(kind == 0 ? Self.frameColour : Self.durationColour)' \(title(t.deadlineName(kind)))")
+            }
+            if !t.violations.isEmpty {
+                series.append("'\(name)-violations.dat' using 2:($1==\(k) ? \(base + 0.8) : 1/0):($3-$2):(0) with vectors nohead lw 5 lc rgb '\(Self.violationColour)' \(title("violation (the stretch over a limit)"))")
+            }
+        }
+        let x = chart.xRange ?? (0, 1)
+        try Plots.both(dir: dir, name: name, body: """
+            set xlabel 'PTS (s from each run''s first PTS)'
+            \(ChartTime.axisFormat)
+            set xrange [\(x.0):\(x.1)]
+            set yrange [0:\(m)]
+            unset ytics
+            set grid x
+            set key below horizontal
+            \(labels.joined(separator: "\n"))
+            plot \(series.joined(separator: ", \\\n     "))
+            """, arguments: [], size: (1100, 100 + 80 * m), queue: queue)
+        return files
+    }
 }
