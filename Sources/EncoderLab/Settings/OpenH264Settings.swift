@@ -214,8 +214,8 @@ public struct OpenH264Settings: Equatable, Sendable {
         for o in s.options {
             switch o.name {
             case "bitrate":
-                guard let v = o.value, let kbps = Double(v), kbps > 0, kbps * 1000 <= Double(Int32.max) else {
-                    throw LabError.usage("bad value for setting 'bitrate': '\(o.value ?? "")' (kbit/s above 0, at most \(Int32.max / 1000) for OpenH264's int bit/s)")
+                guard let v = o.value, let kbps = EncodeSettings.plainDecimal(v), kbps > 0, kbps * 1000 <= Double(Int32.max) else {
+                    throw LabError.usage("bad value for setting 'bitrate': '\(o.value ?? "")' (kbit/s as a decimal number above 0, at most \(Int32.max / 1000) for OpenH264's int bit/s)")
                 }
                 // Bitrate mode unless a mode is given (rc, iRCMode, or AverageBitRate's bitrate mode).
                 if s.rc == nil && sources["iRCMode"] == nil && !s.openh264.given.contains(where: { $0.name == "iRCMode" }) {
