@@ -28,17 +28,19 @@ static inline void enclab_export_video_enc_params(AVCodecContext *context) {
     context->export_side_data |= AV_CODEC_EXPORT_DATA_VIDEO_ENC_PARAMS;
 }
 
-/* The mean over a decoded picture's blocks of qp + delta_qp (AVVideoEncParams: for H.264 `qp` is the PPS's
-   pic_init_qp, each block a 16x16 macroblock with delta_qp its QP less that), through the inline
-   av_video_enc_params_block; 0 and *mean set, or -1 when the frame has no such side data or no blocks. */
-static inline int enclab_frame_mean_qp(const AVFrame *frame, double *mean) {
+/* The sum over a decoded picture's blocks of qp + delta_qp (AVVideoEncParams: for H.264 `qp` is the PPS's
+   pic_init_qp, each block a 16x16 macroblock with delta_qp its QP less that) and the number of blocks, through the
+   inline av_video_enc_params_block; 0 and *total, *blocks set, or -1 when the frame has no such side data or no
+   blocks. The sum, not a mean: the mean is compared with x264's rounding of it exactly (MacroblockQP.swift). */
+static inline int enclab_frame_qp_total(const AVFrame *frame, int64_t *total, int64_t *blocks) {
     const AVFrameSideData *data = av_frame_get_side_data(frame, AV_FRAME_DATA_VIDEO_ENC_PARAMS);
     if (!data) return -1;
     AVVideoEncParams *params = (AVVideoEncParams *)data->data;
     if (params->nb_blocks == 0) return -1;
-    int64_t total = 0;
-    for (unsigned int i = 0; i < params->nb_blocks; i++) total += params->qp + av_video_enc_params_block(params, i)->delta_qp;
-    *mean = (double)total / params->nb_blocks;
+    int64_t sum = 0;
+    for (unsigned int i = 0; i < params->nb_blocks; i++) sum += params->qp + av_video_enc_params_block(params, i)->delta_qp;
+    *total = sum;
+    *blocks = params->nb_blocks;
     return 0;
 }
 

@@ -108,13 +108,33 @@ struct LossRecoveryTests {
         usage("rtp", "mode=interleaved", "mode must be non-interleaved or single, got 'interleaved'")
         usage("rtp", "size=3", "unknown key 'size'")
         usage("rtp", "mtu=1200,mtu=1300", "'mtu' is given twice")
-        usage("loss", "bernoulli:p=2", "p must be a probability 0...1, got '2'")
+        usage("loss", "bernoulli:p=2", "p must be a probability 0...1, a decimal number (e.g. 0.01), got '2'")
         usage("loss", "bernoulli", "bernoulli needs p")
         usage("loss", "gilbert:p=0.1", "gilbert needs p and r")
         usage("loss", "uniform:p=0.1", "unknown model 'uniform'")
         usage("loss", "bernoulli:p=0.1,seed=-1", "seed must be a whole number")
         usage("loss", "bernoulli:p=0.1,r=0.2", "unknown key 'r' for bernoulli")
         usage("loss", "bernoulli:p=0.1,jitter=nan", "jitter must be milliseconds 0...10000")
+        // Decimal numbers only: Swift's Double("0x1") reads hex (1), Double("1e-2") an exponent, "+0.5" a sign.
+        usage("loss", "bernoulli:p=0x1", "p must be a probability 0...1, a decimal number (e.g. 0.01), got '0x1'")
+        usage("loss", "bernoulli:p=0x0.8p0", "got '0x0.8p0'")
+        usage("loss", "bernoulli:p=1e-2", "got '1e-2'")
+        usage("loss", "gilbert:p=0.1,r=+0.5", "r must be a probability 0...1, a decimal number (e.g. 0.01), got '+0.5'")
+        usage("loss", "bernoulli:p=0.1,reorder=inf", "got 'inf'")
+        usage("loss", "bernoulli:p=0.1,jitter=0x10", "jitter must be milliseconds 0...10000, a decimal number (e.g. 20), got '0x10'")
+        // OpenH264's bitrate, which the lab reads itself (x264's --bitrate goes to x264's own parser).
+        for v in ["0x10", "1e3"] {
+            do {
+                _ = try EncodeSettings.parse(arguments: ["--encoder", "openh264", "--bitrate", v]).0.resolved()
+                Issue.record("openh264 bitrate \(v) accepted")
+            } catch let e as LabError {
+                #expect(e.kind == .usage && e.message.contains("bad value for setting 'bitrate': '\(v)' (kbit/s as a decimal number"), "\(e.message)")
+            } catch { Issue.record("\(error)") }
+        }
+        // Plain decimals still read as before.
+        var ok = EncodeSettings()
+        #expect(throws: Never.self) { try ok.set("loss", "gilbert:p=0.01,r=.5,k=1,h=0,jitter=12.5") }
+        #expect(ok.rtp?.lossSpec == "gilbert:p=0.01,r=0.5,k=1,h=0,seed=1,jitter=12.5")
     }
 
     @Test("the run key: unchanged without --rtp/--loss, changed by each, and the same for the same canonical spec")

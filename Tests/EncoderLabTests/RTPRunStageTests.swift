@@ -191,4 +191,36 @@ struct RTPRunStageTests {
         #expect(r.stdout.contains("--rtp mtu=300,mode=non-interleaved --loss bernoulli:p=0.1,seed=4"), "\(r.stdout)")
         #expect(try Self.sqlite(scratch.file("l.sqlite"), "SELECT json_extract(settings, '$.x264_args') LIKE '%--rtp mtu=300,mode=non-interleaved --loss bernoulli:p=0.1,seed=4%' FROM runs") == ["1"])
     }
+
+    /// The message named the run's temporary stream path (gone once the run failed) and "at byte 2" for a NAL unit's
+    /// index. The mtu it offers is checked by encoding again: the largest NAL unit fits it exactly, one byte less fails.
+    @Test("mode=single with a NAL unit over the MTU: 65 naming the clip, the setting, the NAL unit and what to do, no temporary path")
+    func singleModeTooLarge() throws {
+        let scratch = Scratch()
+        try Self.clip.write(to: scratch.file("c.y4m"))
+        func encode(_ rtp: String, db: String) throws -> Witness.Output {
+            try Witness.enclab(["encode", "c.y4m", "--db", scratch.file(db), "--out", scratch.file("out"), "--frames", "2", "--no-plots"]
+                               + Self.flags + ["--rtp", rtp], in: scratch.path)
+        }
+        let r = try encode("mtu=100,mode=single", db: "s.sqlite")
+        #expect(r.status == 65, "\(r.stderr)")
+        #expect(r.stderr.hasPrefix("enclab: c.y4m: --rtp mtu=100,mode=single: NAL unit "), "\(r.stderr)")
+        #expect(r.stderr.contains(" bytes, larger than the 88 bytes a single NAL unit packet holds at mtu 100 (after the 12-byte RTP header); "
+                                  + "single NAL unit mode (packetization-mode 0) cannot fragment: use mode=non-interleaved (FU-A), or an mtu of at least "), "\(r.stderr)")
+        #expect(!r.stderr.contains(".tmp-") && !r.stderr.contains("stream.264"), "\(r.stderr)")
+        let mtu = try #require(r.stderr.split(separator: " ").last.flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }, "\(r.stderr)")
+        #expect(try encode("mtu=\(mtu - 1),mode=single", db: "a.sqlite").status == 65)
+        let fits = try encode("mtu=\(mtu),mode=single", db: "b.sqlite")
+        #expect(fits.status == 0, "\(fits.stderr)")
+        // The largest NAL unit, counted by hand from the stream's start codes (x264 writes 3- and 4-byte ones): mtu - 12.
+        let stream = try #require(try Self.sqlite(scratch.file("b.sqlite"), "SELECT stream_path FROM runs").first)
+        let b = [UInt8](try Data(contentsOf: URL(fileURLWithPath: stream.hasPrefix("/") ? stream : scratch.file(stream))))
+        var starts: [(code: Int, payload: Int)] = []
+        var k = 0
+        while k + 3 <= b.count {
+            if b[k] == 0, b[k + 1] == 0, b[k + 2] == 1 { starts.append((k > 0 && b[k - 1] == 0 ? k - 1 : k, k + 3)); k += 3 } else { k += 1 }
+        }
+        let sizes = starts.enumerated().map { i, s in (i + 1 < starts.count ? starts[i + 1].code : b.count) - s.payload }
+        #expect(sizes.max() == mtu - 12, "\(sizes)")
+    }
 }

@@ -42,6 +42,24 @@ struct SettingsTests {
         #expect(message(["--rc", "vbr", "--bitrate", "300", "--nal-hrd", "cbr"]) == "contradictory settings: rc vbr with nal-hrd cbr (CBR HRD needs a constant bitrate)")
     }
 
+    /// OpenH264 2.3.1 reads uiSliceSizeConstraint only with uiSliceMode sizelimited (encoder_ext.cpp ParamValidationExt
+    /// zeroes it in single mode; svc_enc_slice_segment.cpp InitSliceSegment puts its own default in its place in the
+    /// other modes): given with another mode it would be ignored without a word, so it is refused, 64.
+    @Test("OpenH264's uiSliceSizeConstraint without uiSliceMode sizelimited is refused naming both")
+    func openH264SliceSizeConstraint() throws {
+        func message(_ flags: [String]) -> String? {
+            do { _ = try EncodeSettings.parse(arguments: ["--encoder", "openh264", "--bitrate", "300"] + flags).0.resolved(); return nil }
+            catch let e as LabError { return e.kind == .usage ? e.message : "not usage: \(e.message)" } catch { return "\(error)" }
+        }
+        let tail = "OpenH264 2.3.1 reads the constraint only with uiSliceMode sizelimited and ignores it otherwise, without a word; give uiSliceMode sizelimited, or no uiSliceSizeConstraint"
+        #expect(message(["--uiSliceSizeConstraint", "500"]) == "OpenH264's uiSliceSizeConstraint 500 with uiSliceMode single: " + tail)
+        #expect(message(["--uiSliceMode", "fixedslcnum", "--uiSliceNum", "2", "--uiSliceSizeConstraint", "1200"])
+                == "OpenH264's uiSliceSizeConstraint 1200 with uiSliceMode fixedslcnum: " + tail)
+        #expect(message(["--slices", "3", "--uiSliceSizeConstraint", "1200"])
+                == "OpenH264's uiSliceSizeConstraint 1200 with uiSliceMode fixedslcnum (from slices): " + tail)
+        #expect(message(["--uiSliceMode", "sizelimited", "--uiSliceSizeConstraint", "1200"]) == nil)
+    }
+
     @Test("cqp needs qp, abr needs bitrate, crf defaults to x264's 23")
     func others() throws {
         #expect(message(["--rc", "cqp"]) == "contradictory settings: rc cqp needs 'qp'")

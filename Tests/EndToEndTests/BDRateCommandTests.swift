@@ -51,6 +51,11 @@ struct BDRateCommandTests {
         // PSNR 34.1...41 against 39...45: 2 dB of the joint 10.9 dB.
         (["--anchor", "1000:34.1,1800:36.4,3500:38.9,7000:41", "--test", "1000:39,2000:41,3000:43,4000:45", "--method", "cubic"], 65,
          "Bjontegaard: the curves' PSNR ranges overlap by 2 dB, 18.3486 % of their joint range (10.9 dB); at least 75 % is needed"),
+        // A VMAF outside its 0-100 scale (libvmaf clips its models' scores there): both printed deltas, exit 0, before.
+        (["--metric", "vmaf", "--anchor", "150:61.2,300:74.5,600:85.1,1200:100.4", "--test", "140:63.0,280:76.1,560:86.0,1100:100.9"], 65,
+         "--anchor: point 4 has VMAF 100.4, outside its scale 0-100"),
+        (["--metric", "vmaf-neg", "--anchor", "150:1.5,300:48,600:79,1200:92.3", "--test", "140:-0.5,280:50,560:80,1100:92.9"], 65,
+         "--test: point 1 has VMAF NEG -0.5, outside its scale 0-100"),
     ])
     func refusals(arguments: [String], status: Int32, message: String) throws {
         let dir = cli.scratch()

@@ -69,6 +69,17 @@ struct PlotFromStoreEndToEndTests {
                 #expect(FileManager.default.fileExists(atPath: "\(out)/\(run.name)/\(name).svg"))
             }
         }
+        // The command line with a relative --db and no --out: beside the database (copy2/lab/), as 'enclab help plot'
+        // says, nothing in the working folder.
+        try FileManager.default.createDirectory(atPath: "\(dir)/copy2", withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: "\(dir)/lab.sqlite", toPath: "\(dir)/copy2/lab.sqlite")
+        let cli = try CommandLineTests.process(CommandLineTests.binary, ["plot", "--db", "copy2/lab.sqlite", "--run", runs[0].id], in: dir)
+        #expect(cli.status == 0 && cli.stdout.hasPrefix("run \(runs[0].id): frames and psnr plots in copy2/lab/\(runs[0].name)\n"), "\(cli.stdout) \(cli.stderr)")
+        #expect(PlotTestsSupport.isPNG("\(dir)/copy2/lab/\(runs[0].name)/frames.png"))
+        #expect(!FileManager.default.fileExists(atPath: "\(dir)/lab"))
+        let help = try CommandLineTests.process(CommandLineTests.binary, ["help", "plot"], in: dir)
+        #expect(help.stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+                    .contains("(default: beside the database, its path without the extension: results/q.sqlite -> results/q, q.sqlite -> ./q;"), "\(help.stdout)")
         // The experiment's rd plot: the same data and script as the run wrote at the end of `enclab run`.
         for name in ["rd.dat", "rd.gp"] { #expect(try Self.bytes("\(out)/\(name)") == Self.bytes("\(dir)/out/\(name)"), "\(name)") }
         #expect(PlotTestsSupport.isPNG("\(out)/rd.png"))

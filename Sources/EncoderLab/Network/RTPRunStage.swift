@@ -73,12 +73,25 @@ public enum RTPRunStage {
         var m = RTPRunMeasurements(settings: settings)
         let parsed = try Bitstream.open(StreamInput(path: streamPath))
         let units = parsed.accessUnits
+        // Messages name the run's clip and setting: the stream is in the run's temporary folder, gone once it fails.
         guard units.count == frames.count else {
-            throw LabError.data("\(streamPath): \(units.count) access units for \(frames.count) coded frames; the RTP stage needs one access unit per frame")
+            throw LabError.data("\(clipPath): the run's stream has \(units.count) access units for \(frames.count) coded frames; the RTP stage (--rtp \(settings.rtpSpec)) needs one access unit per frame")
         }
         var options = RTPPacketizer.Options()
         options.mtu = settings.mtu
         options.mode = settings.mode
+        if settings.mode == .singleNALUnit {
+            // Packetization-mode 0 sends each NAL unit whole in one packet, its 12-byte RTP header included in the mtu.
+            let room = settings.mtu - RTPPacket.fixedHeaderSize
+            for (k, unit) in units.enumerated() {
+                guard let (i, nal) = unit.nalUnits.enumerated().first(where: { $0.element.bytes.count > room }) else { continue }
+                let needed = (units.flatMap(\.nalUnits).map(\.bytes.count).max() ?? 0) + RTPPacket.fixedHeaderSize
+                let larger = needed <= RTPPacketizer.mtuRange.upperBound ? "an mtu of at least \(needed)" : "no mtu: the largest, \(RTPPacketizer.mtuRange.upperBound), is too small"
+                throw LabError.data("\(clipPath): --rtp \(settings.rtpSpec): NAL unit \(i) of access unit \(k) (display frame \(frames[k].displayIndex)) is \(nal.bytes.count) bytes, "
+                                    + "larger than the \(room) bytes a single NAL unit packet holds at mtu \(settings.mtu) (after the 12-byte RTP header); "
+                                    + "single NAL unit mode (packetization-mode 0) cannot fragment: use mode=non-interleaved (FU-A), or \(larger)")
+            }
+        }
         let made: [RTPPacketizer.Output]
         let pts: [Int64], dts: [Int64]
         do {
@@ -86,7 +99,7 @@ public enum RTPRunStage {
             dts = try frames.map { try timebase.microseconds(ticks: $0.dts) }
             made = try RTPPacketizer.packetize(zip(units, pts).map { .init(nalUnits: $0.nalUnits, ptsMicroseconds: $1) }, options: options)
         } catch let e as H264Error {
-            throw LabError.data("\(streamPath): the RTP stage (--rtp \(settings.rtpSpec)): \(e)")
+            throw LabError.data("\(clipPath): the RTP stage (--rtp \(settings.rtpSpec)): \(e)")
         }
         m.frames = frames.enumerated().map { .init(codedIndex: $0, displayIndex: $1.displayIndex, packets: 0, rtpBytes: 0) }
         for p in made {

@@ -234,23 +234,25 @@ public enum Pipeline {
         // Verify.
         let (verification, decoded) = try verify.finish(frames: frames, resolved: r, profile: settings.profile,
                                                         width: input.width, height: input.height)
-        // The QP a decoder shows: each decoded picture's mean macroblock QP (libavcodec's AVVideoEncParams), to 2
-        // decimals, which is x264's own per-frame QP= value (docs/openh264.md, "QP"). OpenH264 reports no QP: its runs
-        // store this one. x264's runs keep x264's; a frame where the two differ is said.
+        // The QP a decoder shows: each decoded picture's mean macroblock QP (libavcodec's AVVideoEncParams), which is
+        // x264's own per-frame QP= value (docs/openh264.md, "QP"). OpenH264 reports no QP: its runs store this one,
+        // rounded to 2 decimals as x264 rounds its own (``MacroblockQP/x264Rounded``). x264's runs keep x264's; a frame
+        // where x264's printed value cannot be a 2-decimal rounding of the decoded mean is said.
         var qpKnown = session.name == .x264
         if settings.verify == .full {
             let order = frames.map(\.displayIndex).sorted()
-            var decodedQP: [Int: Double] = [:]
+            var decodedQP: [Int: MacroblockQP] = [:]
             for (k, q) in verify.decodedMeanQP.enumerated() where k < order.count {
-                if let q { decodedQP[order[k]] = (q * 100).rounded() / 100 }
+                if let q { decodedQP[order[k]] = q }
             }
             if session.name == .openh264, decodedQP.count == frames.count {
-                for k in frames.indices { frames[k].qp = decodedQP[frames[k].displayIndex] ?? 0 }
+                for k in frames.indices { frames[k].qp = decodedQP[frames[k].displayIndex]?.x264Rounded ?? 0 }
                 qpKnown = true
             } else if session.name == .x264 {
-                let differ = frames.filter { f in decodedQP[f.displayIndex].map { abs($0 - f.qp) > 0.0051 } ?? false }
+                let differ = frames.filter { f in decodedQP[f.displayIndex].map { !$0.agrees(withPrinted: f.qp) } ?? false }
                 if let f = differ.first, let d = decodedQP[f.displayIndex] {
-                    let w = "x264's QP differs from the decoded mean macroblock QP in \(differ.count) frames (first: display index \(f.displayIndex), x264 \(f.qp), decoded \(d)); frames.qp keeps x264's"
+                    let mean = String(format: "%.4f", d.mean)
+                    let w = "x264's QP differs from the decoded mean macroblock QP in \(differ.count) frames (first: display index \(f.displayIndex), x264 \(f.qp), decoded \(mean) = \(d.total) / \(d.blocks) macroblocks); frames.qp keeps x264's"
                     warn(w)
                     warnings.append(w)
                 }

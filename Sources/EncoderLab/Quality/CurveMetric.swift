@@ -84,6 +84,15 @@ public enum CurveMetric: Hashable, Sendable {
         }
     }
 
+    /// The values a score of the metric can take, for a bounded scale: VMAF's 0...100 (vmaf, vmaf-neg, vmaf-4k: libvmaf
+    /// clips each model's score to its `score_clip`, 0 and 100); nil for the others.
+    public var scoreRange: ClosedRange<Double>? {
+        switch self {
+        case .quality(.vmaf), .quality(.vmafNeg), .quality(.vmaf4k): 0...100
+        default: nil
+        }
+    }
+
     /// The quality delta's name: BD-PSNR, BD-VMAF, BD-VMAF-NEG, BD-PSNR-HVS, ...
     public var deltaName: String { "BD-" + title.replacingOccurrences(of: " ", with: "-") }
 

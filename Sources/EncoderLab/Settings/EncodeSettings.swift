@@ -288,6 +288,13 @@ public struct EncodeSettings: Equatable, Sendable {
         }
     }
 
+    /// `text` read as a number when it is a plain decimal (digits with at most one '.', at most 18 digits: no sign,
+    /// exponent, `0x` hex, `nan` or `inf`, which Swift's `Double(_:)` would all read; ``VideoToolboxSettings/decimal(_:)``),
+    /// for values the lab reads itself (not x264's options, which x264 reads with strtol/strtod); nil otherwise.
+    static func plainDecimal(_ text: String) -> Double? {
+        VideoToolboxSettings.decimal(text) == nil ? nil : Double(text)
+    }
+
     /// The settings the lab itself takes by name (beside x264's options, the timestamps stage's and VideoToolbox's).
     static let labNames: Set<String> = ["preset", "tune", "profile", "vt", "vt-compat", "frames", "seek", "verify", "rc",
                                         "rate-schedule", "settle-tolerance", "encoder", "openh264", "rtp", "loss"]

@@ -152,7 +152,8 @@ public struct OpenH264Settings: Equatable, Sendable {
     /// - Throws: `.usage` naming the settings: x264-only options (everything else, preset, tune, profile), an `rc` other
     ///   than abr, a common key and the field it becomes both given, a VideoToolbox property that has no OpenH264
     ///   field (DataRateLimits, MaxKeyFrameIntervalDuration, ProfileLevel, ConstantBitRate, VariableBitRate, VBV*,
-    ///   ExpectedFrameRate, AllowOpenGOP, AllowFrameReordering=true), vt-compat; `iMinQp` above `iMaxQp`.
+    ///   ExpectedFrameRate, AllowOpenGOP, AllowFrameReordering=true), vt-compat; `iMinQp` above `iMaxQp`;
+    ///   `uiSliceSizeConstraint` without `uiSliceMode` sizelimited (OpenH264 ignores it there).
     static func resolve(_ s: EncodeSettings) throws -> (fields: [OpenH264Field], adjustments: [String]) {
         var x264Only: [String] = []
         if s.preset != nil { x264Only.append("preset") }
@@ -214,8 +215,8 @@ public struct OpenH264Settings: Equatable, Sendable {
         for o in s.options {
             switch o.name {
             case "bitrate":
-                guard let v = o.value, let kbps = Double(v), kbps > 0, kbps * 1000 <= Double(Int32.max) else {
-                    throw LabError.usage("bad value for setting 'bitrate': '\(o.value ?? "")' (kbit/s above 0, at most \(Int32.max / 1000) for OpenH264's int bit/s)")
+                guard let v = o.value, let kbps = EncodeSettings.plainDecimal(v), kbps > 0, kbps * 1000 <= Double(Int32.max) else {
+                    throw LabError.usage("bad value for setting 'bitrate': '\(o.value ?? "")' (kbit/s as a decimal number above 0, at most \(Int32.max / 1000) for OpenH264's int bit/s)")
                 }
                 // Bitrate mode unless a mode is given (rc, iRCMode, or AverageBitRate's bitrate mode).
                 if s.rc == nil && sources["iRCMode"] == nil && !s.openh264.given.contains(where: { $0.name == "iRCMode" }) {
@@ -247,6 +248,15 @@ public struct OpenH264Settings: Equatable, Sendable {
         if let low = fields.last(where: { $0.name == "iMinQp" }).flatMap({ Int($0.value) }),
            let high = fields.last(where: { $0.name == "iMaxQp" }).flatMap({ Int($0.value) }), low > high {
             throw LabError.usage("OpenH264's iMinQp \(low) is above its iMaxQp \(high): no QP lies in that range (OpenH264 2.3.1 accepts it without a word); give iMinQp <= iMaxQp")
+        }
+        // OpenH264 2.3.1 reads uiSliceSizeConstraint only in sizelimited mode (SM_SIZELIMITED_SLICE), without a word
+        // otherwise: ParamValidationExt sets it to 0 in single mode (encoder_ext.cpp), InitSliceSegment puts its own
+        // default in its place in the other modes (svc_enc_slice_segment.cpp).
+        if let constraint = fields.last(where: { $0.name == "uiSliceSizeConstraint" }) {
+            let mode = fields.last { $0.name == "uiSliceMode" }?.value ?? "single"
+            guard mode == "sizelimited" else {
+                throw LabError.usage("OpenH264's uiSliceSizeConstraint \(constraint.value) with uiSliceMode \(mode)\(sources["uiSliceMode"].map { " (from \($0))" } ?? ""): OpenH264 2.3.1 reads the constraint only with uiSliceMode sizelimited and ignores it otherwise, without a word; give uiSliceMode sizelimited, or no uiSliceSizeConstraint")
+            }
         }
         let rcMode = fields.last { $0.name == "iRCMode" }?.value ?? "quality"
         let target = fields.last { $0.name == "iTargetBitrate" }.map { Int($0.value) ?? 0 } ?? 0

@@ -71,7 +71,7 @@ public struct RTPRunSettings: Equatable, Sendable {
 
     /// Takes `--loss MODEL:KEY=VALUE,...`: `bernoulli:p=P`, `gilbert:p=P,r=R[,k=K][,h=H]` (k 1 and h 0 unless given),
     /// or `none:` (no loss, for reordering, duplication or jitter alone); then `seed=N` (default 1), `duplicate=P`,
-    /// `reorder=P`, `jitter=MS`. Probabilities 0...1; jitter 0...10000 ms.
+    /// `reorder=P`, `jitter=MS`. Probabilities 0...1; jitter 0...10000 ms; each a decimal number (no sign, exponent or hex).
     /// - Throws: `.usage` naming the model or key for an unknown model or key, a missing p (or r), a value out of range.
     public mutating func setLoss(_ text: String) throws {
         let colon = text.firstIndex(of: ":")
@@ -96,8 +96,9 @@ public struct RTPRunSettings: Equatable, Sendable {
             guard allowed.contains(key) else {
                 throw LabError.usage("setting 'loss': unknown key '\(key)' for \(model) (\(allowed.sorted().joined(separator: ", ")), seed), in '\(text)'")
             }
-            guard let d = Double(value), d.isFinite, d >= 0, key == "jitter" ? d <= 10_000 : d <= 1 else {
-                throw LabError.usage("setting 'loss': \(key) must be \(key == "jitter" ? "milliseconds 0...10000" : "a probability 0...1"), got '\(value)'")
+            // A decimal number only: Swift's Double(_:) also reads 0x1 (hex, 1), nan and inf.
+            guard let d = EncodeSettings.plainDecimal(value), key == "jitter" ? d <= 10_000 : d <= 1 else {
+                throw LabError.usage("setting 'loss': \(key) must be \(key == "jitter" ? "milliseconds 0...10000" : "a probability 0...1"), a decimal number (e.g. \(key == "jitter" ? "20" : "0.01")), got '\(value)'")
             }
             values[key] = d
         }

@@ -23,10 +23,10 @@ final class H264StreamDecoder {
     private(set) var decodedCount = 0
     /// The squared errors per picture, in display order.
     private(set) var errors: [PlaneErrors] = []
-    /// Each decoded picture's QP as the decoder saw it, in display order: the mean over its macroblocks of the QP
-    /// libavcodec decoded (AVVideoEncParams `qp` + `delta_qp`, H.264 QP_Y per macroblock); nil when libavcodec
-    /// attached no such side data.
-    private(set) var meanQP: [Double?] = []
+    /// Each decoded picture's QP as the decoder saw it, in display order: the sum and count of its macroblocks' QPs
+    /// as libavcodec decoded them (AVVideoEncParams `qp` + `delta_qp`, H.264 QP_Y per macroblock), whose mean is the
+    /// picture's QP; nil when libavcodec attached no such side data.
+    private(set) var meanQP: [MacroblockQP?] = []
     /// The largest number of source pictures held at once (for tests of the window).
     private(set) var largestWindow = 0
     /// The stream's path, for messages.
@@ -184,8 +184,8 @@ final class H264StreamDecoder {
             let source = window.removeFirst()
             windowSkipped.removeFirst()
             errors.append(source.withUnsafeBytes { Self.squaredErrors(frame, source: $0, width: width, height: height) })
-            var qp = 0.0
-            meanQP.append(enclab_frame_mean_qp(frame, &qp) == 0 ? qp : nil)
+            var total: Int64 = 0, blocks: Int64 = 0
+            meanQP.append(enclab_frame_qp_total(frame, &total, &blocks) == 0 ? MacroblockQP(total: Int(total), blocks: Int(blocks)) : nil)
             try pairs?.write(decoded: frame, source: source)
             if measuresSkipped { lastDecoded = packed(frame) }
             decodedCount += 1

@@ -124,9 +124,9 @@ final class VerifyStage {
     /// called before the first picture, for an encoder that drops pictures (OpenH264).
     func measureSkippedPictures() { work.decoder?.measuresSkipped = true }
 
-    /// Each decoded picture's mean macroblock QP as libavcodec decoded it (``H264StreamDecoder/meanQP``), in display order,
+    /// Each decoded picture's macroblock QPs (sum and count) as libavcodec decoded it (``H264StreamDecoder/meanQP``), in display order,
     /// after ``finish(frames:resolved:profile:width:height:)``; empty without the decode.
-    var decodedMeanQP: [Double?] { work.decoder?.meanQP ?? [] }
+    var decodedMeanQP: [MacroblockQP?] { work.decoder?.meanQP ?? [] }
 
     /// The held-picture errors of the dropped pictures (``skipped(_:inputIndex:)``), after ``finish(frames:resolved:profile:width:height:)``.
     var skippedErrors: [(inputIndex: Int, errors: PlaneErrors?)] { work.decoder?.skippedErrors ?? [] }

@@ -36,7 +36,7 @@ struct BDRateCommand: Command {
         (0, "both deltas printed"),
         (64, "usage: a flag missing, a point that is not RATE:PSNR with decimal numbers, an unknown method or metric"),
         (65, "bad data: fewer than 4 points, a rate not above 0, two points at one rate, PSNR not rising with rate, too little overlap, "
-         + "values too large or too close together for a finite result (never printed as nan or inf)"),
+         + "values too large or too close together for a finite result (never printed as nan or inf), a VMAF outside 0-100"),
     ]
     let example = """
         enclab bd-rate --anchor 1000:34.1,1800:36.4,3500:38.9,7000:41.0 --test 900:34.4,1500:36.2,2600:38.1,4800:40.2,8000:41.6
@@ -59,6 +59,16 @@ struct BDRateCommand: Command {
                 throw LabError(.usage, "\(flag): point \(k + 1) '\(item)' is not RATE:PSNR with decimal numbers (e.g. 1800:36.4)")
             }
             return (rate, psnr)
+        }
+    }
+
+    /// Refuses a curve point whose quality lies outside the metric's scale (``CurveMetric/scoreRange``: VMAF 0...100).
+    /// - Throws: `.data` naming the flag, the point's number, its value and the scale.
+    static func checkScale(_ points: [Bjontegaard.Point], flag: String, metric: CurveMetric) throws {
+        guard let range = metric.scoreRange else { return }
+        for (k, p) in points.enumerated() where !range.contains(p.psnr) {
+            throw LabError(.data, "\(flag): point \(k + 1) has \(metric.title) \(p.psnr), outside its scale "
+                           + "\(Int(range.lowerBound))-\(Int(range.upperBound))")
         }
     }
 
@@ -92,6 +102,8 @@ struct BDRateCommand: Command {
     }
 
     func run(_ o: Options) throws -> Int32 {
+        try Self.checkScale(o.anchor, flag: "--anchor", metric: o.metric)
+        try Self.checkScale(o.test, flag: "--test", metric: o.metric)
         for line in try Self.lines(anchor: o.anchor, test: o.test, method: o.method, metric: o.metric) { print(line) }
         return 0
     }

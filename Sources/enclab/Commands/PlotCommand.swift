@@ -7,7 +7,8 @@ struct PlotCommand: Command {
     let operands = ""
     let flags = [
         Flag("--db", value: "FILE", about: "the lab database whose runs are plotted", required: true),
-        Flag("--out", value: "DIR", about: "the folder the plots go to", default: "the database path without its extension (results/q.sqlite -> results/q)"),
+        Flag("--out", value: "DIR", about: "the folder the plots go to", default: "beside the database, its path without the extension: results/q.sqlite -> results/q, "
+             + "q.sqlite -> ./q; the --out 'encode' and 'run' use with their default --db, so their plots land in the run folders"),
         Flag("--run", value: "KEY|ID", about: "plot this run only: its run key (or a prefix of at least 8 hex digits), its run id or run-ID",
              default: "every done run", repeatable: true),
     ]
