@@ -167,10 +167,7 @@ struct OpenH264StreamTests {
     @Test("skipped pictures where a user looks: the console line, the metrics export's skipped_frames, the report's warning, run facts and keyframe timeline data, each equal to sqlite3's count of skipped_frames rows")
     func skippedEverywhere() throws {
         let s = Scratch()
-        let noise = try TestSupport.tool("ffmpeg", ["-hide_banner", "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=160x96:rate=25,noise=alls=40:allf=t",
-                                                   "-frames:v", "40", "-pix_fmt", "yuv420p", "-y", "file:" + s.file("n.y4m")])
-        try #require(noise.status == 0, "\(noise.stderr)")
-        let (run, _) = try OpenH264Tests.encode(s.path, clip: "n.y4m", ["--encoder", "openh264", "--bitrate", "40", "--bEnableFrameSkip", "true"])
+        let (run, _) = try OpenH264Tests.skippingRun(s)
         #expect(run.status == 0, "\(run.stderr)")
         let db = s.file("lab.sqlite")
         let count = try #require(Int(try TestSupport.sqlite(db, "SELECT count(*) FROM skipped_frames").first ?? ""))

@@ -44,6 +44,13 @@ struct OpenH264Tests {
         return (r, stream.map { $0.hasPrefix("/") ? $0 : "\(dir)/\($0)" })
     }
 
+    /// 40 noisy pictures (testsrc2 160x96 at 25 fps with noise) as n.y4m in `s`, encoded at 40 kbit/s with
+    /// bEnableFrameSkip: OpenH264 skips many of them. The run and its stream, as ``encode(_:clip:_:db:)``.
+    static func skippingRun(_ s: Scratch) throws -> (result: TestSupport.Result, stream: String?) {
+        try TestSupport.lavfiClip(in: s.path, named: "n.y4m", "testsrc2=size=160x96:rate=25,noise=alls=40:allf=t", frames: 40)
+        return try encode(s.path, clip: "n.y4m", ["--encoder", "openh264", "--bitrate", "40", "--bEnableFrameSkip", "true"])
+    }
+
     static func bytes(_ path: String) throws -> Data { try Data(contentsOf: URL(fileURLWithPath: path)) }
 
     @Test("the lab's stream is byte-identical to the C witness's with the same fields and timestamps; trace_headers: Constrained Baseline, CAVLC, IDR every uiIntraPeriod")
@@ -120,11 +127,8 @@ struct OpenH264Tests {
     @Test("frame skip: the skipped pictures are the C witness's videoFrameTypeSkip ones, stored, and the stream holds the rest")
     func skippedFrames() throws {
         let s = Scratch()
-        // 50 noisy frames at 40 kbit/s: OpenH264 skips many of them (bEnableFrameSkip is its default).
-        let noise = try TestSupport.tool("ffmpeg", ["-hide_banner", "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=160x96:rate=25,noise=alls=40:allf=t",
-                                                   "-frames:v", "40", "-pix_fmt", "yuv420p", "-y", "file:" + s.file("n.y4m")])
-        try #require(noise.status == 0, "\(noise.stderr)")
-        let (run, stream) = try Self.encode(s.path, clip: "n.y4m", ["--encoder", "openh264", "--bitrate", "40", "--bEnableFrameSkip", "true"])
+        // 40 noisy frames at 40 kbit/s: OpenH264 skips many of them (bEnableFrameSkip is its default).
+        let (run, stream) = try Self.skippingRun(s)
         #expect(run.status == 0, "\(run.stderr)")
         let path = try #require(stream)
         let witness = try Self.compileWitness(in: s.path)
@@ -193,9 +197,7 @@ struct OpenH264Tests {
     func gstreamerBitrateMode() throws {
         let s = Scratch()
         // FFmpeg's testsrc2 (30 frames at 25 fps): a clip whose rate control the frame-rate update moves.
-        let clip = try TestSupport.tool("ffmpeg", ["-hide_banner", "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=160x96:rate=25",
-                                                  "-frames:v", "30", "-pix_fmt", "yuv420p", "-y", "file:" + s.file("c.y4m")])
-        try #require(clip.status == 0, "\(clip.stderr)")
+        try TestSupport.lavfiClip(in: s.path, named: "c.y4m", "testsrc2=size=160x96:rate=25", frames: 30)
         let gst = try TestSupport.tool("gst-launch-1.0", ["-q", "filesrc", "location=" + s.file("c.y4m"), "!", "y4mdec", "!",
                                                          "openh264enc", "rate-control=bitrate", "bitrate=200000", "gop-size=90", "multi-thread=1",
                                                          "complexity=low", "enable-frame-skip=false", "!", "filesink", "location=" + s.file("g.264")])
@@ -241,9 +243,7 @@ struct OpenH264Tests {
     @Test("timestamps reach OpenH264: a timecode file in timestamp mode gives the C witness's bytes with the same milliseconds, and other bytes than the constant rate")
     func timestampsReachIt() throws {
         let s = Scratch()
-        let clip = try TestSupport.tool("ffmpeg", ["-hide_banner", "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=160x96:rate=25",
-                                                  "-frames:v", "30", "-pix_fmt", "yuv420p", "-y", "file:" + s.file("c.y4m")])
-        try #require(clip.status == 0, "\(clip.stderr)")
+        try TestSupport.lavfiClip(in: s.path, named: "c.y4m", "testsrc2=size=160x96:rate=25", frames: 30)
         // 15 frames at 40 ms, then 15 at 67 ms (a rate drop to about 15 fps), whole milliseconds.
         let times = (0..<30).map { $0 < 15 ? $0 * 40 : 600 + ($0 - 15) * 67 }
         try ("# timecode format v2\n" + times.map(String.init).joined(separator: "\n") + "\n").write(toFile: s.file("tc.txt"), atomically: true, encoding: .utf8)
