@@ -14,6 +14,10 @@ struct OpenH264Tests {
         let path = TestSupport.scratchFolder("enclab-openh264")
         deinit { try? FileManager.default.removeItem(atPath: path) }
         func file(_ name: String) -> String { "\(path)/\(name)" }
+        /// A 160x96 ``SyntheticClip`` of `frames` frames from `seed`, written here as c.y4m.
+        func clip(frames: Int, seed: UInt64) throws {
+            try TestSupport.makeClip(in: path, named: "c.y4m", SyntheticClip(width: 160, height: 96, frames: frames, seed: seed))
+        }
     }
 
     static let witnessSource = TestSupport.repositoryRoot + "/Tests/EndToEndTests/Witness/openh264_witness.c"
@@ -56,7 +60,7 @@ struct OpenH264Tests {
     @Test("the lab's stream is byte-identical to the C witness's with the same fields and timestamps; trace_headers: Constrained Baseline, CAVLC, IDR every uiIntraPeriod")
     func identicalToWitness() throws {
         let s = Scratch()
-        try TestSupport.makeClip(in: s.path, named: "c.y4m", SyntheticClip(width: 160, height: 96, frames: 24, seed: 5))
+        try s.clip(frames: 24, seed: 5)
         let (run, stream) = try Self.encode(s.path, clip: "c.y4m", ["--encoder", "openh264", "--rc", "abr", "--bitrate", "200", "--keyint", "10",
                                                                      "--bEnableFrameSkip", "false"])
         #expect(run.status == 0, "\(run.stderr)")
@@ -92,7 +96,7 @@ struct OpenH264Tests {
     @Test("frame sizes against ffprobe's packets, the lab's PSNR against FFmpeg's psnr filter, the decoded QP (NULL without the decode)")
     func sizesAndPSNR() throws {
         let s = Scratch()
-        try TestSupport.makeClip(in: s.path, named: "c.y4m", SyntheticClip(width: 160, height: 96, frames: 12, seed: 9))
+        try s.clip(frames: 12, seed: 9)
         let (run, stream) = try Self.encode(s.path, clip: "c.y4m", ["--encoder", "openh264", "--bitrate", "300", "--bEnableFrameSkip", "false"])
         #expect(run.status == 0, "\(run.stderr)")
         let path = try #require(stream)
@@ -179,7 +183,7 @@ struct OpenH264Tests {
     @Test("GStreamer's openh264enc writes the lab's bytes in rate-control off (its frame-rate updates change nothing there)")
     func identicalToGStreamer() throws {
         let s = Scratch()
-        try TestSupport.makeClip(in: s.path, named: "c.y4m", SyntheticClip(width: 160, height: 96, frames: 24, seed: 7))
+        try s.clip(frames: 24, seed: 7)
         // openh264enc's fixed choices (gstopenh264enc.cpp set_format): eSpsPpsIdStrategy CONSTANT_ID, iLtrMarkPeriod 30,
         // uiProfileIdc baseline; its property defaults: complexity medium, frame skip off; multi-thread 1 here.
         let gst = try TestSupport.tool("gst-launch-1.0", ["-q", "filesrc", "location=" + s.file("c.y4m"), "!", "y4mdec", "!",
@@ -224,7 +228,7 @@ struct OpenH264Tests {
     @Test("one pipeline, both encoders: x264 and OpenH264 runs of one clip in one database, each verified and recorded")
     func bothEncoders() throws {
         let s = Scratch()
-        try TestSupport.makeClip(in: s.path, named: "c.y4m", SyntheticClip(width: 160, height: 96, frames: 10, seed: 2))
+        try s.clip(frames: 10, seed: 2)
         let x264 = try Self.encode(s.path, clip: "c.y4m", ["--preset", "ultrafast", "--threads", "1", "--bitrate", "300"])
         #expect(x264.result.status == 0, "\(x264.result.stderr)")
         let openh264 = try Self.encode(s.path, clip: "c.y4m", ["--encoder", "openh264", "--bitrate", "300", "--bEnableFrameSkip", "false"])
@@ -260,7 +264,7 @@ struct OpenH264Tests {
     @Test("the experiment key 'encoder': one grid runs both encoders; x264's run key has no encoder in it")
     func experimentKey() throws {
         let s = Scratch()
-        try TestSupport.makeClip(in: s.path, named: "c.y4m", SyntheticClip(width: 160, height: 96, frames: 6, seed: 4))
+        try s.clip(frames: 6, seed: 4)
         let experiment = #"{"name": "two-encoders", "clips": ["c.y4m"], "base": {"bitrate": 300, "threads": 1}, "grid": {"encoder": ["x264", "openh264"]}}"#
         try experiment.write(toFile: s.file("e.json"), atomically: true, encoding: .utf8)
         let r = try TestSupport.enclab(["run", "e.json", "--jobs", "1", "--no-plots", "--db", "e.sqlite", "--out", "e"], in: s.path)
@@ -277,7 +281,7 @@ struct OpenH264Tests {
     @Test("usage errors: x264-only settings with openh264, OpenH264 fields without it, unknown fields, a mode without a target, unmapped VideoToolbox properties")
     func usageErrors() throws {
         let s = Scratch()
-        try TestSupport.makeClip(in: s.path, named: "c.y4m", SyntheticClip(width: 160, height: 96, frames: 4, seed: 2))
+        try s.clip(frames: 4, seed: 2)
         let cases: [([String], String)] = [
             (["--encoder", "openh264", "--bitrate", "300", "--preset", "fast", "--bframes", "2"], "x264-only settings with encoder openh264: preset, bframes"),
             (["--iRCMode", "timestamp", "--bitrate", "300"], "OpenH264 settings without encoder openh264: iRCMode"),
