@@ -114,28 +114,25 @@ public struct BitReader: Sendable {
     ///   naming the element, its range and the bit offset where the code started.
     public mutating func ue(_ element: String, _ range: ClosedRange<Int>) throws -> Int {
         let start = bitOffset
-        let v = try ue(element)
-        guard range.contains(v) else {
-            throw H264Error.outOfRange(element: element, value: Int64(v), range: Int64(range.lowerBound)...Int64(range.upperBound), bitOffset: start)
-        }
-        return v
+        return try Self.inRange(try ue(element), element, range, start: start)
     }
 
     /// Reads `se(v)` and checks it against `range`.
     /// - Throws: as ``se(_:)``, and ``H264Error/outOfRange(element:value:range:bitOffset:)``.
     public mutating func se(_ element: String, _ range: ClosedRange<Int>) throws -> Int {
         let start = bitOffset
-        let v = try se(element)
-        guard range.contains(v) else {
-            throw H264Error.outOfRange(element: element, value: Int64(v), range: Int64(range.lowerBound)...Int64(range.upperBound), bitOffset: start)
-        }
-        return v
+        return try Self.inRange(try se(element), element, range, start: start)
     }
 
     /// Reads `u(n)` and checks it against `range`.
     public mutating func u(_ n: Int, _ element: String, _ range: ClosedRange<Int>) throws -> Int {
         let start = bitOffset
-        let v = try u(n, element)
+        return try Self.inRange(try u(n, element), element, range, start: start)
+    }
+
+    /// `v`, the value of `element` read from bit `start`, when `range` holds it.
+    /// - Throws: ``H264Error/outOfRange(element:value:range:bitOffset:)`` naming the element, its range and `start`.
+    private static func inRange(_ v: Int, _ element: String, _ range: ClosedRange<Int>, start: Int) throws -> Int {
         guard range.contains(v) else {
             throw H264Error.outOfRange(element: element, value: Int64(v), range: Int64(range.lowerBound)...Int64(range.upperBound), bitOffset: start)
         }

@@ -175,18 +175,7 @@ public struct PictureParameterSet: Codable, Hashable, Sendable {
             picScalingMatrixPresentFlag = try r.flag("pic_scaling_matrix_present_flag")
             if picScalingMatrixPresentFlag {
                 let count = 6 + (transform8x8ModeFlag ? (sps.chromaFormatIdc != 3 ? 2 : 6) : 0)
-                for i in 0..<count {
-                    let present = try r.flag("pic_scaling_list_present_flag[\(i)]")
-                    picScalingListPresentFlag.append(present)
-                    if present {
-                        let (list, useDefault) = try readScalingList(&r, size: i < 6 ? 16 : 64, name: "pic_scaling_list[\(i)]")
-                        picScalingLists.append(list)
-                        useDefaultScalingMatrixFlag.append(useDefault)
-                    } else {
-                        picScalingLists.append([])
-                        useDefaultScalingMatrixFlag.append(false)
-                    }
-                }
+                (picScalingListPresentFlag, picScalingLists, useDefaultScalingMatrixFlag) = try readScalingMatrix(&r, count: count, prefix: "pic")
             }
             secondChromaQpIndexOffset = try r.se("second_chroma_qp_index_offset", -12...12)
         }

@@ -53,21 +53,19 @@ public struct SEIMessage: Codable, Hashable, Sendable {
         func trailingOnly(_ p: Int) -> Bool {
             p >= rbsp.count || p > lastNonZero || (p == lastNonZero && rbsp[p] == 0x80)
         }
+        // payloadType and payloadSize (7.3.2.3.1): each 0xFF byte adds 255, the first other byte ends the value.
+        func value(_ element: String) throws -> Int {
+            var total = 0
+            while true {
+                guard p < rbsp.count else { throw H264Error.truncated(element: element, byteOffset: p, needed: 1, available: 0) }
+                let b = Int(rbsp[p]); p += 1
+                total += b
+                if b != 0xFF { return total }
+            }
+        }
         while !trailingOnly(p) {
-            var payloadType = 0
-            while true {
-                guard p < rbsp.count else { throw H264Error.truncated(element: "payloadType", byteOffset: p, needed: 1, available: 0) }
-                let b = Int(rbsp[p]); p += 1
-                payloadType += b
-                if b != 0xFF { break }
-            }
-            var payloadSize = 0
-            while true {
-                guard p < rbsp.count else { throw H264Error.truncated(element: "payloadSize", byteOffset: p, needed: 1, available: 0) }
-                let b = Int(rbsp[p]); p += 1
-                payloadSize += b
-                if b != 0xFF { break }
-            }
+            let payloadType = try value("payloadType")
+            let payloadSize = try value("payloadSize")
             guard rbsp.count - p >= payloadSize else {
                 throw H264Error.truncated(element: "sei_payload(\(payloadType))", byteOffset: p, needed: payloadSize, available: rbsp.count - p)
             }

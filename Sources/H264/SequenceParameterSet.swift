@@ -192,18 +192,7 @@ public struct SequenceParameterSet: Codable, Hashable, Sendable {
             seqScalingMatrixPresentFlag = try r.flag("seq_scaling_matrix_present_flag")
             if seqScalingMatrixPresentFlag {
                 let count = chromaFormatIdc != 3 ? 8 : 12
-                for i in 0..<count {
-                    let present = try r.flag("seq_scaling_list_present_flag[\(i)]")
-                    seqScalingListPresentFlag.append(present)
-                    if present {
-                        let (list, useDefault) = try readScalingList(&r, size: i < 6 ? 16 : 64, name: "seq_scaling_list[\(i)]")
-                        seqScalingLists.append(list)
-                        useDefaultScalingMatrixFlag.append(useDefault)
-                    } else {
-                        seqScalingLists.append([])
-                        useDefaultScalingMatrixFlag.append(false)
-                    }
-                }
+                (seqScalingListPresentFlag, seqScalingLists, useDefaultScalingMatrixFlag) = try readScalingMatrix(&r, count: count, prefix: "seq")
             }
         }
         log2MaxFrameNumMinus4 = try r.ue("log2_max_frame_num_minus4", 0...12)
@@ -287,6 +276,27 @@ func readScalingList(_ r: inout BitReader, size: Int, name: String) throws -> ([
         lastScale = list[j]
     }
     return (useDefault ? [] : list, useDefault)
+}
+
+/// The lists of a `seq_scaling_matrix_present_flag` or `pic_scaling_matrix_present_flag` equal to 1 (7.3.2.1.1, 7.3.2.2):
+/// for each of `count` lists its `PREFIX_scaling_list_present_flag[i]`, then when it is set the list
+/// (``readScalingList(_:size:name:)`` of `PREFIX_scaling_list[i]`: 16 entries for i < 6, else 64); a list not present is
+/// `[]` with `useDefaultScalingMatrixFlag` false.
+func readScalingMatrix(_ r: inout BitReader, count: Int, prefix: String) throws -> (present: [Bool], lists: [[Int]], useDefault: [Bool]) {
+    var present: [Bool] = [], lists: [[Int]] = [], useDefault: [Bool] = []
+    for i in 0..<count {
+        let flag = try r.flag("\(prefix)_scaling_list_present_flag[\(i)]")
+        present.append(flag)
+        if flag {
+            let (list, isDefault) = try readScalingList(&r, size: i < 6 ? 16 : 64, name: "\(prefix)_scaling_list[\(i)]")
+            lists.append(list)
+            useDefault.append(isDefault)
+        } else {
+            lists.append([])
+            useDefault.append(false)
+        }
+    }
+    return (present, lists, useDefault)
 }
 
 /// `vui_parameters()` of H.264 Annex E.1.1 with semantics from E.2.1. Elements inside an absent

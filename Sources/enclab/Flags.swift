@@ -159,3 +159,25 @@ struct FlagParser {
         return .arguments(parsed)
     }
 }
+
+/// `encode`'s and `run`'s `--metrics LIST` and `--vmaf-ffmpeg PATH` (docs/quality-metrics.md).
+enum MetricsFlags {
+    /// The two flags, `--metrics` with its default as the command says it (`run`'s falls back on the experiment's).
+    static func flags(metricsDefault: String) -> [Flag] {
+        [
+            Flag("--metrics", value: "LIST", about: "score every displayed frame with libvmaf against its source picture: vmaf, vmaf-neg, vmaf-4k, psnr-hvs, ms-ssim, ssim, ciede2000, xpsnr, comma-separated (docs/quality-metrics.md); not part of the run key",
+                 default: metricsDefault),
+            Flag("--vmaf-ffmpeg", value: "PATH", about: "the ffmpeg built with libvmaf that scores --metrics",
+                 default: "$ENCLAB_VMAF_FFMPEG, else the imageio-ffmpeg binary in $ENCLAB_VENV (/opt/enclab-venv)"),
+        ]
+    }
+
+    /// `--metrics` as given (nil without it) and `--vmaf-ffmpeg`'s path (nil without it).
+    /// - Throws: `.usage` for a metric libvmaf does not score (``QualityMetric/list(_:flag:)``), then for an empty
+    ///   `--vmaf-ffmpeg`.
+    static func parse(_ parsed: ParsedArguments) throws -> (metrics: String?, vmafFFmpeg: String?) {
+        let metrics = parsed.value("--metrics")
+        if let metrics { _ = try QualityMetric.list(metrics) }
+        return (metrics, try parsed.path("--vmaf-ffmpeg", what: "the path of an ffmpeg built with libvmaf"))
+    }
+}

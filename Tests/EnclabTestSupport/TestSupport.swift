@@ -108,6 +108,19 @@ public enum TestSupport {
         return path
     }
 
+    /// A clip of one of FFmpeg's lavfi sources, `source` (`testsrc2=size=160x96:rate=25`, filters may follow after a
+    /// comma): `ffmpeg -hide_banner -v error -f lavfi -i SOURCE -frames:v FRAMES -pix_fmt yuv420p -y file:PATH`, PATH
+    /// `name` in `dir`.
+    /// - Returns: its path.
+    /// - Throws: `.software` with ffmpeg's stderr when ffmpeg fails, or when it is not installed.
+    @discardableResult
+    public static func lavfiClip(in dir: String, named name: String, _ source: String, frames: Int) throws -> String {
+        let path = "\(dir)/\(name)"
+        let r = try tool("ffmpeg", ["-hide_banner", "-v", "error", "-f", "lavfi", "-i", source, "-frames:v", "\(frames)", "-pix_fmt", "yuv420p", "-y", "file:" + path])
+        guard r.status == 0 else { throw LabError(.software, "ffmpeg -f lavfi -i \(source): \(r.status) \(r.stderr)") }
+        return path
+    }
+
     /// The one way to make a database of runs: `enclab encode CLIP FLAGS --db NAME` once per entry of `runs`, each
     /// with `common` flags, in `dir` (the clip is made with ``makeClip(in:named:_:)`` when it is not there).
     /// - Returns: the database's path.

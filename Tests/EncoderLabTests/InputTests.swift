@@ -99,6 +99,15 @@ struct InputTests {
         #expect(clip.truncatedBytes == 11)
     }
 
+    @Test("a synthetic clip's texture is SplitMix64's top bytes: frame 0 of seed 0 begins 113, 56, 6, 129")
+    func syntheticTextureFromSplitMix64() {
+        // Frame 0 (scene 0, no pan) of seed 0: luma (x, 0) = (x * 255 / width + texture[x]) / 2, texture[i] the top byte
+        // of SplitMix64's i-th output from state 0 (Vigna's splitmix64.c: 0xe220a8397b1dcdaf, 0x6e789e6aa1b965f4,
+        // 0x06c45d188009454f, 0xf88bb8a8724c81ec): (0 + 0xe2) / 2, (3 + 0x6e) / 2, (7 + 0x06) / 2, (11 + 0xf8) / 2.
+        let picture = SyntheticClip(width: 64, height: 48, frames: 8, seed: 0).picture(0)
+        #expect(Array(picture.prefix(4)) == [113, 56, 6, 129])
+    }
+
     @Test("an odd-sized clip encodes at the cropped size, PSNR measured against the cropped source")
     func oddClipEncode() throws {
         let scratch = Scratch()

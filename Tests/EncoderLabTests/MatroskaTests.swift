@@ -1,4 +1,5 @@
 import Foundation
+import H264
 import Testing
 @testable import EncoderLab
 

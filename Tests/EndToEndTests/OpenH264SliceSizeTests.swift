@@ -12,7 +12,7 @@ struct OpenH264SliceSizeTests {
     @Test("uiSliceMode sizelimited with uiSliceSizeConstraint 500: byte-identical to the C witness, several slices per picture, each slice NAL unit within 500 bytes")
     func sizeLimitedSlices() throws {
         let s = OpenH264Tests.Scratch()
-        try TestSupport.makeClip(in: s.path, named: "c.y4m", SyntheticClip(width: 160, height: 96, frames: 12, seed: 3))
+        try s.clip(frames: 12, seed: 3)
         let (run, stream) = try OpenH264Tests.encode(s.path, clip: "c.y4m", ["--encoder", "openh264", "--bitrate", "600", "--bEnableFrameSkip", "false",
                                                                              "--uiSliceMode", "sizelimited", "--uiSliceSizeConstraint", "500"])
         #expect(run.status == 0, "\(run.stderr)")

@@ -37,7 +37,7 @@ struct OpenH264StreamTests {
     @Test("QP: with iRCMode off and no adaptive quantization every macroblock has the slice QP, so frames.qp is trace_headers' pic_init_qp_minus26 + 26 + slice_qp_delta; in bitrate mode a QP per frame; NULL with --verify none")
     func decodedQP() throws {
         let s = Scratch()
-        try TestSupport.makeClip(in: s.path, named: "c.y4m", SyntheticClip(width: 160, height: 96, frames: 12, seed: 3))
+        try s.clip(frames: 12, seed: 3)
         let (run, stream) = try OpenH264Tests.encode(s.path, clip: "c.y4m", ["--encoder", "openh264", "--iRCMode", "off", "--iDLayerQp", "31",
                                                                               "--bEnableAdaptiveQuant", "false", "--bEnableFrameSkip", "false"])
         #expect(run.status == 0, "\(run.stderr)")
@@ -61,7 +61,7 @@ struct OpenH264StreamTests {
     @Test("slices: --slices 3 (uiSliceMode fixedslcnum, uiSliceNum 3) gives 3 slices in every picture by trace_headers' first_mb_in_slice, the C witness's bytes")
     func slices() throws {
         let s = Scratch()
-        try TestSupport.makeClip(in: s.path, named: "c.y4m", SyntheticClip(width: 160, height: 96, frames: 10, seed: 6))
+        try s.clip(frames: 10, seed: 6)
         let (run, stream) = try OpenH264Tests.encode(s.path, clip: "c.y4m", ["--encoder", "openh264", "--bitrate", "300", "--slices", "3", "--bEnableFrameSkip", "false"])
         #expect(run.status == 0, "\(run.stderr)")
         let path = try #require(stream)
@@ -77,7 +77,7 @@ struct OpenH264StreamTests {
     @Test("CABAC: --cabac gives entropy_coding_mode_flag 1 (OpenH264 then writes High, profile_idc 100); with uiProfileIdc main, Main profile (77), the C witness's bytes")
     func cabac() throws {
         let s = Scratch()
-        try TestSupport.makeClip(in: s.path, named: "c.y4m", SyntheticClip(width: 160, height: 96, frames: 8, seed: 8))
+        try s.clip(frames: 8, seed: 8)
         let (high, highStream) = try OpenH264Tests.encode(s.path, clip: "c.y4m", ["--encoder", "openh264", "--bitrate", "300", "--cabac", "--bEnableFrameSkip", "false"])
         #expect(high.status == 0, "\(high.stderr)")
         let h = try Self.trace(try #require(highStream))
@@ -101,7 +101,7 @@ struct OpenH264StreamTests {
     @Test("intra period: --keyint 7 over 30 pictures puts IDR pictures at 0, 7, 14, 21, 28 by ffprobe, as frames.type says")
     func intraPeriod() throws {
         let s = Scratch()
-        try TestSupport.makeClip(in: s.path, named: "c.y4m", SyntheticClip(width: 160, height: 96, frames: 30, seed: 12))
+        try s.clip(frames: 30, seed: 12)
         let (run, stream) = try OpenH264Tests.encode(s.path, clip: "c.y4m", ["--encoder", "openh264", "--bitrate", "300", "--keyint", "7", "--bEnableFrameSkip", "false"])
         #expect(run.status == 0, "\(run.stderr)")
         let probe = try TestSupport.tool("ffprobe", ["-v", "error", "-select_streams", "v", "-show_entries", "frame=key_frame", "-of", "csv=p=0",
@@ -114,7 +114,7 @@ struct OpenH264StreamTests {
     @Test("all-intra: --keyint 1 over 40 pictures works (it failed with 'H264Error error 2': OpenH264's new SPS id per IDR reaches 32 ids, more than a packet carried); every picture an IDR by ffprobe")
     func allIntra() throws {
         let s = Scratch()
-        try TestSupport.makeClip(in: s.path, named: "c.y4m", SyntheticClip(width: 160, height: 96, frames: 40, seed: 13))
+        try s.clip(frames: 40, seed: 13)
         let (run, stream) = try OpenH264Tests.encode(s.path, clip: "c.y4m", ["--encoder", "openh264", "--bitrate", "600", "--keyint", "1", "--bEnableFrameSkip", "false"])
         #expect(run.status == 0, "\(run.stderr)")
         let path = try #require(stream)
@@ -132,7 +132,7 @@ struct OpenH264StreamTests {
     @Test("refused: iMinQp above iMaxQp (64, naming both); run labels name the VideoToolbox properties an OpenH264 run was given")
     func refusedAndLabels() throws {
         let s = Scratch()
-        try TestSupport.makeClip(in: s.path, named: "c.y4m", SyntheticClip(width: 160, height: 96, frames: 4, seed: 2))
+        try s.clip(frames: 4, seed: 2)
         let bad = try TestSupport.enclab(["encode", "c.y4m", "--encoder", "openh264", "--bitrate", "300", "--iMinQp", "40", "--iMaxQp", "30",
                                           "--no-plots", "--db", "q.sqlite", "--out", "q"], in: s.path)
         #expect(bad.status == 64)
@@ -149,7 +149,7 @@ struct OpenH264StreamTests {
     @Test("OpenH264's own warnings (ENCODER_OPTION_TRACE_CALLBACK) reach stderr and the run's warnings without its pointer; bUseLoadBalancing with threads and fixed slices makes the run not repeatable (codec_app_def.h: 'the result of each run may be different')")
     func warningsAndRepeatability() throws {
         let s = Scratch()
-        try TestSupport.makeClip(in: s.path, named: "c.y4m", SyntheticClip(width: 160, height: 96, frames: 6, seed: 5))
+        try s.clip(frames: 6, seed: 5)
         let (run, _) = try OpenH264Tests.encode(s.path, clip: "c.y4m", ["--encoder", "openh264", "--bitrate", "300", "--bEnableFrameSkip", "false"])
         #expect(run.status == 0, "\(run.stderr)")
         // OpenH264's own text (welsEncoderExt.cpp's parameter check), prefixed by the lab, its "this = 0x..." cut off.
@@ -167,10 +167,7 @@ struct OpenH264StreamTests {
     @Test("skipped pictures where a user looks: the console line, the metrics export's skipped_frames, the report's warning, run facts and keyframe timeline data, each equal to sqlite3's count of skipped_frames rows")
     func skippedEverywhere() throws {
         let s = Scratch()
-        let noise = try TestSupport.tool("ffmpeg", ["-hide_banner", "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=160x96:rate=25,noise=alls=40:allf=t",
-                                                   "-frames:v", "40", "-pix_fmt", "yuv420p", "-y", "file:" + s.file("n.y4m")])
-        try #require(noise.status == 0, "\(noise.stderr)")
-        let (run, _) = try OpenH264Tests.encode(s.path, clip: "n.y4m", ["--encoder", "openh264", "--bitrate", "40", "--bEnableFrameSkip", "true"])
+        let (run, _) = try OpenH264Tests.skippingRun(s)
         #expect(run.status == 0, "\(run.stderr)")
         let db = s.file("lab.sqlite")
         let count = try #require(Int(try TestSupport.sqlite(db, "SELECT count(*) FROM skipped_frames").first ?? ""))

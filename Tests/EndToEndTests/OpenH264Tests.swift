@@ -14,6 +14,10 @@ struct OpenH264Tests {
         let path = TestSupport.scratchFolder("enclab-openh264")
         deinit { try? FileManager.default.removeItem(atPath: path) }
         func file(_ name: String) -> String { "\(path)/\(name)" }
+        /// A 160x96 ``SyntheticClip`` of `frames` frames from `seed`, written here as c.y4m.
+        func clip(frames: Int, seed: UInt64) throws {
+            try TestSupport.makeClip(in: path, named: "c.y4m", SyntheticClip(width: 160, height: 96, frames: frames, seed: seed))
+        }
     }
 
     static let witnessSource = TestSupport.repositoryRoot + "/Tests/EndToEndTests/Witness/openh264_witness.c"
@@ -44,12 +48,19 @@ struct OpenH264Tests {
         return (r, stream.map { $0.hasPrefix("/") ? $0 : "\(dir)/\($0)" })
     }
 
+    /// 40 noisy pictures (testsrc2 160x96 at 25 fps with noise) as n.y4m in `s`, encoded at 40 kbit/s with
+    /// bEnableFrameSkip: OpenH264 skips many of them. The run and its stream, as ``encode(_:clip:_:db:)``.
+    static func skippingRun(_ s: Scratch) throws -> (result: TestSupport.Result, stream: String?) {
+        try TestSupport.lavfiClip(in: s.path, named: "n.y4m", "testsrc2=size=160x96:rate=25,noise=alls=40:allf=t", frames: 40)
+        return try encode(s.path, clip: "n.y4m", ["--encoder", "openh264", "--bitrate", "40", "--bEnableFrameSkip", "true"])
+    }
+
     static func bytes(_ path: String) throws -> Data { try Data(contentsOf: URL(fileURLWithPath: path)) }
 
     @Test("the lab's stream is byte-identical to the C witness's with the same fields and timestamps; trace_headers: Constrained Baseline, CAVLC, IDR every uiIntraPeriod")
     func identicalToWitness() throws {
         let s = Scratch()
-        try TestSupport.makeClip(in: s.path, named: "c.y4m", SyntheticClip(width: 160, height: 96, frames: 24, seed: 5))
+        try s.clip(frames: 24, seed: 5)
         let (run, stream) = try Self.encode(s.path, clip: "c.y4m", ["--encoder", "openh264", "--rc", "abr", "--bitrate", "200", "--keyint", "10",
                                                                      "--bEnableFrameSkip", "false"])
         #expect(run.status == 0, "\(run.stderr)")
@@ -85,7 +96,7 @@ struct OpenH264Tests {
     @Test("frame sizes against ffprobe's packets, the lab's PSNR against FFmpeg's psnr filter, the decoded QP (NULL without the decode)")
     func sizesAndPSNR() throws {
         let s = Scratch()
-        try TestSupport.makeClip(in: s.path, named: "c.y4m", SyntheticClip(width: 160, height: 96, frames: 12, seed: 9))
+        try s.clip(frames: 12, seed: 9)
         let (run, stream) = try Self.encode(s.path, clip: "c.y4m", ["--encoder", "openh264", "--bitrate", "300", "--bEnableFrameSkip", "false"])
         #expect(run.status == 0, "\(run.stderr)")
         let path = try #require(stream)
@@ -120,11 +131,8 @@ struct OpenH264Tests {
     @Test("frame skip: the skipped pictures are the C witness's videoFrameTypeSkip ones, stored, and the stream holds the rest")
     func skippedFrames() throws {
         let s = Scratch()
-        // 50 noisy frames at 40 kbit/s: OpenH264 skips many of them (bEnableFrameSkip is its default).
-        let noise = try TestSupport.tool("ffmpeg", ["-hide_banner", "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=160x96:rate=25,noise=alls=40:allf=t",
-                                                   "-frames:v", "40", "-pix_fmt", "yuv420p", "-y", "file:" + s.file("n.y4m")])
-        try #require(noise.status == 0, "\(noise.stderr)")
-        let (run, stream) = try Self.encode(s.path, clip: "n.y4m", ["--encoder", "openh264", "--bitrate", "40", "--bEnableFrameSkip", "true"])
+        // 40 noisy frames at 40 kbit/s: OpenH264 skips many of them (bEnableFrameSkip is its default).
+        let (run, stream) = try Self.skippingRun(s)
         #expect(run.status == 0, "\(run.stderr)")
         let path = try #require(stream)
         let witness = try Self.compileWitness(in: s.path)
@@ -175,7 +183,7 @@ struct OpenH264Tests {
     @Test("GStreamer's openh264enc writes the lab's bytes in rate-control off (its frame-rate updates change nothing there)")
     func identicalToGStreamer() throws {
         let s = Scratch()
-        try TestSupport.makeClip(in: s.path, named: "c.y4m", SyntheticClip(width: 160, height: 96, frames: 24, seed: 7))
+        try s.clip(frames: 24, seed: 7)
         // openh264enc's fixed choices (gstopenh264enc.cpp set_format): eSpsPpsIdStrategy CONSTANT_ID, iLtrMarkPeriod 30,
         // uiProfileIdc baseline; its property defaults: complexity medium, frame skip off; multi-thread 1 here.
         let gst = try TestSupport.tool("gst-launch-1.0", ["-q", "filesrc", "location=" + s.file("c.y4m"), "!", "y4mdec", "!",
@@ -193,9 +201,7 @@ struct OpenH264Tests {
     func gstreamerBitrateMode() throws {
         let s = Scratch()
         // FFmpeg's testsrc2 (30 frames at 25 fps): a clip whose rate control the frame-rate update moves.
-        let clip = try TestSupport.tool("ffmpeg", ["-hide_banner", "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=160x96:rate=25",
-                                                  "-frames:v", "30", "-pix_fmt", "yuv420p", "-y", "file:" + s.file("c.y4m")])
-        try #require(clip.status == 0, "\(clip.stderr)")
+        try TestSupport.lavfiClip(in: s.path, named: "c.y4m", "testsrc2=size=160x96:rate=25", frames: 30)
         let gst = try TestSupport.tool("gst-launch-1.0", ["-q", "filesrc", "location=" + s.file("c.y4m"), "!", "y4mdec", "!",
                                                          "openh264enc", "rate-control=bitrate", "bitrate=200000", "gop-size=90", "multi-thread=1",
                                                          "complexity=low", "enable-frame-skip=false", "!", "filesink", "location=" + s.file("g.264")])
@@ -222,7 +228,7 @@ struct OpenH264Tests {
     @Test("one pipeline, both encoders: x264 and OpenH264 runs of one clip in one database, each verified and recorded")
     func bothEncoders() throws {
         let s = Scratch()
-        try TestSupport.makeClip(in: s.path, named: "c.y4m", SyntheticClip(width: 160, height: 96, frames: 10, seed: 2))
+        try s.clip(frames: 10, seed: 2)
         let x264 = try Self.encode(s.path, clip: "c.y4m", ["--preset", "ultrafast", "--threads", "1", "--bitrate", "300"])
         #expect(x264.result.status == 0, "\(x264.result.stderr)")
         let openh264 = try Self.encode(s.path, clip: "c.y4m", ["--encoder", "openh264", "--bitrate", "300", "--bEnableFrameSkip", "false"])
@@ -241,9 +247,7 @@ struct OpenH264Tests {
     @Test("timestamps reach OpenH264: a timecode file in timestamp mode gives the C witness's bytes with the same milliseconds, and other bytes than the constant rate")
     func timestampsReachIt() throws {
         let s = Scratch()
-        let clip = try TestSupport.tool("ffmpeg", ["-hide_banner", "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=160x96:rate=25",
-                                                  "-frames:v", "30", "-pix_fmt", "yuv420p", "-y", "file:" + s.file("c.y4m")])
-        try #require(clip.status == 0, "\(clip.stderr)")
+        try TestSupport.lavfiClip(in: s.path, named: "c.y4m", "testsrc2=size=160x96:rate=25", frames: 30)
         // 15 frames at 40 ms, then 15 at 67 ms (a rate drop to about 15 fps), whole milliseconds.
         let times = (0..<30).map { $0 < 15 ? $0 * 40 : 600 + ($0 - 15) * 67 }
         try ("# timecode format v2\n" + times.map(String.init).joined(separator: "\n") + "\n").write(toFile: s.file("tc.txt"), atomically: true, encoding: .utf8)
@@ -260,7 +264,7 @@ struct OpenH264Tests {
     @Test("the experiment key 'encoder': one grid runs both encoders; x264's run key has no encoder in it")
     func experimentKey() throws {
         let s = Scratch()
-        try TestSupport.makeClip(in: s.path, named: "c.y4m", SyntheticClip(width: 160, height: 96, frames: 6, seed: 4))
+        try s.clip(frames: 6, seed: 4)
         let experiment = #"{"name": "two-encoders", "clips": ["c.y4m"], "base": {"bitrate": 300, "threads": 1}, "grid": {"encoder": ["x264", "openh264"]}}"#
         try experiment.write(toFile: s.file("e.json"), atomically: true, encoding: .utf8)
         let r = try TestSupport.enclab(["run", "e.json", "--jobs", "1", "--no-plots", "--db", "e.sqlite", "--out", "e"], in: s.path)
@@ -277,7 +281,7 @@ struct OpenH264Tests {
     @Test("usage errors: x264-only settings with openh264, OpenH264 fields without it, unknown fields, a mode without a target, unmapped VideoToolbox properties")
     func usageErrors() throws {
         let s = Scratch()
-        try TestSupport.makeClip(in: s.path, named: "c.y4m", SyntheticClip(width: 160, height: 96, frames: 4, seed: 2))
+        try s.clip(frames: 4, seed: 2)
         let cases: [([String], String)] = [
             (["--encoder", "openh264", "--bitrate", "300", "--preset", "fast", "--bframes", "2"], "x264-only settings with encoder openh264: preset, bframes"),
             (["--iRCMode", "timestamp", "--bitrate", "300"], "OpenH264 settings without encoder openh264: iRCMode"),

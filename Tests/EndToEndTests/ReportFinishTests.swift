@@ -17,22 +17,10 @@ struct ReportFinishTests {
     /// deadlines coincide: frame 0 + 20 at 20 / 25 = 0.8 s and 0 + 0.8 s; frame 25 + 20 at 45 / 25 = 1.8 s and
     /// 1.0 + 0.8 s. The report with a page for each.
     static func lab(in dir: String) throws {
-        try SyntheticClip(width: 64, height: 48, frames: 60, seed: 5).write(to: "\(dir)/c.y4m")
-        let common = ["--threads", "1", "--preset", "fast", "--bframes", "2", "--db", "lab.sqlite", "--out", "out"]
-        for flags in [["--rc", "abr", "--bitrate", "300"], ["--rc", "cbr", "--bitrate", "300"]] {
-            let r = try CLI.process(CLI.binary, ["encode", "c.y4m"] + flags + common, in: dir)
-            try #require(r.status == 0, "\(r.stderr)")
-        }
-        let k = try CLI.process(CLI.binary, ["encode", "c.y4m", "--threads", "1", "--keyint", "25", "--min-keyint", "25", "--scenecut", "0",
-                                             "--bframes", "0", "--db", "k.sqlite", "--out", "kout"], in: dir)
-        try #require(k.status == 0, "\(k.stderr)")
-        let stream = try CLI.process("/usr/bin/sqlite3", ["k.sqlite", "SELECT stream_path FROM runs"], in: dir).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-        try #require(try CLI.process("/bin/cp", [stream, "keyint25.264"], in: dir).status == 0)
-        let check = try CLI.process(CLI.binary, ["check", "--expect", "MaxKeyFrameInterval=20", "--expect", "MaxKeyFrameIntervalDuration=0.8",
-                                                 "--db", "lab.sqlite", "keyint25.264"], in: dir)
-        try #require(check.status == 1, "the check finds violations: \(check.stdout)\(check.stderr)")
-        let r = try CLI.process(CLI.binary, ["report", "--db", "lab.sqlite", "--out", "rep", "--runs", "1,2,3"], in: dir)
-        try #require(r.status == 0, "\(r.stderr)")
+        try ReportLab.make(in: dir, clip: SyntheticClip(width: 64, height: 48, frames: 60, seed: 5),
+                           runs: [["--rc", "abr", "--bitrate", "300"], ["--rc", "cbr", "--bitrate", "300"]],
+                           common: ["--threads", "1", "--preset", "fast", "--bframes", "2"],
+                           expect: ["MaxKeyFrameInterval=20", "MaxKeyFrameIntervalDuration=0.8"])
     }
 
     @Test("the overlay's frame-size picture colours each point by its frame type: a type column equal to sqlite3's frames.type per run, drawn with variable colour, a key entry per type")

@@ -16,24 +16,11 @@ struct ReportReviewTests {
     /// run 3 CRF 30 with `--pts-offset 1000000000000`, run 4 a `check --db` of a keyint-25 stream (IDR at 0, 25, 50)
     /// against MaxKeyFrameInterval=20 and MaxKeyFrameIntervalDuration=0.5; the report with a page for each.
     static func lab(in dir: String, report: [String] = []) throws {
-        try SyntheticClip(width: 64, height: 48, frames: 60, seed: 11).write(to: "\(dir)/c.y4m")
-        let common = ["--threads", "1", "--preset", "ultrafast", "--db", "lab.sqlite", "--out", "out"]
-        for flags in [["--rc", "abr", "--bitrate", "300"], ["--rc", "cbr", "--bitrate", "300"],
-                      ["--rc", "crf", "--crf", "30", "--pts-offset", "1000000000000"]] {
-            let r = try CLI.process(CLI.binary, ["encode", "c.y4m"] + flags + common, in: dir)
-            try #require(r.status == 0, "\(r.stderr)")
-        }
-        let k = try CLI.process(CLI.binary, ["encode", "c.y4m", "--threads", "1", "--keyint", "25", "--min-keyint", "25", "--scenecut", "0",
-                                             "--bframes", "0", "--db", "k.sqlite", "--out", "kout"], in: dir)
-        try #require(k.status == 0, "\(k.stderr)")
-        let stream = try CLI.process("/usr/bin/sqlite3", ["k.sqlite", "SELECT stream_path FROM runs"], in: dir).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-        let copy = try CLI.process("/bin/cp", [stream, "keyint25.264"], in: dir)
-        try #require(copy.status == 0)
-        let check = try CLI.process(CLI.binary, ["check", "--expect", "MaxKeyFrameInterval=20", "--expect", "MaxKeyFrameIntervalDuration=0.5",
-                                                 "--db", "lab.sqlite", "keyint25.264"], in: dir)
-        try #require(check.status == 1, "the check finds violations: \(check.stdout)\(check.stderr)")
-        let r = try CLI.process(CLI.binary, ["report", "--db", "lab.sqlite", "--out", "rep", "--runs", "1,2,3,4"] + report, in: dir)
-        try #require(r.status == 0, "\(r.stderr)")
+        try ReportLab.make(in: dir, clip: SyntheticClip(width: 64, height: 48, frames: 60, seed: 11),
+                           runs: [["--rc", "abr", "--bitrate", "300"], ["--rc", "cbr", "--bitrate", "300"],
+                                  ["--rc", "crf", "--crf", "30", "--pts-offset", "1000000000000"]],
+                           common: ["--threads", "1", "--preset", "ultrafast"],
+                           expect: ["MaxKeyFrameInterval=20", "MaxKeyFrameIntervalDuration=0.5"], report: report)
     }
 
     static func read(_ path: String) throws -> String { try String(contentsOfFile: path, encoding: .utf8) }

@@ -79,19 +79,6 @@ import Testing
     }
 }
 
-/// SplitMix64, a seeded generator so the random round trip is deterministic.
-struct SplitMix64 {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 @Suite struct NALUnitTests {
     @Test func headerFieldsByMasking() throws {
         // 0x67 = 0 11 00111: forbidden_zero_bit 0, nal_ref_idc 3, nal_unit_type 7 (SPS).

@@ -273,5 +273,17 @@ import Testing
         #expect(throws: H264Error.truncated(element: "sei_payload(6)", byteOffset: 2, needed: 10, available: 1)) {
             try SEIMessage.parse(rbsp: [0x06, 0x0A, 0x80])
         }
+        // An 0xFF byte says the value goes on: payloadType 255 + ... with nothing after it ends at byte 1; payloadType
+        // 6, then payloadSize 255 + ... ends at byte 2.
+        #expect(throws: H264Error.truncated(element: "payloadType", byteOffset: 1, needed: 1, available: 0)) {
+            try SEIMessage.parse(rbsp: [0xFF])
+        }
+        #expect(throws: H264Error.truncated(element: "payloadSize", byteOffset: 2, needed: 1, available: 0)) {
+            try SEIMessage.parse(rbsp: [0x06, 0xFF])
+        }
+        // payloadType 0xFF 0x01 = 256, payloadSize 0xFF 0x00 = 255, and 3 payload bytes: sei_payload(256) truncated at byte 4.
+        #expect(throws: H264Error.truncated(element: "sei_payload(256)", byteOffset: 4, needed: 255, available: 3)) {
+            try SEIMessage.parse(rbsp: [0xFF, 0x01, 0xFF, 0x00, 0x01, 0x02, 0x03])
+        }
     }
 }

@@ -8,9 +8,9 @@ import Testing
 struct RTPChannelTests {
     @Test("SplitMix64 from state 0 gives Vigna's reference outputs (splitmix64.c: 0xe220a8397b1dcdaf, 0x6e789e6aa1b965f4, 0x06c45d188009454f)")
     func splitMixReference() {
-        var g = RTPChannel.SplitMix64(seed: 0)
+        var g = SplitMix64(seed: 0)
         #expect([g.next(), g.next(), g.next()] == [0xE220_A839_7B1D_CDAF, 0x6E78_9E6A_A1B9_65F4, 0x06C4_5D18_8009_454F])
-        var u = RTPChannel.SplitMix64(seed: 0)
+        var u = SplitMix64(seed: 0)
         // unit(): the top 53 bits over 2^53.
         #expect(u.unit() == Double(UInt64(0xE220_A839_7B1D_CDAF) >> 11) / 9_007_199_254_740_992)
     }

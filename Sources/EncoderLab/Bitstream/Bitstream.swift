@@ -74,15 +74,9 @@ public struct OutOfBandParameterSets: Sendable {
         let source: String
         if let sdp {
             source = "--sdp \(sdp)"
-            let base64 = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=,")
-            guard !value.isEmpty, value.allSatisfy(base64.contains) else {
-                throw LabError.data("\(source): sprop-parameter-sets '\(value)' is not base64 parts separated by commas")
-            }
-            do {
-                nals = try SpropParameterSets.decode(value, policy: policy, warnings: &warnings)
-            } catch let e as H264Error {
-                throw LabError.data("\(source): sprop-parameter-sets '\(value)': \(e)")
-            }
+            nals = try sprop(value, text: value, policy: policy, warnings: &warnings,
+                             notBase64: { LabError.data("\(source): sprop-parameter-sets '\(value)' is not base64 parts separated by commas") },
+                             refused: { LabError.data("\(source): sprop-parameter-sets '\(value)': \($0)") })
         } else if FileManager.default.fileExists(atPath: value, isDirectory: &isFolder) {
             if isFolder.boolValue { throw LabError.noInput("--parameter-sets \(value): a folder, not a file of SPS/PPS NAL units") }
             source = "--parameter-sets \(value)"
@@ -95,21 +89,30 @@ public struct OutOfBandParameterSets: Sendable {
             if nals.isEmpty { throw LabError.data("\(source): holds no NAL unit") }
         } else {
             source = "--parameter-sets '\(value)'"
-            let base64 = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=,")
             let text = value.hasPrefix("sprop-parameter-sets=") ? String(value.dropFirst("sprop-parameter-sets=".count)) : value
-            guard !text.isEmpty, text.allSatisfy(base64.contains) else {
-                throw LabError.noInput("\(source): no such file (nor a sprop-parameter-sets value: base64 parts separated by commas)")
-            }
-            do {
-                nals = try SpropParameterSets.decode(value, policy: policy, warnings: &warnings)
-            } catch let e as H264Error {
-                throw LabError.data("\(source): no such file, and not a sprop-parameter-sets value: \(e)")
-            }
+            nals = try sprop(value, text: text, policy: policy, warnings: &warnings,
+                             notBase64: { LabError.noInput("\(source): no such file (nor a sprop-parameter-sets value: base64 parts separated by commas)") },
+                             refused: { LabError.data("\(source): no such file, and not a sprop-parameter-sets value: \($0)") })
         }
         for (i, nal) in nals.enumerated() where nal.nalUnitType != .sps && nal.nalUnitType != .pps {
             throw LabError.data("\(source): NAL unit \(i) is nal_unit_type \(nal.nalUnitType.rawValue) (\(nal.nalUnitType)), not an SPS (7) or PPS (8)")
         }
         return OutOfBandParameterSets(source: source, nalUnits: nals, lengthSize: nil, warnings: warnings)
+    }
+
+    /// The NAL units of a sprop-parameter-sets value `value` (base64 parts separated by commas, RFC 6184 8.1), as
+    /// both `--sdp` and `--parameter-sets` read it.
+    /// - Throws: `notBase64()` when `text` (the value without a leading `sprop-parameter-sets=`) is empty or holds a
+    ///   character base64 does not use; `refused(e)` when ``SpropParameterSets/decode(_:policy:warnings:)`` throws `e`.
+    private static func sprop(_ value: String, text: String, policy: ParsePolicy, warnings: inout [ParseWarning],
+                              notBase64: () -> LabError, refused: (H264Error) -> LabError) throws -> [NALUnit] {
+        let base64 = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=,")
+        guard !text.isEmpty, text.allSatisfy(base64.contains) else { throw notBase64() }
+        do {
+            return try SpropParameterSets.decode(value, policy: policy, warnings: &warnings)
+        } catch let e as H264Error {
+            throw refused(e)
+        }
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import H264
 
 /// A seeded generator of small 8-bit 4:2:0 test clips written as y4m: a moving texture, a hard scene cut
 /// to a different texture, and a static stretch at the end. The same parameters always give the same bytes.
@@ -75,18 +76,5 @@ public struct SyntheticClip: Sendable {
         do { try data.write(to: Paths.fileURL(path)) } catch {
             throw LabError.software("\(path): cannot write synthetic clip: \(error.localizedDescription)")
         }
-    }
-}
-
-/// SplitMix64 (Steele, Lea and Flood 2014): a small seeded generator with good statistical quality.
-public struct SplitMix64: RandomNumberGenerator, Sendable {
-    private var state: UInt64
-    public init(seed: UInt64) { state = seed }
-    public mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

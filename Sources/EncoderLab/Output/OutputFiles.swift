@@ -9,6 +9,20 @@ enum OutputFiles {
     /// strerror(3) text for an errno value.
     static func reason(_ code: Int32) -> String { String(cString: strerror(code)) }
 
+    /// write(2) of all of `bytes` to `fd`, again after EINTR.
+    /// - Throws: `.ioError` naming `name` and the reason (ENOSPC: "No space left on device").
+    static func writeAll(_ fd: Int32, _ bytes: [UInt8], name: String) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw LabError.ioError("\(name): write failed: \(reason(errno))")
+            }
+            offset += n
+        }
+    }
+
     /// The error for a file or folder that could not be made: `.ioError` when errno `code` says the disk or quota is
     /// full (ENOSPC, EDQUOT: the file system failed to store, the path itself is fine), else `.cantCreate`.
     static func creationError(_ message: String, _ code: Int32) -> LabError {
@@ -234,15 +248,7 @@ final class OutputFile {
     /// Writes all of `bytes`.
     /// - Throws: `.ioError` naming the path and the reason (ENOSPC: "No space left on device").
     func write(_ bytes: [UInt8]) throws {
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw LabError.ioError("\(path): write failed: \(OutputFiles.reason(errno))")
-            }
-            offset += n
-        }
+        try OutputFiles.writeAll(fd, bytes, name: path)
     }
 
     /// Flushes to disk and closes.

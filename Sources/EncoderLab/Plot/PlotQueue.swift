@@ -125,16 +125,7 @@ public final class PlotQueue: @unchecked Sendable {
         }
         unlink(path)
         let handle = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
-        let bytes = Array(text.utf8)
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw LabError.ioError("\(path) (unnamed): write failed: \(OutputFiles.reason(errno))")
-            }
-            offset += n
-        }
+        try OutputFiles.writeAll(fd, Array(text.utf8), name: "\(path) (unnamed)")
         guard lseek(fd, 0, SEEK_SET) == 0 else { throw LabError.ioError("\(path) (unnamed): cannot seek: \(OutputFiles.reason(errno))") }
         return handle
     }

@@ -80,7 +80,7 @@ public enum Export {
         let query = try self.query(database, table: table, selectors: selectors)
 
         guard let outPath else {
-            let sink = Sink(name: "standard output") { bytes in try writeAll(1, bytes, name: "standard output") }
+            let sink = Sink(name: "standard output") { bytes in try OutputFiles.writeAll(1, bytes, name: "standard output") }
             return try write(query, format: format, to: sink)
         }
         let target: String
@@ -360,20 +360,6 @@ public enum Export {
             guard !buffer.isEmpty else { return }
             try flush(buffer)
             buffer.removeAll(keepingCapacity: true)
-        }
-    }
-
-    /// write(2) of all of `bytes` to `fd`.
-    /// - Throws: `.ioError` naming `name` and the reason.
-    static func writeAll(_ fd: Int32, _ bytes: [UInt8], name: String) throws {
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw LabError.ioError("\(name): write failed: \(OutputFiles.reason(errno))")
-            }
-            offset += n
         }
     }
 

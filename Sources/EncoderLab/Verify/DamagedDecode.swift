@@ -23,16 +23,10 @@ final class DamagedStreamDecoder {
         self.width = width
         self.height = height
         av_log_set_level(AV_LOG_QUIET)
-        guard let codec = avcodec_find_decoder(AV_CODEC_ID_H264) else {
-            throw LabError.software("libavcodec has no H.264 decoder (Debian's libavcodec59 has one)")
-        }
-        context = avcodec_alloc_context3(codec)
-        packet = av_packet_alloc()
-        frame = av_frame_alloc()
-        guard let context, packet != nil, frame != nil else { throw LabError.software("libavcodec: out of memory opening the H.264 decoder") }
-        context.pointee.thread_count = 1
-        let status = avcodec_open2(context, codec, nil)
-        guard status >= 0 else { throw LabError.software("libavcodec: cannot open the H.264 decoder: \(H264StreamDecoder.describe(status))") }
+        let decoder = try H264StreamDecoder.openDecoder(exportingQP: false)
+        context = decoder.context
+        packet = decoder.packet
+        frame = decoder.frame
     }
 
     deinit {
@@ -73,19 +67,7 @@ final class DamagedStreamDecoder {
             let f = frame.pointee
             let pts = f.pts == enclab_nopts() ? (f.best_effort_timestamp == enclab_nopts() ? nil : f.best_effort_timestamp) : f.pts
             let fits = Int(f.width) == width && Int(f.height) == height && f.format == AV_PIX_FMT_YUV420P.rawValue
-            try output(pts, fits ? packed(frame) : nil, f.decode_error_flags != 0)
+            try output(pts, fits ? H264StreamDecoder.packed(frame, width: width, height: height) : nil, f.decode_error_flags != 0)
         }
-    }
-
-    /// The decoded frame's planes packed as 4:2:0 (rows without their padding).
-    private func packed(_ frame: UnsafePointer<AVFrame>) -> [UInt8] {
-        var out = [UInt8]()
-        out.reserveCapacity(width * height * 3 / 2)
-        for (plane, w, h) in [(0, width, height), (1, width / 2, height / 2), (2, width / 2, height / 2)] {
-            let base = enclab_frame_plane(frame, Int32(plane))!
-            let stride = Int(enclab_frame_linesize(frame, Int32(plane)))
-            for row in 0..<h { out.append(contentsOf: UnsafeBufferPointer(start: base + row * stride, count: w)) }
-        }
-        return out
     }
 }

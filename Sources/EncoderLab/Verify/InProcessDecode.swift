@@ -46,18 +46,42 @@ final class H264StreamDecoder {
         self.height = height
         self.name = name
         _ = Self.quietLog
+        let decoder = try Self.openDecoder(exportingQP: true)
+        context = decoder.context
+        packet = decoder.packet
+        frame = decoder.frame
+    }
+
+    /// libavcodec's H.264 decoder as the lab opens it (here and in ``DamagedStreamDecoder``): one thread
+    /// (`thread_count` 1), libavcodec's defaults otherwise (its own error concealment); with `exportingQP`, each
+    /// picture's per-macroblock QP as side data (``meanQP``). The caller owns what it returns and frees it.
+    /// - Throws: `.software` when libavcodec has no H.264 decoder, is out of memory or cannot open it (nothing is left
+    ///   allocated then).
+    static func openDecoder(exportingQP: Bool) throws
+        -> (context: UnsafeMutablePointer<AVCodecContext>, packet: UnsafeMutablePointer<AVPacket>, frame: UnsafeMutablePointer<AVFrame>) {
         guard let codec = avcodec_find_decoder(AV_CODEC_ID_H264) else {
             throw LabError.software("libavcodec has no H.264 decoder (Debian's libavcodec59 has one)")
         }
-        context = avcodec_alloc_context3(codec)
-        packet = av_packet_alloc()
-        frame = av_frame_alloc()
-        guard let context, packet != nil, frame != nil else { throw LabError.software("libavcodec: out of memory opening the H.264 decoder") }
-        context.pointee.thread_count = 1
-        // Each picture's per-macroblock QP as side data (``meanQP``).
-        enclab_export_video_enc_params(context)
-        let status = avcodec_open2(context, codec, nil)
-        guard status >= 0 else { throw LabError.software("libavcodec: cannot open the H.264 decoder: \(Self.describe(status))") }
+        var context = avcodec_alloc_context3(codec)
+        var packet = av_packet_alloc()
+        var frame = av_frame_alloc()
+        func freeAll() {
+            av_frame_free(&frame)
+            av_packet_free(&packet)
+            avcodec_free_context(&context)
+        }
+        guard let c = context, let p = packet, let f = frame else {
+            freeAll()
+            throw LabError.software("libavcodec: out of memory opening the H.264 decoder")
+        }
+        c.pointee.thread_count = 1
+        if exportingQP { enclab_export_video_enc_params(c) }
+        let status = avcodec_open2(c, codec, nil)
+        guard status >= 0 else {
+            freeAll()
+            throw LabError.software("libavcodec: cannot open the H.264 decoder: \(describe(status))")
+        }
+        return (c, p, f)
     }
 
     deinit {
@@ -117,8 +141,8 @@ final class H264StreamDecoder {
         return PlaneErrors(sseY: sse(0, luma), sseU: sse(luma, chroma), sseV: sse(luma + chroma, chroma))
     }
 
-    /// The decoded frame's planes packed as 4:2:0 (rows without their padding).
-    private func packed(_ frame: UnsafePointer<AVFrame>) -> [UInt8] {
+    /// The decoded frame's planes packed as 4:2:0 (rows without their padding): a `width` x `height` yuv420p picture.
+    static func packed(_ frame: UnsafePointer<AVFrame>, width: Int, height: Int) -> [UInt8] {
         var out = [UInt8]()
         out.reserveCapacity(width * height * 3 / 2)
         for (plane, w, h) in [(0, width, height), (1, width / 2, height / 2), (2, width / 2, height / 2)] {
@@ -187,7 +211,7 @@ final class H264StreamDecoder {
             var total: Int64 = 0, blocks: Int64 = 0
             meanQP.append(enclab_frame_qp_total(frame, &total, &blocks) == 0 ? MacroblockQP(total: Int(total), blocks: Int(blocks)) : nil)
             try pairs?.write(decoded: frame, source: source)
-            if measuresSkipped { lastDecoded = packed(frame) }
+            if measuresSkipped { lastDecoded = Self.packed(frame, width: width, height: height) }
             decodedCount += 1
         }
     }

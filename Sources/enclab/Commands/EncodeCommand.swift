@@ -28,11 +28,7 @@ struct EncodeCommand: Command {
         Flag("--out", value: "DIR", about: "the folder for the run's stream and plots", default: "results/encode"),
         Flag("--force", about: "encode even when the database holds a done run with the same run key"),
         Flag("--mkv", about: "also write each run's stream as stream.mkv (Matroska, mkvmerge) with the PTS x264 returned, to the microsecond"),
-        Flag("--metrics", value: "LIST", about: "score every displayed frame with libvmaf against its source picture: vmaf, vmaf-neg, vmaf-4k, psnr-hvs, ms-ssim, ssim, ciede2000, xpsnr, comma-separated (docs/quality-metrics.md); not part of the run key",
-             default: "none"),
-        Flag("--vmaf-ffmpeg", value: "PATH", about: "the ffmpeg built with libvmaf that scores --metrics",
-             default: "$ENCLAB_VMAF_FFMPEG, else the imageio-ffmpeg binary in $ENCLAB_VENV (/opt/enclab-venv)"),
-    ] + PlotsFlag.flags
+    ] + MetricsFlags.flags(metricsDefault: "none") + PlotsFlag.flags
     let about = """
         Encodes INPUT once with libx264, verifies the stream (parsed back, and decoded by libavcodec), records the run
         frame by frame in the database and writes its two charts' data and gnuplot scripts (frames.dat, frames.gp,
@@ -181,11 +177,7 @@ struct EncodeCommand: Command {
         o.force = parsed.has("--force")
         o.mkv = parsed.has("--mkv")
         o.plots = try PlotsFlag.mode(parsed, rendered: .eachRun)
-        if let m = parsed.value("--metrics") {
-            _ = try QualityMetric.list(m)
-            o.metrics = m
-        }
-        o.vmafFFmpeg = try parsed.path("--vmaf-ffmpeg", what: "the path of an ffmpeg built with libvmaf")
+        (o.metrics, o.vmafFFmpeg) = try MetricsFlags.parse(parsed)
         return o
     }
 

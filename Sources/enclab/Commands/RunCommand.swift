@@ -15,11 +15,7 @@ struct RunCommand: Command {
              default: "the experiment's, else full"),
         Flag("--force", about: "run even the runs whose run key the database holds done"),
         Flag("--mkv", about: "also write each run's stream as stream.mkv (Matroska, mkvmerge) with the PTS x264 returned, to the microsecond"),
-    ] + PlotsFlag.flags + [
-        Flag("--metrics", value: "LIST", about: "score every displayed frame with libvmaf against its source picture: vmaf, vmaf-neg, vmaf-4k, psnr-hvs, ms-ssim, ssim, ciede2000, xpsnr, comma-separated (docs/quality-metrics.md); not part of the run key",
-             default: "none, or the experiment's 'metrics'"),
-        Flag("--vmaf-ffmpeg", value: "PATH", about: "the ffmpeg built with libvmaf that scores --metrics",
-             default: "$ENCLAB_VMAF_FFMPEG, else the imageio-ffmpeg binary in $ENCLAB_VENV (/opt/enclab-venv)"),
+    ] + PlotsFlag.flags + MetricsFlags.flags(metricsDefault: "none, or the experiment's 'metrics'") + [
         Flag("--jobs", value: "N", about: "encode up to N runs at once (it never changes a run: x264's threads come from the settings)",
              default: "the cores divided by the largest x264 thread count of the runs, at least 1"),
         Flag("--shard", value: "K/N", about: "run only shard K of N (1 <= K <= N): the runs whose index in the expanded experiment, from 0, is K-1 modulo N; merge the shards' databases with 'enclab merge'",
@@ -119,11 +115,7 @@ struct RunCommand: Command {
         o.force = parsed.has("--force")
         o.mkv = parsed.has("--mkv")
         o.plots = try PlotsFlag.mode(parsed, rendered: .batched)
-        if let m = parsed.value("--metrics") {
-            _ = try QualityMetric.list(m)
-            o.metrics = m
-        }
-        o.vmafFFmpeg = try parsed.path("--vmaf-ffmpeg", what: "the path of an ffmpeg built with libvmaf")
+        (o.metrics, o.vmafFFmpeg) = try MetricsFlags.parse(parsed)
         return o
     }
 
