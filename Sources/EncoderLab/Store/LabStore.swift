@@ -20,7 +20,8 @@ public final class LabStore {
     /// Opens (creating if needed) the database and brings it to ``schemaVersion``; creates the parent folder.
     ///
     /// The file is inspected before anything is written to it (no WAL switch, no table): a database of a newer
-    /// schema version, or one that is not the lab's, is refused untouched. Then it is switched to WAL; a new
+    /// schema version, or one that is not the lab's, is refused untouched. Then it is switched to WAL (commits not
+    /// synced one by one: `synchronous=NORMAL`, a run's own commit aside); a new
     /// database gets ``schema`` and `user_version` ``schemaVersion`` (8) in one transaction, an older one each
     /// migration from its version on (``migrations``), each in one transaction.
     /// - Parameter busyTimeoutMilliseconds: how long to wait for another process's lock; nil takes
