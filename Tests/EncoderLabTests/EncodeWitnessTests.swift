@@ -155,6 +155,44 @@ struct EncodeWitnessTests {
         #expect(ours == theirs, "first differing byte at \(firstDifference.map(String.init) ?? "the end of the shorter stream")")
     }
 
+    @Test("frames.qp is the QP of the x264 CLI's per-frame debug line (-v) of the same y4m and flags, frame by frame in coding order")
+    func qpFromCLILog() throws {
+        let scratch = Scratch()
+        // CRF with adaptive quantisation: QPs with two decimals, I, P and B frames.
+        let flags = Self.bframeFlags + ["--crf", "24"]
+        let (source, _, frames, _) = try encode(flags, scratch: scratch)
+        let cli = try Witness.x264(["-v"] + flags + ["-o", scratch.file("cli.264"), source])
+        try #require(cli.status == 0, "\(cli.stderr)")
+        // "x264 [debug]: frame=   0 QP=27.93 NAL=3 Slice:I ...": the token after "QP=", read here by splitting on blanks.
+        let logged = cli.stderr.split(separator: "\n").filter { $0.contains("frame=") }.compactMap { line in
+            line.split(separator: " ").first { $0.hasPrefix("QP=") }.flatMap { Double($0.dropFirst(3)) }
+        }
+        #expect(logged.count == Self.clip.frames)
+        #expect(Set(logged).count > 3, "QPs that differ between frames: \(logged)")
+        #expect(frames.sorted { $0.codedIndex < $1.codedIndex }.map(\.qp) == logged)
+    }
+
+    @Test("x264's log lines: a per-frame debug line kept without its blanks, other debug lines dropped, warnings kept; the QP read from the line")
+    func logLines() {
+        let log = X264Log()
+        // x264.h: X264_LOG_WARNING 1, X264_LOG_INFO 2, X264_LOG_DEBUG 3.
+        func feed(_ level: Int32, _ line: String) { line.withCString { log.receive(level: level, cString: $0) } }
+        feed(3, "frame=   0 QP=27.93 NAL=3 Slice:I Poc:0   I:48   P:0    SKIP:0    size=1514 bytes\n")
+        feed(3, " \t frame=  12 QP=-1.50 NAL=0 Slice:b \r\n")
+        feed(3, "slice type decision\n")
+        feed(3, "frame=  13 QP=30.00\u{00A0}\n")
+        feed(2, "frame=  14 QP=31.00\n")
+        feed(1, "VBV maxrate unspecified, assuming CBR\n")
+        feed(1, "--psnr used with psy on: results will be invalid!\n")
+        #expect(log.takeFrameLines() == ["frame=   0 QP=27.93 NAL=3 Slice:I Poc:0   I:48   P:0    SKIP:0    size=1514 bytes",
+                                         "frame=  12 QP=-1.50 NAL=0 Slice:b", "frame=  13 QP=30.00"])
+        #expect(log.takeProblems() == ["VBV maxrate unspecified, assuming CBR"])
+        #expect(X264Session.qp(fromFrameLine: "frame=   0 QP=27.93 NAL=3 Slice:I") == 27.93)
+        #expect(X264Session.qp(fromFrameLine: "frame=  12 QP=-1.50 NAL=0") == -1.5)
+        #expect(X264Session.qp(fromFrameLine: "frame=  13 QP=30.00\u{00A0}") == 30)
+        #expect(X264Session.qp(fromFrameLine: "frame=  13 NAL=0") == nil)
+    }
+
     @Test("interlaced y4m (It, Ib) turns on interlaced coding as the x264 CLI does: byte-identical streams", arguments: ["t", "b"])
     func interlaced(field: String) throws {
         let scratch = Scratch()

@@ -36,6 +36,32 @@ struct StoreTests {
         #expect(rows == [[.text("failed"), .text("boom"), .integer(0)]])
     }
 
+    @Test("the store commits without syncing each commit (WAL, synchronous NORMAL = 1) but a run's own commit synced (FULL = 2); the SQL of several statements runs whole")
+    func syncLevels() throws {
+        let scratch = Scratch()
+        let store = try LabStore(path: scratch.file("s.sqlite"))
+        func level() throws -> SQLValue? { try store.database.query("PRAGMA synchronous").first?.first }
+        #expect(try store.database.query("PRAGMA journal_mode").first?.first == .text("wal"))
+        #expect(try level() == .integer(1))
+        let start = LabStore.RunStart(experiment: "x", clip: "c", settingsJSON: "{}", crop: nil, ffmpegVersion: nil,
+                                      width: 2, height: 2, fpsNum: 1, fpsDen: 1)
+        var during: SQLValue?
+        try store.recordRun(.init(start: start, createdAt: Date(), warnings: [], outcome: .failed(error: "boom")),
+                            beforeCommit: { _ in during = try level() })
+        #expect(during == .integer(2))
+        #expect(try level() == .integer(1))
+        // Database.execute: statements, comments and blanks after the last one; a failing statement is named from it on.
+        try store.database.execute("CREATE TEMP TABLE t(x); INSERT INTO t VALUES (1);\n-- a comment\n INSERT INTO t VALUES (2); \n\t")
+        #expect(try store.database.query("SELECT sum(x) FROM t") == [[.integer(3)]])
+        do {
+            try store.database.execute("INSERT INTO t VALUES (3); INSERT INTO nowhere VALUES (4);  ")
+            Issue.record("an insert into a missing table ran")
+        } catch let error as LabError {
+            #expect(error.sqlite?.statement == "INSERT INTO nowhere VALUES (4);")
+        }
+        #expect(try store.database.query("SELECT sum(x) FROM t") == [[.integer(6)]])
+    }
+
     @Test("the sliding-window bitrate, by hand: 25 fps, 1 s windows")
     func windows() {
         // Frames of 1000 bytes at 25 fps (1 tick = 1/25 s): a full window holds 25 frames = 200 kbit/s.

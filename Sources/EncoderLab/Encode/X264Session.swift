@@ -15,6 +15,30 @@ final class X264Log: @unchecked Sendable {
     /// not by the user's settings, so not reported.
     static let fromLabSwitches = ["--psnr used with psy on", "--ssim used with psy on", "--tune psnr should be used", "--tune ssim should be used"]
 
+    /// What the log sink hands over: x264's formatted line as C bytes. A debug line in ASCII (x264's per-frame line
+    /// and its other debug lines are) is judged on its bytes: one that starts with `frame=` after blanks is kept
+    /// with its ASCII blanks trimmed (what Foundation's `.whitespacesAndNewlines` trims from an ASCII line), any
+    /// other dropped, with no Foundation string work per frame; every other line goes to ``receive(level:line:)``.
+    func receive(level: Int32, cString: UnsafePointer<CChar>) {
+        if level == X264_LOG_DEBUG {
+            let bytes = UnsafeRawBufferPointer(start: cString, count: strlen(cString)).bindMemory(to: UInt8.self)
+            if !bytes.contains(where: { $0 >= 0x80 }) {
+                func blank(_ b: UInt8) -> Bool { b == 0x20 || (0x09...0x0D).contains(b) }
+                guard let first = bytes.firstIndex(where: { !blank($0) }),
+                      let last = bytes.lastIndex(where: { !blank($0) }) else { return }
+                let text = bytes[first...last]
+                guard text.starts(with: Self.framePrefix) else { return }
+                let line = String(decoding: text, as: UTF8.self)
+                lock.lock(); defer { lock.unlock() }
+                frameLines.append(line)
+                return
+            }
+        }
+        receive(level: level, line: String(cString: cString))
+    }
+
+    private static let framePrefix = Array("frame=".utf8)
+
     func receive(level: Int32, line: String) {
         let text = line.trimmingCharacters(in: .whitespacesAndNewlines)
         lock.lock(); defer { lock.unlock() }
@@ -352,7 +376,7 @@ public final class X264Session {
         logContext.initialize(to: enclab_x264_log_context(
             sink: { opaque, level, line in
                 guard let opaque, let line else { return }
-                Unmanaged<X264Log>.fromOpaque(opaque).takeUnretainedValue().receive(level: level, line: String(cString: line))
+                Unmanaged<X264Log>.fromOpaque(opaque).takeUnretainedValue().receive(level: level, cString: line)
             },
             opaque: Unmanaged.passUnretained(log).toOpaque()))
         enclab_x264_set_log(&p, logContext)
@@ -550,6 +574,14 @@ public final class X264Session {
     /// The QP from x264's per-frame debug line, `frame=%4d QP=%.2f NAL=%d Slice:%c ...` (encoder.c,
     /// x264_encoder_frame_end), which prints the frame's `f_qp_avg_aq`.
     static func qp(fromFrameLine line: String) -> Double? {
+        // An ASCII line (x264's always is) on its bytes: its digits are the only characters `isNumber` takes there.
+        let bytes = Array(line.utf8)
+        if !bytes.contains(where: { $0 >= 0x80 }) {
+            let key = Array("QP=".utf8)
+            guard let at = bytes.indices.first(where: { bytes[$0...].starts(with: key) }) else { return nil }
+            let number = bytes[(at + key.count)...].prefix { $0 == 0x2E || $0 == 0x2D || (0x30...0x39).contains($0) }
+            return Double(String(decoding: number, as: UTF8.self))
+        }
         guard let range = line.range(of: "QP=") else { return nil }
         let rest = line[range.upperBound...]
         let number = rest.prefix { $0 == "." || $0 == "-" || $0.isNumber }

@@ -141,9 +141,12 @@ enum OutputFiles {
     /// renamed over `path` (rename(2) replaces a symbolic link there, never its target). A reader, or another
     /// process writing the same file (`plot` beside a sweep), sees the old file or the new one, never half of one.
     /// On any failure the new file is removed and `path` is left as it was.
+    /// - Parameter synced: whether the bytes are flushed to disk (fsync) before the rename; false for a file the
+    ///   store can write again (a chart's data and script): after a power loss it may be empty or gone, never another
+    ///   file's, and the next run of its key or `enclab plot` writes it again.
     /// - Throws: `.cantCreate` naming `path` when the file cannot be created or moved into place (a folder there,
     ///   no permission, a read-only file system); `.ioError` naming `path` when a write fails or the disk is full.
-    static func replace(_ bytes: [UInt8], at path: String) throws {
+    static func replace(_ bytes: [UInt8], at path: String, synced: Bool = true) throws {
         let temporary = siblingTemporary(path)
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
         if fd < 0 {
@@ -153,7 +156,7 @@ enum OutputFiles {
         let file = OutputFile(path: path, fd: fd)
         do {
             try file.write(bytes)
-            try file.close()
+            try file.close(synced: synced)
             try moveFile(temporary, over: path)
         } catch {
             try? file.close()
@@ -163,8 +166,8 @@ enum OutputFiles {
     }
 
     /// Writes `text` as UTF-8 (see the byte version).
-    static func replace(_ text: String, at path: String) throws {
-        try replace(Array(text.utf8), at: path)
+    static func replace(_ text: String, at path: String, synced: Bool = true) throws {
+        try replace(Array(text.utf8), at: path, synced: synced)
     }
 
     /// A new name beside `path` for a file that will be renamed over it: `.NAME.enclab-PID-RANDOM` in its folder.
@@ -251,11 +254,11 @@ final class OutputFile {
         try OutputFiles.writeAll(fd, bytes, name: path)
     }
 
-    /// Flushes to disk and closes.
+    /// Flushes to disk (unless `synced` is false) and closes.
     /// - Throws: `.ioError` when the data cannot be flushed (a full disk can show only here).
-    func close() throws {
+    func close(synced sync: Bool = true) throws {
         guard fd >= 0 else { return }
-        let synced = fsync(fd) == 0 ? 0 : errno
+        let synced = !sync || fsync(fd) == 0 ? 0 : errno
         let closed = Glibc.close(fd) == 0 ? 0 : errno
         fd = -1
         if synced != 0 && synced != EINVAL { throw LabError.ioError("\(path): write failed: \(OutputFiles.reason(synced))") }

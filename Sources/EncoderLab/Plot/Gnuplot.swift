@@ -25,7 +25,8 @@ public enum Plots {
     static func render(script: String, name: String, dir: String, arguments: [String], queue: PlotQueue? = nil) throws {
         precondition(arguments.count <= 9, "gnuplot -c passes at most 9 arguments")
         let path = "\(dir)/\(name).gp"
-        try OutputFiles.replace(script, at: path)
+        // Not synced, as the data (``write(_:to:)``): the store writes a lost script again.
+        try OutputFiles.replace(script, at: path, synced: false)
         if let queue {
             // Drawn later by the queue (which looks gnuplot up then), or never (a run's scripts and data only).
             queue.add(PlotQueue.Plot(folder: dir, name: name, arguments: arguments))
@@ -371,9 +372,11 @@ public enum Plots {
         try writeRateQualityChart(curves, configurations: points.map(\.mode), metric: metric, title: title, name: "rd", dir: dir, queue: queue)
     }
 
-    /// Writes a data file (``OutputFiles/replace(_:at:)``: never through a link there; a partial file is removed).
+    /// Writes a data file or script (``OutputFiles/replace(_:at:synced:)``: never through a link there; a partial
+    /// file is removed), not synced to disk: every chart's data and script is written from the store, which writes it
+    /// again when it is lost (a run folder's by the next run of its key or `enclab plot`, a report's by the report).
     /// - Throws: `.cantCreate` naming the file when it cannot be created, `.ioError` when writing it fails.
     static func write(_ text: String, to path: String) throws {
-        try OutputFiles.replace(text, at: path)
+        try OutputFiles.replace(text, at: path, synced: false)
     }
 }

@@ -20,7 +20,8 @@ public final class LabStore {
     /// Opens (creating if needed) the database and brings it to ``schemaVersion``; creates the parent folder.
     ///
     /// The file is inspected before anything is written to it (no WAL switch, no table): a database of a newer
-    /// schema version, or one that is not the lab's, is refused untouched. Then it is switched to WAL; a new
+    /// schema version, or one that is not the lab's, is refused untouched. Then it is switched to WAL (commits not
+    /// synced one by one: `synchronous=NORMAL`, a run's own commit aside); a new
     /// database gets ``schema`` and `user_version` ``schemaVersion`` (8) in one transaction, an older one each
     /// migration from its version on (``migrations``), each in one transaction.
     /// - Parameter busyTimeoutMilliseconds: how long to wait for another process's lock; nil takes
@@ -44,6 +45,10 @@ public final class LabStore {
             throw LabError.cantCreate("\(path): cannot write the database: SQLite could open it only for reading\(Self.writeProblem(path).map { " (\($0))" } ?? "")")
         }
         try Self.useWriteAheadLog(database)
+        // SQLite's recommendation for WAL: a commit appends to the WAL without syncing it, and checkpoints (at
+        // close, `wal_checkpoint`) sync. A commit stays atomic; only a power loss (not a killed process) may roll
+        // back the last commits. A run's own commit is synced all the same (``recordRun(_:replacing:beforeCommit:)``).
+        try database.execute("PRAGMA synchronous=NORMAL")
         try database.execute("PRAGMA foreign_keys=ON;")
         try Self.bringUpToDate(database, found: found)
     }
@@ -146,6 +151,11 @@ public final class LabStore {
         let start = record.start
         func int(_ v: Int) -> SQLValue { .integer(Int64(v)) }
         func text(_ v: String?) -> SQLValue { v.map(SQLValue.text) ?? .null }
+        // This commit is synced to disk whatever the connection's level (NORMAL, ``init(path:busyTimeoutMilliseconds:)``):
+        // the run's folder is renamed into place after it (``RunWriter/record(_:_:)``), and a power loss must not
+        // leave that folder without its row (the next run of the key would take it for another database's).
+        try database.execute("PRAGMA synchronous=FULL")
+        defer { try? database.execute("PRAGMA synchronous=NORMAL") }
         return try database.transaction {
             if case .done = record.outcome, let key = record.runKey, let stored = try doneRun(key: key) {
                 guard replacing else {

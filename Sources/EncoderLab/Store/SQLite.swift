@@ -189,14 +189,28 @@ public final class Database {
     /// Runs one or more statements without results, each through ``prepare(_:)`` (so a damaged file refuses
     /// them the same way).
     /// - Throws: the kind of SQLite's result code (``kind(ofResultCode:)``).
+    ///
+    /// The text is copied to C once and prepared from SQLite's tail offset statement after statement, so a schema of
+    /// many statements costs time in proportion to its length (not to its length times its statement count).
     public func execute(_ sql: String) throws {
-        var rest = Substring(sql)
-        while !rest.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
-            let (statement, tail) = try Statement.prepare(self, String(rest))
+        let utf8 = Array(sql.utf8CString)
+        var offset = 0
+        while !Self.onlyWhiteSpace(utf8, from: offset) {
+            let (statement, tail) = try Statement.prepare(self, utf8, from: offset)
             guard let statement else { break }
             while try statement.step() {}
-            rest = Substring(tail)
+            offset = tail
         }
+    }
+
+    /// Whether the NUL-terminated `utf8` holds only white space (Foundation's `.whitespacesAndNewlines`) from
+    /// `offset` on: ASCII on its bytes, anything else through Foundation.
+    private static func onlyWhiteSpace(_ utf8: [CChar], from offset: Int) -> Bool {
+        let end = utf8.count - 1
+        guard let first = utf8[offset..<end].firstIndex(where: { $0 != 0x20 && !(0x09...0x0D).contains($0) }) else { return true }
+        if utf8[first] >= 0 { return false }
+        let rest = String(decoding: utf8[first..<end].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return rest.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty
     }
 
     /// Prepares a statement (finalized when the returned value is released).
@@ -326,23 +340,32 @@ public final class Statement {
 
     /// Prepares the first statement of `sql`; returns it (nil for only comments or spaces) and the rest of `sql`.
     fileprivate static func prepare(_ database: Database, _ sql: String) throws -> (Statement?, String) {
-        var stmt: OpaquePointer?
-        var tailOffset = 0
         let utf8 = Array(sql.utf8CString)
+        let (statement, tailOffset) = try prepare(database, utf8, from: 0)
+        return (statement, text(utf8, tailOffset..<max(tailOffset, utf8.count - 1)))
+    }
+
+    /// Prepares the first statement of the NUL-terminated `utf8` from `offset` on; returns it (nil for only comments
+    /// or spaces) and the offset in `utf8` where the rest begins.
+    fileprivate static func prepare(_ database: Database, _ utf8: [CChar], from offset: Int) throws -> (Statement?, Int) {
+        var stmt: OpaquePointer?
+        var tailOffset = offset
         let status = utf8.withUnsafeBufferPointer { buffer -> Int32 in
             var tail: UnsafePointer<CChar>?
-            let status = sqlite3_prepare_v2(database.handle, buffer.baseAddress, -1, &stmt, &tail)
+            let status = sqlite3_prepare_v2(database.handle, buffer.baseAddress! + offset, -1, &stmt, &tail)
             if let tail, let base = buffer.baseAddress { tailOffset = tail - base }
             return status
         }
         if status != SQLITE_OK {
             sqlite3_finalize(stmt)
-            throw database.failure(status, sql: sql)
+            throw database.failure(status, sql: text(utf8, offset..<max(offset, utf8.count - 1)))
         }
-        let tail = String(decoding: utf8[tailOffset..<max(tailOffset, utf8.count - 1)].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        guard let stmt else { return (nil, tail) }
-        let text = String(decoding: utf8[0..<tailOffset].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        return (Statement(database, stmt, text), tail)
+        guard let stmt else { return (nil, tailOffset) }
+        return (Statement(database, stmt, text(utf8, offset..<tailOffset)), tailOffset)
+    }
+
+    private static func text(_ utf8: [CChar], _ range: Range<Int>) -> String {
+        String(decoding: utf8[range].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     deinit { sqlite3_finalize(handle) }
