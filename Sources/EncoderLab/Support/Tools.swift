@@ -169,6 +169,9 @@ final class FedProcess: @unchecked Sendable {
     private var input: Int32 = -1
     /// Whether the program was started (a failed start has nothing to end or wait for).
     private var started = false
+    /// Signalled when the program has exited (its termination handler): waited on, with a time limit after a
+    /// write found the pipe closed (the program is ending, or lingers and is killed).
+    private let exited = DispatchSemaphore(value: 0)
 
     /// Starts `executable` with `arguments` (an argument vector: no shell sees them).
     /// - Parameters:
@@ -202,6 +205,7 @@ final class FedProcess: @unchecked Sendable {
         process.standardInput = reading
         process.standardOutput = FileHandle.nullDevice
         process.standardError = errors
+        process.terminationHandler = { [exited] _ in exited.signal() }
         do { try process.run() } catch {
             Glibc.close(fds[1])
             throw LabError.software("could not start \(executable): \(error.localizedDescription)")
@@ -224,8 +228,7 @@ final class FedProcess: @unchecked Sendable {
             throw LabError.software("\(name): writing its input failed: \(String(cString: strerror(failure)))")
         }
         // It closed its input: it is ending (an error it wrote to stderr). Its own exit status, unless it lingers.
-        let deadline = Date() + 5
-        while process.isRunning && Date() < deadline { usleep(10_000) }
+        if exited.wait(timeout: .now() + 5) == .success { exited.signal() }
         stop()
         throw LabError.software("\(name) stopped reading its input (\(ending())): \(stderrTail())")
     }
@@ -235,7 +238,7 @@ final class FedProcess: @unchecked Sendable {
     func finish() -> (status: Int32, signaled: Bool) {
         precondition(started)
         closeInput()
-        process.waitUntilExit()
+        waitForExit()
         stopper?.release()
         return (process.terminationStatus, process.terminationReason == .uncaughtSignal)
     }
@@ -261,8 +264,15 @@ final class FedProcess: @unchecked Sendable {
         guard started else { return }
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         closeInput()
-        process.waitUntilExit()
+        waitForExit()
         stopper?.release()
+    }
+
+    /// Blocks until the program has exited; returns at once after that.
+    private func waitForExit() {
+        exited.wait()
+        exited.signal()
+        process.waitUntilExit()
     }
 
     private func closeInput() {
