@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include "enclab_signals.h"
 
@@ -48,3 +49,33 @@ int enclab_signals_install(void) {
 int enclab_signals_fd(void) { return pipe_fds[0]; }
 
 int enclab_signals_first(void) { return first_signal; }
+
+int enclab_write_all(int fd, const void *bytes, size_t count) {
+    sigset_t pipe_only, old, pending;
+    sigemptyset(&pipe_only);
+    sigaddset(&pipe_only, SIGPIPE);
+    int masked = pthread_sigmask(SIG_BLOCK, &pipe_only, &old);
+    if (masked != 0) return masked;
+    int was_pending = sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE) == 1;
+    const unsigned char *next = bytes;
+    size_t left = count;
+    int failure = 0;
+    while (left > 0) {
+        ssize_t written = write(fd, next, left);
+        if (written < 0) {
+            if (errno == EINTR) continue;
+            failure = errno;
+            break;
+        }
+        /* A pipe never takes 0 of a nonzero count; were it to, failing beats spinning. */
+        if (written == 0) { failure = EIO; break; }
+        next += written;
+        left -= (size_t)written;
+    }
+    if (failure == EPIPE && !was_pending) {
+        struct timespec zero = {0, 0};
+        while (sigtimedwait(&pipe_only, NULL, &zero) < 0 && errno == EINTR) {}
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return failure;
+}

@@ -57,11 +57,11 @@ struct QualityPoolTests {
         // Three inputs, input 0 dropped before anything was decoded: two pairs reach libvmaf (the held pictures
         // differ from their sources, so every value is finite), scored as the run's inputs 1 and 2.
         let folder = NSTemporaryDirectory() + "enclab-unscored-\(UUID().uuidString.prefix(8))"
-        let pairs = try PairedPictures(folder: folder, width: 64, height: 64)
+        let ffmpeg = try VMAFFFmpeg.find(flag: nil)
+        let pairs = try PairedPictures(folder: folder, width: 64, height: 64, metrics: [.vmaf], ffmpeg: ffmpeg, threads: 1)
         defer { pairs.remove() }
         for k in 1...2 { try pairs.write(held: Self.picture(k * 7).bytes, source: Self.picture(k * 7 + 3)) }
-        let ffmpeg = try VMAFFFmpeg.find(flag: nil)
-        let scores = try LibVMAF.scoreInputs(pairs, metrics: [.vmaf], inputs: 3, unscored: [0], ffmpeg: ffmpeg, threads: 1)
+        let scores = try LibVMAF.scoreInputs(pairs, inputs: 3, unscored: [0])
         #expect(scores.frames.count == 3)
         #expect(scores.frames[0].isEmpty)
         #expect(scores.frames[1][.vmaf] != nil && scores.frames[2][.vmaf] != nil)

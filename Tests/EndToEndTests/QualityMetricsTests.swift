@@ -258,4 +258,65 @@ struct QualityMetricsTests {
             SELECT group_concat(metric) FROM run_quality_metrics
             """) == ["4|0|0|0|1.0", "float_ssim"])
     }
+
+    /// The children of process `pid` (ppid in /proc/PID/stat, read after the command name's closing parenthesis) and
+    /// the path each one runs (/proc/PID/exe).
+    static func children(of pid: Int32) -> [(pid: Int32, exe: String)] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return names.compactMap { name -> (Int32, String)? in
+            guard let child = Int32(name), let stat = try? String(contentsOfFile: "/proc/\(name)/stat", encoding: .utf8),
+                  let close = stat.lastIndex(of: ")") else { return nil }
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            guard fields.count > 2, Int32(fields[1]) == pid else { return nil }
+            return (child, (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(name)/exe")) ?? "")
+        }
+    }
+
+    @Test("--metrics scores during the encode: libvmaf's ffmpeg runs reading a pipe and no picture file is in the run's folder; SIGINT then ends it: exit 130, no ffmpeg left, the run failed with nothing scored")
+    func streamsDuringTheEncode() throws {
+        let dir = TestSupport.scratchFolder("enclab-vmaf")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try SyntheticClip(width: 640, height: 360, frames: 300, seed: 5).write(to: "\(dir)/big.y4m")
+        let ffmpeg = try Self.vmafFFmpeg()
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: TestSupport.binary)
+        p.arguments = ["encode", "big.y4m", "--preset", "veryslow", "--threads", "2", "--no-plots", "--metrics", "vmaf",
+                       "--db", "i.sqlite", "--out", "i"]
+        p.environment = ProcessInfo.processInfo.environment.merging(["ENCLAB_VMAF_FFMPEG": ffmpeg]) { $1 }
+        p.currentDirectoryURL = URL(fileURLWithPath: dir)
+        p.standardInput = FileHandle.nullDevice
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        defer { if p.isRunning { kill(p.processIdentifier, SIGKILL) } }
+        // Wait until the run is encoding (its temporary folder holds stream bytes) with its scorer running.
+        var folder: String?
+        var scorer: Int32?
+        for _ in 0..<600 where folder == nil || scorer == nil {
+            Thread.sleep(forTimeInterval: 0.05)
+            folder = ((try? FileManager.default.contentsOfDirectory(atPath: "\(dir)/i")) ?? []).first { name in
+                name.hasPrefix(".tmp-") && ((try? FileManager.default.attributesOfItem(atPath: "\(dir)/i/\(name)/stream.264")[.size] as? Int) ?? 0) > 0
+            }.map { "\(dir)/i/\($0)" }
+            scorer = Self.children(of: p.processIdentifier).first { $0.exe == ffmpeg }?.pid
+        }
+        let running = try #require(folder)
+        let child = try #require(scorer, "no child running \(ffmpeg) while the run encodes")
+        // Its standard input is a pipe, and the pictures are in no file.
+        #expect(((try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(child)/fd/0")) ?? "").hasPrefix("pipe:"))
+        let quality = (try? FileManager.default.contentsOfDirectory(atPath: "\(running)/.quality")) ?? []
+        #expect(!quality.contains { $0.hasSuffix(".y4m") }, "\(quality)")
+        p.interrupt()
+        p.waitUntilExit()
+        #expect(p.terminationStatus == 130)
+        // The ffmpeg ended with the lab (reaped by it, or by init once orphaned).
+        var gone = false
+        for _ in 0..<100 where !gone {
+            gone = kill(child, 0) != 0 && errno == ESRCH
+            if !gone { Thread.sleep(forTimeInterval: 0.05) }
+        }
+        #expect(gone, "ffmpeg \(child) still there after the lab ended")
+        #expect(try TestSupport.sqlite("\(dir)/i.sqlite", "SELECT status, error, (SELECT count(*) FROM frames), (SELECT count(*) FROM frame_quality_metrics) FROM runs")
+                == ["failed|interrupted by SIGINT|0|0"])
+        #expect(!FileManager.default.fileExists(atPath: running))
+    }
 }

@@ -121,9 +121,13 @@ public enum Pipeline {
         var skipped: [SkippedFrame] = []
         // Each frame's bytes without start codes (DataRateLimits counts NAL units alone, so raw and MP4 count alike).
         var payloadBytes: [Int] = []
-        // --metrics: the pairs the verify stage's decoder writes for libvmaf (in the run's folder, removed after).
+        // --metrics: libvmaf's ffmpeg, started now and fed the pairs by the verify stage's decoder as it measures
+        // them, scoring while x264 encodes (its logs in the run's folder, removed after).
         if let quality { try QualityMetric.check(quality.metrics, width: input.width, height: input.height, clip: spec.clip.path) }
-        let pairs = try quality.map { _ in try PairedPictures(folder: "\(folder)/.quality", width: input.width, height: input.height) }
+        let pairs = try quality.map {
+            try PairedPictures(folder: "\(folder)/.quality", width: input.width, height: input.height, metrics: $0.metrics,
+                               ffmpeg: $0.ffmpeg, threads: session.resolved.threads)
+        }
         defer { pairs?.remove() }
         // Verify, as the stream is written: each access unit parsed back, round-tripped through packets and decoded.
         let verify = try VerifyStage(folder: folder, width: input.width, height: input.height,
@@ -313,12 +317,11 @@ public enum Pipeline {
         measurements.dataRateWindows = windows
         measurements.dataRateLimitsVTCompat = limits != nil && settings.videoToolbox.compat
         measurements.encoderDelay = delay
-        if let quality, let pairs {
+        if let pairs {
             // Every input picture scored, or the run fails: each coded one against its source, each dropped one as the
             // picture a receiver shows in its place (the previous decoded one) against its source.
             let unscored = verify.skippedErrors.filter { $0.errors == nil }.map(\.inputIndex)
-            let scores = try LibVMAF.scoreInputs(pairs, metrics: quality.metrics, inputs: index,
-                                                 unscored: unscored, ffmpeg: quality.ffmpeg, threads: r.threads)
+            let scores = try LibVMAF.scoreInputs(pairs, inputs: index, unscored: unscored)
             for w in [LibVMAF.unscoredWarning(unscored), scores.missingWarning()].compactMap({ $0 }) {
                 warn(w)
                 warnings.append(w)

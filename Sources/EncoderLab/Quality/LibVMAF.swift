@@ -12,7 +12,7 @@ public struct QualityScores: Sendable {
     /// libvmaf's `version` from its JSON log (a git revision such as `86da14d`), nil when only XPSNR was asked for.
     public var libvmafVersion: String?
     /// The frames not scored at all: pictures the encoder dropped before any picture was decoded (nothing is shown in
-    /// their place, ``LibVMAF/scoreInputs(_:metrics:inputs:unscored:ffmpeg:threads:)``); their rows have no values, and
+    /// their place, ``LibVMAF/scoreInputs(_:inputs:unscored:)``); their rows have no values, and
     /// ``LibVMAF/unscoredWarning(_:)`` says why, not ``missingWarning()``.
     public var unscored: [Int]
 
@@ -52,11 +52,11 @@ public struct QualityScores: Sendable {
 
 /// Scores paired pictures with libvmaf (and FFmpeg's xpsnr filter) in the ffmpeg ``VMAFFFmpeg`` found.
 enum LibVMAF {
-    /// The filter graph: input 0 (the decoded pictures) is libvmaf's `main` (distorted), input 1 (the source) its
-    /// `reference`. `shortest=1` ends at the shorter input, so a pair missing on one side shortens the log (and fails
-    /// the count check) instead of framesync repeating a picture. The logs go to fixed names in the working directory
-    /// (nothing a user wrote enters the graph).
-    static func filterGraph(_ metrics: [QualityMetric], threads: Int) -> (graph: String, outputs: [String]) {
+    /// The filter graph: input 0 is the stream of stacked pairs (``PairedPictures``), each frame cropped into the
+    /// decoded picture (its top `height` rows), libvmaf's `main` (distorted), and the source picture (the rows below),
+    /// its `reference`. Both come from the same frame, so framesync pairs them one to one; `shortest=1` stays, ending
+    /// at the shorter side. The logs go to fixed names in the working directory (nothing a user wrote enters the graph).
+    static func filterGraph(_ metrics: [QualityMetric], threads: Int, width: Int, height: Int) -> (graph: String, outputs: [String]) {
         let libvmaf = metrics.contains { $0.libvmafKey != nil }
         let xpsnr = metrics.contains(.xpsnr)
         var options = ["log_fmt=json", "log_path=vmaf.json", "n_threads=\(max(1, threads))", "shortest=1"]
@@ -68,38 +68,31 @@ enum LibVMAF {
         if !models.isEmpty { options.append("model=" + models.joined(separator: "|")) }
         let vmafFilter = "libvmaf=" + options.joined(separator: ":")
         let xpsnrFilter = "xpsnr=stats_file=xpsnr.log:shortest=1"
+        let split = "[0:v]split[top][bottom];[top]crop=\(width):\(height):0:0"
+        let source = "[bottom]crop=\(width):\(height):0:\(height)"
         switch (libvmaf, xpsnr) {
         case (true, true):
-            return ("[0:v]split[d0][d1];[1:v]split[s0][s1];[d0][s0]\(vmafFilter)[q0];[d1][s1]\(xpsnrFilter)[q1]", ["[q0]", "[q1]"])
+            return ("\(split),split[d0][d1];\(source),split[s0][s1];[d0][s0]\(vmafFilter)[q0];[d1][s1]\(xpsnrFilter)[q1]", ["[q0]", "[q1]"])
         case (true, false):
-            return ("[0:v][1:v]\(vmafFilter)[q0]", ["[q0]"])
+            return ("\(split)[d];\(source)[s];[d][s]\(vmafFilter)[q0]", ["[q0]"])
         default:
-            return ("[0:v][1:v]\(xpsnrFilter)[q0]", ["[q0]"])
+            return ("\(split)[d];\(source)[s];[d][s]\(xpsnrFilter)[q0]", ["[q0]"])
         }
     }
 
-    /// Scores the pairs written to `pairs` (closed here) and checks that every displayed frame was scored.
+    /// Ends the stream of `pairs`, waits for libvmaf to score it, and checks that every displayed frame was scored.
     /// - Parameters:
     ///   - displayedFrames: the run's displayed frames: libvmaf's log must hold exactly this many.
-    ///   - threads: libvmaf's `n_threads`.
     /// - Throws: `.data` (65) naming both counts when the log holds another number of frames; `.software` when ffmpeg
-    ///   fails or its log lacks a requested metric for a frame.
-    static func score(_ pairs: PairedPictures, metrics: [QualityMetric], displayedFrames: Int, ffmpeg: String,
-                      threads: Int) throws -> QualityScores {
-        try pairs.close()
-        let (graph, outputs) = filterGraph(metrics, threads: threads)
-        var args = ["-hide_banner", "-nostdin", "-v", "error",
-                    "-r", String(PairedPictures.rate), "-i", "file:\(pairs.decodedPath)",
-                    "-r", String(PairedPictures.rate), "-i", "file:\(pairs.sourcePath)",
-                    "-filter_complex", graph]
-        for o in outputs { args += ["-map", o, "-f", "null", "-"] }
-        let result = try Tools.run(ffmpeg, args, workingDirectory: pairs.folder)
+    ///   fails or its log lacks a requested metric for a frame; `.interrupted` after SIGINT/SIGTERM.
+    static func score(_ pairs: PairedPictures, displayedFrames: Int) throws -> QualityScores {
+        let metrics = pairs.metrics
+        let result = pairs.finish()
         try Interruption.check()
         guard result.status == 0 else {
-            let message = String(decoding: result.stderr, as: UTF8.self).split(separator: "\n").suffix(3).joined(separator: "; ")
-            throw LabError.software("\(ffmpeg) (libvmaf) \(result.signaled ? "was killed by signal \(result.status)\(result.status == SIGSEGV ? " (SIGSEGV)" : "")" : "failed with status \(result.status)") scoring \(pairs.decodedPath) against \(pairs.sourcePath): \(message)")
+            throw LabError.software("\(pairs.scorerName) failed (\(result.ending)) scoring the \(pairs.count) pairs it was sent (\(pairs.folder)): \(result.stderr)")
         }
-        let counts = "\(pairs.decodedCount) decoded and \(pairs.sourceCount) source pictures paired"
+        let counts = "\(pairs.count) pairs written"
         var frames = [[QualityMetric: Double]](repeating: [:], count: displayedFrames)
         var version: String?
         let vmafMetrics = metrics.filter { $0.libvmafKey != nil }
@@ -132,13 +125,12 @@ enum LibVMAF {
     /// against its source, a dropped one as the held previous picture against its source), except `unscored`, the
     /// dropped pictures before any decoded one (nothing shown in their place), which come first in input order and
     /// get a row with no values.
-    /// - Throws: `.data` (65) naming both counts when the scores do not cover exactly `inputs` pictures; as ``score(_:metrics:displayedFrames:ffmpeg:threads:)``.
-    static func scoreInputs(_ pairs: PairedPictures, metrics: [QualityMetric], inputs: Int, unscored: [Int], ffmpeg: String,
-                            threads: Int) throws -> QualityScores {
+    /// - Throws: `.data` (65) naming both counts when the scores do not cover exactly `inputs` pictures; as ``score(_:displayedFrames:)``.
+    static func scoreInputs(_ pairs: PairedPictures, inputs: Int, unscored: [Int]) throws -> QualityScores {
         guard unscored == Array(0..<unscored.count) else {
             throw LabError.data("--metrics: dropped pictures \(unscored) have no decoded picture before them, yet are not the first inputs: the pairs do not line up, nothing scored")
         }
-        var scores = try score(pairs, metrics: metrics, displayedFrames: inputs - unscored.count, ffmpeg: ffmpeg, threads: threads)
+        var scores = try score(pairs, displayedFrames: inputs - unscored.count)
         scores.frames.insert(contentsOf: repeatElement([:], count: unscored.count), at: 0)
         scores.unscored = unscored
         guard scores.frames.count == inputs else {

@@ -79,7 +79,8 @@ public enum Measure {
             throw LabError.data("\(what): skipped_frames holds input index \(bad), the run has \(inputs) input pictures")
         }
         let droppedSet = Set(dropped)
-        let pairs = try PairedPictures(folder: Paths.parent(streamPath) + "/.quality", width: width, height: height)
+        let pairs = try PairedPictures(folder: Paths.parent(streamPath) + "/.quality", width: width, height: height,
+                                       metrics: request.metrics, ffmpeg: request.ffmpeg, threads: ProcessInfo.processInfo.activeProcessorCount)
         defer { pairs.remove() }
         let decoder = try H264StreamDecoder(width: width, height: height, name: streamPath)
         decoder.pairs = pairs
@@ -119,7 +120,6 @@ public enum Measure {
         _ = try decoder.finish()
         let unscored = decoder.skippedErrors.filter { $0.errors == nil }.map(\.inputIndex)
         if let w = LibVMAF.unscoredWarning(unscored) { FileHandle.standardError.write(Data("warning: \(what): \(w)\n".utf8)) }
-        return try LibVMAF.scoreInputs(pairs, metrics: request.metrics, inputs: inputs, unscored: unscored, ffmpeg: request.ffmpeg,
-                                       threads: ProcessInfo.processInfo.activeProcessorCount)
+        return try LibVMAF.scoreInputs(pairs, inputs: inputs, unscored: unscored)
     }
 }

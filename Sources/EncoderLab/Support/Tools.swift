@@ -1,3 +1,5 @@
+internal import CLinux
+internal import CSignals
 import Foundation
 
 /// Finding and running the outside programs the lab relies on (ffmpeg, ffprobe, gnuplot, x264).
@@ -144,6 +146,142 @@ final class SpawnedProcess {
         stopper?.release()
         if process.isRunning { process.terminate() }
     }
+}
+
+/// A program reading a stream the lab writes to its standard input through a pipe (``write(_:)``) while the lab goes
+/// on with its own work: its standard output discarded and its standard error written to a file, so it never waits
+/// on a pipe the lab would have to drain. Both ends of the pipe are close-on-exec (no other child holds the write end
+/// open, so the program sees the end of its input when ``finish()`` closes it). A full pipe makes ``write(_:)`` wait
+/// for the program to read (back-pressure); a program that has gone makes it throw, naming the program and the end
+/// of its standard error, never SIGPIPE ending the lab. Ended on an interruption (``ChildStopper``: SIGTERM, then
+/// SIGKILL), at once by ``stop()`` (work that failed), and when released still running.
+final class FedProcess: @unchecked Sendable {
+    /// The program and its role, for messages: e.g. "/path/ffmpeg (libvmaf)".
+    let name: String
+    /// Where the program's standard error goes.
+    let stderrPath: String
+    private let process = Process()
+    private var stopper: ChildStopper?
+    /// Guards `input`: ``stop()`` closes it from another thread than the writer's, after ending the program (which
+    /// makes a write blocked on the full pipe return), so the descriptor is never closed under a write.
+    private let lock = NSLock()
+    /// The pipe's write end; -1 once closed.
+    private var input: Int32 = -1
+    /// Whether the program was started (a failed start has nothing to end or wait for).
+    private var started = false
+    /// Signalled when the program has exited (its termination handler): waited on, with a time limit after a
+    /// write found the pipe closed (the program is ending, or lingers and is killed).
+    private let exited = DispatchSemaphore(value: 0)
+
+    /// Starts `executable` with `arguments` (an argument vector: no shell sees them).
+    /// - Parameters:
+    ///   - role: what the program does, for messages ("libvmaf").
+    ///   - workingDirectory: the program's working directory.
+    ///   - stderrPath: the file its standard error is written to (created or truncated).
+    ///   - pipeSize: the pipe's capacity asked for, in bytes (Linux caps it at /proc/sys/fs/pipe-max-size).
+    /// - Throws: `.software` when the pipe cannot be made or the program cannot be started; `.cantCreate` for the
+    ///   standard error file.
+    init(_ executable: String, _ arguments: [String], role: String, workingDirectory: String, stderrPath: String,
+         pipeSize: Int) throws {
+        name = "\(executable) (\(role))"
+        self.stderrPath = stderrPath
+        let errFD = open(stderrPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard errFD >= 0 else {
+            let code = errno
+            throw OutputFiles.creationError("\(stderrPath): cannot create: \(OutputFiles.reason(code))", code)
+        }
+        let errors = FileHandle(fileDescriptor: errFD, closeOnDealloc: true)
+        defer { try? errors.close() }
+        var fds: [Int32] = [-1, -1]
+        guard enclab_pipe_cloexec(&fds, Int32(clamping: pipeSize)) == 0 else {
+            throw LabError.software("could not start \(executable): no pipe for its input: \(String(cString: strerror(errno)))")
+        }
+        let reading = FileHandle(fileDescriptor: fds[0], closeOnDealloc: true)
+        // The child's copy is its standard input (dup2 clears close-on-exec there); the lab keeps only the write end.
+        defer { try? reading.close() }
+        process.executableURL = Paths.fileURL(executable)
+        process.arguments = arguments
+        process.currentDirectoryURL = Paths.fileURL(workingDirectory, isDirectory: true)
+        process.standardInput = reading
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = errors
+        process.terminationHandler = { [exited] _ in exited.signal() }
+        do { try process.run() } catch {
+            Glibc.close(fds[1])
+            throw LabError.software("could not start \(executable): \(error.localizedDescription)")
+        }
+        input = fds[1]
+        started = true
+        stopper = ChildStopper(process)
+    }
+
+    /// Writes all of `bytes` to the program's standard input, waiting while the pipe is full.
+    /// - Throws: `.interrupted` after SIGINT/SIGTERM (the program is being ended); `.software` naming the program,
+    ///   how it ended and the last lines of its standard error when it stopped reading (EPIPE), or the write's error.
+    func write(_ bytes: UnsafeRawBufferPointer) throws {
+        lock.lock()
+        let failure = input < 0 ? EBADF : enclab_write_all(input, bytes.baseAddress, bytes.count)
+        lock.unlock()
+        guard failure != 0 else { return }
+        try Interruption.check()
+        guard failure == EPIPE else {
+            throw LabError.software("\(name): writing its input failed: \(String(cString: strerror(failure)))")
+        }
+        // It closed its input: it is ending (an error it wrote to stderr). Its own exit status, unless it lingers.
+        if exited.wait(timeout: .now() + 5) == .success { exited.signal() }
+        stop()
+        throw LabError.software("\(name) stopped reading its input (\(ending())): \(stderrTail())")
+    }
+
+    /// Closes the program's standard input (the end of its stream) and waits for it to exit.
+    /// - Returns: its exit status (the signal's number when ``signaled``) and whether a signal ended it.
+    func finish() -> (status: Int32, signaled: Bool) {
+        precondition(started)
+        closeInput()
+        waitForExit()
+        stopper?.release()
+        return (process.terminationStatus, process.terminationReason == .uncaughtSignal)
+    }
+
+    /// How the program ended, e.g. "exit status 1" or "killed by signal 9"; after ``finish()`` or ``stop()``.
+    func ending() -> String {
+        guard !process.isRunning else { return "still running" }
+        let status = process.terminationStatus
+        return process.terminationReason == .uncaughtSignal
+            ? "killed by signal \(status)\(status == SIGSEGV ? " (SIGSEGV)" : "")" : "exit status \(status)"
+    }
+
+    /// The last `lines` non-empty lines of its standard error, joined by "; " ("no message" when there are none).
+    func stderrTail(lines: Int = 3) -> String {
+        let text = String(decoding: FileManager.default.contents(atPath: stderrPath) ?? Data(), as: UTF8.self)
+        let tail = text.split(separator: "\n").suffix(lines).joined(separator: "; ")
+        return tail.isEmpty ? "no message" : tail
+    }
+
+    /// Ends the program at once (SIGKILL: one blocked reading its input, or ignoring SIGTERM while the lab waits on
+    /// the full pipe, could not be waited for), closes the pipe and waits for it. Idempotent.
+    func stop() {
+        guard started else { return }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        closeInput()
+        waitForExit()
+        stopper?.release()
+    }
+
+    /// Blocks until the program has exited; returns at once after that.
+    private func waitForExit() {
+        exited.wait()
+        exited.signal()
+        process.waitUntilExit()
+    }
+
+    private func closeInput() {
+        lock.lock()
+        if input >= 0 { Glibc.close(input); input = -1 }
+        lock.unlock()
+    }
+
+    deinit { stop() }
 }
 
 /// A lock-protected byte buffer filled by another thread.

@@ -1,0 +1,106 @@
+import Foundation
+import Testing
+@testable import EncoderLab
+
+/// The pairs streamed to libvmaf (``PairedPictures``, docs/quality-metrics.md "How the pictures are paired"): scored
+/// as libvmaf scores the same pictures from two y4m files written by Debian's ffmpeg, an ffmpeg that stops reading
+/// named with its message (the lab not ended by SIGPIPE), and sizes that cannot be stacked refused.
+@Suite("paired pictures: one stacked y4m stream to libvmaf through a pipe", .serialized)
+struct PairedPicturesTests {
+    /// A 64x48 4:2:0 picture: luma a diagonal ramp with `offset`, chroma ramps of their own (so a mix-up of the
+    /// chroma rows of the two halves changes the scores).
+    static func picture(_ offset: Int, width w: Int = 64, height h: Int = 48) -> Picture {
+        var bytes = (0..<(w * h)).map { UInt8((($0 % w) * 3 + ($0 / w) * 2 + offset) & 0xff) }
+        bytes += (0..<(w * h / 4)).map { UInt8(96 + ($0 % (w / 2)) + offset % 7) }
+        bytes += (0..<(w * h / 4)).map { UInt8(160 - ($0 / (w / 2)) * 2 + offset % 5) }
+        return Picture(width: w, height: h, bytes: bytes)
+    }
+
+    static func scratch(_ name: String) -> String { NSTemporaryDirectory() + "enclab-\(name)-\(UUID().uuidString.prefix(8))" }
+
+    @Test("five pairs through the pipe: every frame's vmaf, psnr_hvs, float_ssim and xpsnr equal libvmaf's own log on two y4m files of the same pictures (written by Debian's ffmpeg from raw planes)")
+    func sameAsTwoFiles() throws {
+        let ffmpeg = try VMAFFFmpeg.find(flag: nil, needsXPSNR: true)
+        let dir = Self.scratch("pairs")
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        // Decoded k: offset 5k; source k: offset 5k + 2 (the "distortion").
+        let decoded = (0..<5).map { Self.picture(5 * $0) }, sources = (0..<5).map { Self.picture(5 * $0 + 2) }
+        let pairs = try PairedPictures(folder: "\(dir)/.quality", width: 64, height: 48, metrics: [.vmaf, .psnrHVS, .ssim, .xpsnr],
+                                       ffmpeg: ffmpeg, threads: 1)
+        defer { pairs.remove() }
+        for (d, s) in zip(decoded, sources) { try pairs.write(held: d.bytes, source: s) }
+        let scores = try LibVMAF.score(pairs, displayedFrames: 5)
+        // The same pictures as two files: raw planes, made y4m by Debian's ffmpeg (not the lab's writer).
+        for (name, pictures) in [("dec", decoded), ("src", sources)] {
+            try Data(pictures.flatMap(\.bytes)).write(to: URL(fileURLWithPath: "\(dir)/\(name).yuv"))
+            let made = Process()
+            made.executableURL = URL(fileURLWithPath: "/usr/bin/ffmpeg")
+            made.arguments = ["-v", "error", "-y", "-f", "rawvideo", "-pix_fmt", "yuv420p", "-s", "64x48", "-r", "25", "-i",
+                              "\(dir)/\(name).yuv", "-f", "yuv4mpegpipe", "\(dir)/\(name).y4m"]
+            try made.run()
+            made.waitUntilExit()
+            #expect(made.terminationStatus == 0)
+        }
+        let hand = Process()
+        hand.executableURL = URL(fileURLWithPath: ffmpeg)
+        hand.currentDirectoryURL = URL(fileURLWithPath: dir)
+        hand.arguments = ["-hide_banner", "-nostdin", "-v", "error", "-i", "dec.y4m", "-i", "src.y4m", "-filter_complex",
+                          "[0:v]split[a][b];[1:v]split[c][d];[a][c]libvmaf=log_fmt=json:log_path=hand.json:feature=name=psnr_hvs|name=float_ssim[o1];[b][d]xpsnr=stats_file=hand-xpsnr.log[o2]",
+                          "-map", "[o1]", "-f", "null", "-", "-map", "[o2]", "-f", "null", "-"]
+        try hand.run()
+        hand.waitUntilExit()
+        #expect(hand.terminationStatus == 0)
+        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: "\(dir)/hand.json"))) as! [String: Any]
+        let frames = (json["frames"] as! [[String: Any]]).map { $0["metrics"] as! [String: Any] }
+        let xpsnr = try String(contentsOfFile: "\(dir)/hand-xpsnr.log", encoding: .utf8).split(separator: "\n").filter { $0.hasPrefix("n:") }
+        #expect(frames.count == 5 && xpsnr.count == 5 && scores.frames.count == 5)
+        for k in 0..<min(5, frames.count, xpsnr.count, scores.frames.count) {
+            for (metric, key) in [(QualityMetric.vmaf, "vmaf"), (.psnrHVS, "psnr_hvs"), (.ssim, "float_ssim")] {
+                let byHand = (frames[k][key] as! NSNumber).doubleValue
+                #expect(scores.frames[k][metric] == byHand, "frame \(k) \(key): streamed \(scores.frames[k][metric] ?? .nan), two files \(byHand)")
+            }
+            let words = xpsnr[k].split(separator: " ")
+            #expect(scores.frames[k][.xpsnr] == Double(words[words.firstIndex(of: "y:")! + 1]), "frame \(k) xpsnr")
+        }
+        // The pictures differ frame to frame: a pairing off by one would not give these values.
+        #expect(Set(scores.frames.compactMap { $0[.psnrHVS] }).count == 5)
+        // No picture file was written: the pairs went through the pipe.
+        let left = try FileManager.default.contentsOfDirectory(atPath: "\(dir)/.quality").sorted()
+        #expect(left == ["ffmpeg.log", "vmaf.json", "xpsnr.log"], "\(left)")
+    }
+
+    @Test("an ffmpeg that stops reading: the write fails with 70 naming it, how it ended and its stderr; the lab (this process) is not ended by SIGPIPE")
+    func scorerGone() throws {
+        let dir = Self.scratch("pairs-gone")
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        // Stands in for ffmpeg: reads nothing, says why on stderr, exits 1.
+        let fake = "\(dir)/fake-ffmpeg"
+        try "#!/bin/sh\necho 'Error: no libvmaf here' >&2\nexit 1\n".write(toFile: fake, atomically: true, encoding: .utf8)
+        chmod(fake, 0o755)
+        // The stream's header (written at the start) or one of 2000 pairs (18 MB, more than the pipe holds) meets the
+        // reader gone.
+        var failure: LabError?
+        do {
+            let pairs = try PairedPictures(folder: "\(dir)/.quality", width: 64, height: 48, metrics: [.vmaf], ffmpeg: fake, threads: 1)
+            defer { pairs.remove() }
+            for k in 0..<2000 { try pairs.write(held: Self.picture(k).bytes, source: Self.picture(k + 1)) }
+        } catch let e as LabError {
+            failure = e
+        }
+        let e = try #require(failure)
+        #expect(e.kind == .software)
+        #expect(e.message == "\(fake) (libvmaf) stopped reading its input (exit status 1): Error: no libvmaf here", "\(e.message)")
+    }
+
+    @Test("an odd size is refused (65) before any folder or ffmpeg: the chroma rows of a stacked pair would not line up", arguments: [(64, 47), (63, 48)])
+    func oddSize(size: (Int, Int)) throws {
+        let dir = Self.scratch("pairs-odd")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        #expect(throws: LabError(.data, "\(dir): pictures of \(size.0)x\(size.1) cannot be paired for libvmaf: both sides must be even (4:2:0, each pair stacked in one frame)")) {
+            _ = try PairedPictures(folder: dir, width: size.0, height: size.1, metrics: [.vmaf], ffmpeg: "/nonexistent/ffmpeg", threads: 1)
+        }
+        #expect(!FileManager.default.fileExists(atPath: dir))
+    }
+}
