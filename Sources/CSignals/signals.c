@@ -1,9 +1,11 @@
 #define _GNU_SOURCE
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include "enclab_signals.h"
@@ -50,10 +52,11 @@ int enclab_signals_fd(void) { return pipe_fds[0]; }
 
 int enclab_signals_first(void) { return first_signal; }
 
-int enclab_write_all(int fd, const void *bytes, size_t count) {
+int enclab_write_within(int fd, const void *bytes, size_t count, int timeout_ms, size_t *done) {
     sigset_t pipe_only, old, pending;
     sigemptyset(&pipe_only);
     sigaddset(&pipe_only, SIGPIPE);
+    *done = 0;
     int masked = pthread_sigmask(SIG_BLOCK, &pipe_only, &old);
     if (masked != 0) return masked;
     int was_pending = sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE) == 1;
@@ -64,6 +67,16 @@ int enclab_write_all(int fd, const void *bytes, size_t count) {
         ssize_t written = write(fd, next, left);
         if (written < 0) {
             if (errno == EINTR) continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK) {
+                /* Full: wait for room, at most timeout_ms; no room by then hands control back to the caller. */
+                struct pollfd room = {fd, POLLOUT, 0};
+                int ready = poll(&room, 1, timeout_ms);
+                if (ready < 0 && errno == EINTR) continue;
+                if (ready < 0) { failure = errno; break; }
+                if (ready == 0) { failure = EAGAIN; break; }
+                /* Room, or POLLERR (the reader has gone): the next write says which. */
+                continue;
+            }
             failure = errno;
             break;
         }
@@ -72,10 +85,24 @@ int enclab_write_all(int fd, const void *bytes, size_t count) {
         next += written;
         left -= (size_t)written;
     }
+    *done = count - left;
     if (failure == EPIPE && !was_pending) {
         struct timespec zero = {0, 0};
         while (sigtimedwait(&pipe_only, NULL, &zero) < 0 && errno == EINTR) {}
     }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     return failure;
+}
+
+int enclab_child_ended(int pid, int *signaled, int *status) {
+    siginfo_t info;
+    memset(&info, 0, sizeof info);
+    /* WNOWAIT: the child stays a zombie for Foundation's Process to reap and report as it would. */
+    while (waitid(P_PID, (id_t)pid, &info, WEXITED | WNOHANG | WNOWAIT) != 0) {
+        if (errno != EINTR) return -1;
+    }
+    if (info.si_pid == 0) return 0;
+    *signaled = info.si_code == CLD_KILLED || info.si_code == CLD_DUMPED;
+    *status = info.si_status;
+    return 1;
 }

@@ -193,6 +193,80 @@ struct QualityMetricsTests {
         #expect(debian.stderr.contains("/usr/bin/ffmpeg (from --vmaf-ffmpeg) has no libvmaf filter"), "\(debian.stderr)")
     }
 
+    /// Whether a thread of process `pid` sleeps writing to a full pipe (its kernel wait channel).
+    static func blockedOnPipe(_ pid: Int32) -> Bool {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        return tasks.contains { ((try? String(contentsOfFile: "/proc/\(pid)/task/\($0)/wchan", encoding: .utf8)) ?? "").contains("pipe_write") }
+    }
+
+    @Test("--vmaf-ffmpeg a wrapper that does not exec ffmpeg, its child holding the pipe: SIGTERM gives 130 within seconds; the wrapper exiting gives 70")
+    func wrapperChildHoldsPipe() throws {
+        let dir = TestSupport.scratchFolder("enclab-vmaf")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try Self.clip(dir, frames: 25, size: "640x480")
+        let real = try Self.vmafFFmpeg()
+        for exits in [false, true] {
+            // '-filters' (the lab's libvmaf check) reaches the real ffmpeg; the scoring run starts a child that keeps
+            // the pipe (its standard input, named explicitly: a background job's is /dev/null otherwise) and reads nothing.
+            try """
+                #!/bin/bash
+                for a in "$@"; do [ "$a" = -filters ] && exec '\(real)' "$@"; done
+                sleep 100000 <&0 &
+                echo $! > '\(dir)/sleep.pid'
+                \(exits ? "exit 0" : "wait")
+
+                """.write(toFile: "\(dir)/wrapper", atomically: true, encoding: .utf8)
+            try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: "\(dir)/wrapper")
+            try? FileManager.default.removeItem(atPath: "\(dir)/sleep.pid")
+            let lab = Process()
+            lab.executableURL = URL(fileURLWithPath: TestSupport.binary)
+            lab.arguments = ["encode", "c.y4m", "--threads", "1", "--no-plots", "--metrics", "vmaf", "--vmaf-ffmpeg", "\(dir)/wrapper",
+                             "--db", "e.sqlite", "--out", "e\(exits)"]
+            lab.currentDirectoryURL = URL(fileURLWithPath: dir)
+            lab.standardInput = FileHandle.nullDevice
+            lab.standardOutput = FileHandle.nullDevice
+            let err = Pipe()
+            lab.standardError = err
+            try lab.run()
+            let pid = lab.processIdentifier
+            let killed = TestSupport.KilledFlag()
+            let watchdog = DispatchWorkItem { if lab.isRunning { killed.set(); kill(pid, SIGKILL) } }
+            DispatchQueue.global().asyncAfter(deadline: .now() + 120, execute: watchdog)
+            nonisolated(unsafe) var stderr = Data()
+            let drained = DispatchGroup()
+            drained.enter()
+            DispatchQueue.global().async { stderr = err.fileHandleForReading.readDataToEndOfFile(); drained.leave() }
+            var sent = Date()
+            if !exits {
+                // Once the wrapper's child holds the pipe and the lab has had time to fill it (1 MiB, under 2 frames of
+                // 640x480 pairs; before, 1.4 s after the start a thread slept in pipe_write for ever, the signal unseen).
+                var waited = 0
+                while lab.isRunning && !FileManager.default.fileExists(atPath: "\(dir)/sleep.pid") && waited < 1200 { usleep(100_000); waited += 1 }
+                #expect(FileManager.default.fileExists(atPath: "\(dir)/sleep.pid"), "the wrapper never started its child")
+                waited = 0
+                while lab.isRunning && !Self.blockedOnPipe(pid) && waited < 50 { usleep(100_000); waited += 1 }
+                sent = Date()
+                kill(pid, SIGTERM)
+            }
+            lab.waitUntilExit()
+            let elapsed = Date().timeIntervalSince(sent)
+            drained.wait()
+            watchdog.cancel()
+            let message = String(decoding: stderr, as: UTF8.self)
+            if let held = try? String(contentsOfFile: "\(dir)/sleep.pid", encoding: .utf8), let child = Int32(held.trimmingCharacters(in: .whitespacesAndNewlines)) {
+                kill(child, SIGKILL)
+            }
+            #expect(!killed.get(), "\(exits ? "exiting" : "SIGTERM"): the lab hung (killed by the watchdog)")
+            if exits {
+                #expect(lab.terminationStatus == 70, "\(message)")
+                #expect(message.contains("\(dir)/wrapper (libvmaf) stopped reading its input (exit status 0)"), "\(message)")
+            } else {
+                #expect(lab.terminationStatus == 130 && elapsed < 5, "\(elapsed) s: \(message)")
+                #expect(message.hasSuffix("enclab: interrupted by SIGTERM\n"), "\(message)")
+            }
+        }
+    }
+
     @Test("measure adds the metrics to a stored --verify none run from its stream and clip: equal to libvmaf's log by hand; the run stays as it was")
     func measureStoredRun() throws {
         let dir = TestSupport.scratchFolder("enclab-vmaf")

@@ -152,7 +152,7 @@ final class SpawnedProcess {
 /// on with its own work: its standard output discarded and its standard error written to a file, so it never waits
 /// on a pipe the lab would have to drain. Both ends of the pipe are close-on-exec (no other child holds the write end
 /// open, so the program sees the end of its input when ``finish()`` closes it). A full pipe makes ``write(_:)`` wait
-/// for the program to read (back-pressure); a program that has gone makes it throw, naming the program and the end
+/// for the program to read (back-pressure), never for ever; a program that has gone makes it throw, naming the program and the end
 /// of its standard error, never SIGPIPE ending the lab. Ended on an interruption (``ChildStopper``: SIGTERM, then
 /// SIGKILL), at once by ``stop()`` (work that failed), and when released still running.
 final class FedProcess: @unchecked Sendable {
@@ -169,9 +169,6 @@ final class FedProcess: @unchecked Sendable {
     private var input: Int32 = -1
     /// Whether the program was started (a failed start has nothing to end or wait for).
     private var started = false
-    /// Signalled when the program has exited (its termination handler): waited on, with a time limit after a
-    /// write found the pipe closed (the program is ending, or lingers and is killed).
-    private let exited = DispatchSemaphore(value: 0)
 
     /// Starts `executable` with `arguments` (an argument vector: no shell sees them).
     /// - Parameters:
@@ -197,6 +194,12 @@ final class FedProcess: @unchecked Sendable {
             throw LabError.software("could not start \(executable): no pipe for its input: \(String(cString: strerror(errno)))")
         }
         let reading = FileHandle(fileDescriptor: fds[0], closeOnDealloc: true)
+        // The lab's end only (the child's read end is another open file description, left blocking): see write(_:).
+        guard fcntl(fds[1], F_SETFL, O_NONBLOCK) == 0 else {
+            let code = errno
+            Glibc.close(fds[1])
+            throw LabError.software("could not start \(executable): its input pipe: \(String(cString: strerror(code)))")
+        }
         // The child's copy is its standard input (dup2 clears close-on-exec there); the lab keeps only the write end.
         defer { try? reading.close() }
         process.executableURL = Paths.fileURL(executable)
@@ -205,7 +208,6 @@ final class FedProcess: @unchecked Sendable {
         process.standardInput = reading
         process.standardOutput = FileHandle.nullDevice
         process.standardError = errors
-        process.terminationHandler = { [exited] _ in exited.signal() }
         do { try process.run() } catch {
             Glibc.close(fds[1])
             throw LabError.software("could not start \(executable): \(error.localizedDescription)")
@@ -215,22 +217,38 @@ final class FedProcess: @unchecked Sendable {
         stopper = ChildStopper(process)
     }
 
-    /// Writes all of `bytes` to the program's standard input, waiting while the pipe is full.
+    /// Writes all of `bytes` to the program's standard input, waiting while the pipe is full: never for ever, the pipe
+    /// being non-blocking and waited on 0.1 s at a time, between which an interruption and the program's exit are
+    /// looked for (a wrapper script that started the real program without `exec` may have gone, or been ended by
+    /// ``ChildStopper``, while its own child holds the pipe open and reads no more).
     /// - Throws: `.interrupted` after SIGINT/SIGTERM (the program is being ended); `.software` naming the program,
-    ///   how it ended and the last lines of its standard error when it stopped reading (EPIPE), or the write's error.
+    ///   how it ended and the last lines of its standard error when it stopped reading (EPIPE, or it exited with the
+    ///   pipe still full), or the write's error.
     func write(_ bytes: UnsafeRawBufferPointer) throws {
-        lock.lock()
-        let failure = input < 0 ? EBADF : enclab_write_all(input, bytes.baseAddress, bytes.count)
-        lock.unlock()
-        guard failure != 0 else { return }
-        try Interruption.check()
-        guard failure == EPIPE else {
-            throw LabError.software("\(name): writing its input failed: \(String(cString: strerror(failure)))")
+        var offset = 0
+        while true {
+            var done = 0
+            lock.lock()
+            let failure = input < 0 ? EBADF
+                : enclab_write_within(input, bytes.baseAddress.map { $0 + offset }, bytes.count - offset, 100, &done)
+            lock.unlock()
+            offset += done
+            guard failure != 0 else { return }
+            try Interruption.check()
+            if failure == EAGAIN {
+                if ended() == nil { continue }
+                // It exited and the pipe stays full: another process holds its read end and reads nothing.
+                stop()
+                throw LabError.software("\(name) stopped reading its input (\(ending())): \(stderrTail())")
+            }
+            guard failure == EPIPE else {
+                throw LabError.software("\(name): writing its input failed: \(String(cString: strerror(failure)))")
+            }
+            // It closed its input: it is ending (an error it wrote to stderr). Its own exit status, unless it lingers.
+            for _ in 0..<250 where ended() == nil { usleep(20_000) }
+            stop()
+            throw LabError.software("\(name) stopped reading its input (\(ending())): \(stderrTail())")
         }
-        // It closed its input: it is ending (an error it wrote to stderr). Its own exit status, unless it lingers.
-        if exited.wait(timeout: .now() + 5) == .success { exited.signal() }
-        stop()
-        throw LabError.software("\(name) stopped reading its input (\(ending())): \(stderrTail())")
     }
 
     /// Closes the program's standard input (the end of its stream) and waits for it to exit.
@@ -238,16 +256,15 @@ final class FedProcess: @unchecked Sendable {
     func finish() -> (status: Int32, signaled: Bool) {
         precondition(started)
         closeInput()
-        waitForExit()
+        let end = waitForExit()
         stopper?.release()
-        return (process.terminationStatus, process.terminationReason == .uncaughtSignal)
+        return end
     }
 
     /// How the program ended, e.g. "exit status 1" or "killed by signal 9"; after ``finish()`` or ``stop()``.
     func ending() -> String {
-        guard !process.isRunning else { return "still running" }
-        let status = process.terminationStatus
-        return process.terminationReason == .uncaughtSignal
+        guard let (status, signaled) = ended() else { return "still running" }
+        return signaled
             ? "killed by signal \(status)\(status == SIGSEGV ? " (SIGSEGV)" : "")" : "exit status \(status)"
     }
 
@@ -262,17 +279,27 @@ final class FedProcess: @unchecked Sendable {
     /// the full pipe, could not be waited for), closes the pipe and waits for it. Idempotent.
     func stop() {
         guard started else { return }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        if ended() == nil { kill(process.processIdentifier, SIGKILL) }
         closeInput()
-        waitForExit()
+        _ = waitForExit()
         stopper?.release()
     }
 
-    /// Blocks until the program has exited; returns at once after that.
-    private func waitForExit() {
-        exited.wait()
-        exited.signal()
-        process.waitUntilExit()
+    /// Its exit status (the signal's number when `signaled`), or nil while it runs: Foundation's, or, before
+    /// Foundation has reported the exit (a wrapper script's child still holding what the script inherited, seen to
+    /// delay that for as long as the grandchild runs), waitid(2)'s without reaping it (``enclab_child_ended``).
+    private func ended() -> (status: Int32, signaled: Bool)? {
+        if !process.isRunning { return (process.terminationStatus, process.terminationReason == .uncaughtSignal) }
+        var signaled: Int32 = 0, status: Int32 = 0
+        return enclab_child_ended(process.processIdentifier, &signaled, &status) == 1 ? (status, signaled != 0) : nil
+    }
+
+    /// Blocks until the program has exited (checking every 20 ms); returns at once after that.
+    private func waitForExit() -> (status: Int32, signaled: Bool) {
+        while true {
+            if let end = ended() { return end }
+            usleep(20_000)
+        }
     }
 
     private func closeInput() {
