@@ -267,6 +267,38 @@ struct QualityMetricsTests {
         }
     }
 
+    @Test("a bad --vmaf-ffmpeg: a folder, a text file that is no program, an ffmpeg that writes no log: 70, saying which and why")
+    func badVMAFFFmpeg() throws {
+        let dir = TestSupport.scratchFolder("enclab-vmaf")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try Self.clip(dir, frames: 4, size: "64x48")
+        try FileManager.default.createDirectory(atPath: "\(dir)/folder", withIntermediateDirectories: true)
+        // An executable text file with no #! line: exec(2) refuses it (ENOEXEC).
+        try "this is not ffmpeg\n".write(toFile: "\(dir)/text", atomically: true, encoding: .utf8)
+        // Lists a libvmaf filter, then reads the pairs, says something and exits 0 with no log.
+        try """
+            #!/bin/sh
+            for a in "$@"; do [ "$a" = -filters ] && { echo ' .. libvmaf          VV->V      fake'; exit 0; }; done
+            cat > /dev/null
+            echo 'fake: nothing scored' >&2
+            exit 0
+
+            """.write(toFile: "\(dir)/fake", atomically: true, encoding: .utf8)
+        for name in ["text", "fake"] {
+            try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: "\(dir)/\(name)")
+        }
+        let expected = ["folder": "\(dir)/folder (from --vmaf-ffmpeg) is a folder, not a program; --metrics needs an ffmpeg with libvmaf",
+                        "text": "\(dir)/text (from --vmaf-ffmpeg) could not be run as a program; --metrics needs an ffmpeg with libvmaf",
+                        "fake": "\(dir)/fake (libvmaf) ended (exit status 0) without writing libvmaf's JSON log of frames; the end of its stderr: fake: nothing scored; --metrics needs an ffmpeg with libvmaf"]
+        for (name, message) in expected.sorted(by: { $0.key < $1.key }) {
+            let r = try TestSupport.enclab(["encode", "c.y4m", "--no-plots", "--metrics", "vmaf", "--vmaf-ffmpeg", "\(dir)/\(name)",
+                                            "--db", "\(name).sqlite", "--out", "\(name)-out"], in: dir, limit: 120)
+            #expect(r.status == 70, "\(name): \(r.stderr)")
+            #expect(r.stderr.contains(message), "\(name): \(r.stderr)")
+            #expect(!r.stderr.contains("NSCocoaErrorDomain") && !r.stderr.contains(".quality/"), "\(name): \(r.stderr)")
+        }
+    }
+
     @Test("measure adds the metrics to a stored --verify none run from its stream and clip: equal to libvmaf's log by hand; the run stays as it was")
     func measureStoredRun() throws {
         let dir = TestSupport.scratchFolder("enclab-vmaf")

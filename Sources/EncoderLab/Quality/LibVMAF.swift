@@ -97,7 +97,11 @@ enum LibVMAF {
         var version: String?
         let vmafMetrics = metrics.filter { $0.libvmafKey != nil }
         if !vmafMetrics.isEmpty {
-            let log = try parseJSONLog(path: "\(pairs.folder)/vmaf.json")
+            let log: (version: String?, frames: [[String: Double]])
+            do { log = try parseJSONLog(path: "\(pairs.folder)/vmaf.json") } catch {
+                // The folder is removed on the way out: the ffmpeg, how it ended and its words, not the path.
+                throw LabError.software("\(pairs.scorerName) ended (\(result.ending)) without writing libvmaf's JSON log of frames; the end of its stderr: \(result.stderr); --metrics needs an ffmpeg with libvmaf")
+            }
             version = log.version
             guard log.frames.count == displayedFrames else {
                 throw LabError.data("libvmaf scored \(log.frames.count) frames, the run displayed \(displayedFrames) (\(counts)): the pairs do not line up, nothing scored")

@@ -43,10 +43,20 @@ public enum VMAFFFmpeg {
         } else {
             throw LabError.software("--metrics needs an ffmpeg with libvmaf: none in \(venv)/lib/python3*/site-packages/imageio_ffmpeg/binaries (the PyPI package \(package)); \(install)")
         }
+        var isFolder: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue {
+            throw LabError.software("\(path) (from \(source)) is a folder, not a program; --metrics needs an ffmpeg with libvmaf: \(install)")
+        }
         guard FileManager.default.isExecutableFile(atPath: path) else {
             throw LabError.software("\(path) (from \(source)) is not an executable file; --metrics needs an ffmpeg with libvmaf: \(install)")
         }
-        let listed = try Tools.run(path, ["-hide_banner", "-nostdin", "-filters"])
+        let listed: Tools.Result
+        do {
+            listed = try Tools.run(path, ["-hide_banner", "-nostdin", "-filters"])
+        } catch {
+            // Foundation says only "NSCocoaErrorDomain error 256" for a file exec(2) refuses (ENOEXEC: a text file with no #! line).
+            throw LabError.software("\(path) (from \(source)) could not be run as a program; --metrics needs an ffmpeg with libvmaf: \(install)")
+        }
         let filters = Set(String(decoding: listed.stdout, as: UTF8.self).split(separator: "\n").compactMap { line -> String? in
             let words = line.split(separator: " ")
             return words.count >= 2 ? String(words[1]) : nil
