@@ -223,4 +223,17 @@ struct RTPRunStageTests {
         let sizes = starts.enumerated().map { i, s in (i + 1 < starts.count ? starts[i + 1].code : b.count) - s.payload }
         #expect(sizes.max() == mtu - 12, "\(sizes)")
     }
+
+    /// The message ended "or no mtu: the largest, 65507, is too small" (garbled) for a NAL unit no mtu can hold.
+    @Test("mode=single with a NAL unit larger than the largest mtu: 65 saying no mtu fits it and FU-A is needed")
+    func singleModeNoMTUFits() throws {
+        let scratch = Scratch()
+        // Lossless (qp 0) noise: the IDR picture's slice is far over 65495 bytes.
+        try SyntheticClip(width: 640, height: 480, frames: 1, seed: 5).write(to: scratch.file("c.y4m"))
+        let r = try Witness.enclab(["encode", "c.y4m", "--db", scratch.file("n.sqlite"), "--out", scratch.file("out"), "--no-plots",
+                                    "--preset", "veryfast", "--threads", "1", "--qp", "0", "--rtp", "mode=single"], in: scratch.path)
+        #expect(r.status == 65, "\(r.stderr)")
+        #expect(r.stderr.contains("single NAL unit mode (packetization-mode 0) cannot fragment: no mtu fits it (it needs "), "\(r.stderr)")
+        #expect(r.stderr.hasSuffix(", the largest is 65507): use mode=non-interleaved (FU-A)\n"), "\(r.stderr)")
+    }
 }

@@ -55,6 +55,7 @@ struct TrialFindingsTests {
         for metrics in ["vmaf", "psnr-hvs", "ssim", "ciede2000,xpsnr"] {
             let r = try TestSupport.enclab(["encode", "c.y4m", "--bitrate", "50", "--metrics", metrics, "--db", "t.sqlite", "--out", "t"], in: dir)
             #expect(r.status == 64 && r.stderr.contains("at least 18x18") && r.stderr.contains("16x16"), "\(metrics): \(r.stderr)")
+            if metrics == "vmaf" { #expect(r.stderr.contains("vmaf needs pictures of at least 18x18"), "\(r.stderr)") }
             #expect(!FileManager.default.fileExists(atPath: "\(dir)/t.sqlite"))
         }
         #expect(throws: Never.self) { try QualityMetric.check([.xpsnr], width: 16, height: 16, clip: "c.y4m") }

@@ -86,10 +86,11 @@ public enum RTPRunStage {
             for (k, unit) in units.enumerated() {
                 guard let (i, nal) = unit.nalUnits.enumerated().first(where: { $0.element.bytes.count > room }) else { continue }
                 let needed = (units.flatMap(\.nalUnits).map(\.bytes.count).max() ?? 0) + RTPPacket.fixedHeaderSize
-                let larger = needed <= RTPPacketizer.mtuRange.upperBound ? "an mtu of at least \(needed)" : "no mtu: the largest, \(RTPPacketizer.mtuRange.upperBound), is too small"
+                let larger = needed <= RTPPacketizer.mtuRange.upperBound ? "use mode=non-interleaved (FU-A), or an mtu of at least \(needed)"
+                    : "no mtu fits it (it needs \(needed), the largest is \(RTPPacketizer.mtuRange.upperBound)): use mode=non-interleaved (FU-A)"
                 throw LabError.data("\(clipPath): --rtp \(settings.rtpSpec): NAL unit \(i) of access unit \(k) (display frame \(frames[k].displayIndex)) is \(nal.bytes.count) bytes, "
                                     + "larger than the \(room) bytes a single NAL unit packet holds at mtu \(settings.mtu) (after the 12-byte RTP header); "
-                                    + "single NAL unit mode (packetization-mode 0) cannot fragment: use mode=non-interleaved (FU-A), or \(larger)")
+                                    + "single NAL unit mode (packetization-mode 0) cannot fragment: \(larger)")
             }
         }
         let made: [RTPPacketizer.Output]

@@ -95,7 +95,7 @@ public enum QualityMetric: String, CaseIterable, Comparable, Sendable {
         // 17x17, 16x64 and 64x16 crash with or without features; 18x18, 18x64 and 64x18 score); xpsnr is another filter.
         let libvmaf = metrics.filter { $0 != .xpsnr }
         if !libvmaf.isEmpty && (width < libvmafMinimumSide || height < libvmafMinimumSide) {
-            throw LabError.usage("\(clip): \(libvmaf.map(\.rawValue).joined(separator: ", ")) need pictures of at least \(libvmafMinimumSide)x\(libvmafMinimumSide) (the libvmaf of imageio-ffmpeg 0.8.1 crashes on smaller ones), the clip is \(width)x\(height)")
+            throw LabError.usage("\(clip): \(libvmaf.map(\.rawValue).joined(separator: ", ")) \(libvmaf.count == 1 ? "needs" : "need") pictures of at least \(libvmafMinimumSide)x\(libvmafMinimumSide) (the libvmaf of imageio-ffmpeg 0.8.1 crashes on smaller ones), the clip is \(width)x\(height)")
         }
     }
 }

@@ -79,7 +79,7 @@ enum ChartOverlay {
             let metric = CurveMetric.quality(m)
             let name = metric.axisLabel.replacingOccurrences(of: ", mean of frames", with: "")
             return View(name: "q-" + m.column.replacingOccurrences(of: "_", with: "-"),
-                        title: "\(name) per frame (frame_quality_metrics.\(m.column): libvmaf on each decoded picture against the source picture the lab paired it with)",
+                        title: "\(name) per frame (frame_quality_metrics.\(m.column): \(m == .xpsnr ? "ffmpeg's xpsnr filter" : "libvmaf") on each decoded picture against the source picture the lab paired it with)",
                         yLabel: metric.title + metric.unit, field: ChartColumns.qualityField(m), fromZero: false, digits: m == .ssim || m == .msSSIM ? 4 : nil)
         }
         let k = (views.firstIndex { $0.name == "ssim" } ?? views.count - 1) + 1
