@@ -164,6 +164,29 @@ struct RateScheduleEndToEndTests {
                 == ["0|\(coded)|100.0|10.0"])
     }
 
+    @Test("two changes written at different points that land on one picture and set one x264 target are refused (64), naming both and the frame; no run is stored done",
+          arguments: [("20:bitrate=100;0.8s:bitrate=150", "20:bitrate=100 and 0.8s:bitrate=150 both land on input frame 20: x264's bitrate would be set twice"),
+                      ("0.79s:AverageBitRate=150000;20:bitrate=150", "0.79s:AverageBitRate=150000 and 20:bitrate=150 both land on input frame 20: x264's bitrate would be set twice"),
+                      ("0.8s:vbv-bufsize=200;20:DataRateLimits=30000,1", "0.8s:vbv-bufsize=200 and 20:DataRateLimits=30000,1 both land on input frame 20: x264's vbv-bufsize would be set twice")])
+    func twoPointsOnePicture(_ schedule: String, _ message: String) throws {
+        let dir = try Self.clip()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        // At 25 fps input frame 20 is the first picture at or after 0.79 s and 0.8 s (20 / 25 = 0.8 s).
+        let cbr = ["--bitrate", "300", "--vbv-maxrate", "300", "--vbv-bufsize", "300"]
+        let (r, _) = try Self.encode(dir, "a", cbr + ["--rate-schedule", schedule])
+        #expect(r.status == 64, "\(r.stderr)")
+        #expect(r.stderr.contains("--rate-schedule '\(schedule)': \(message)"), "\(r.stderr)")
+        // Refused before anything is stored: no runs table (encode's sqlite3 query above makes an empty file) and no
+        // output folder; were a runs table made, no run in it done.
+        if try TestSupport.sqlite("\(dir)/a.sqlite", "SELECT count(*) FROM sqlite_master WHERE name = 'runs'") == ["1"] {
+            #expect(try TestSupport.sqlite("\(dir)/a.sqlite", "SELECT count(*) FROM runs WHERE status = 'done'") == ["0"])
+        }
+        #expect(!FileManager.default.fileExists(atPath: "\(dir)/a"))
+        // Either point alone is a run.
+        let (one, _) = try Self.encode(dir, "b", cbr + ["--rate-schedule", String(schedule.split(separator: ";")[1])])
+        #expect(one.status == 0, "\(one.stderr)")
+    }
+
     @Test("the staircase chart's data equals the stored changes (sqlite3): each reached change at its frame's DTS with its target and status; the staircase steps at the applied ones")
     func staircase() throws {
         let dir = try Self.clip()

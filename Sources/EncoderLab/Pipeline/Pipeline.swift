@@ -161,7 +161,7 @@ public enum Pipeline {
             try forcing.force(&timed, nextPTS: next?.pts)
             if var schedule = rateSchedule {
                 let since = try Rational(timed.pts - (inputPTS.first ?? timed.pts)) * opened.timebase
-                if let targets = schedule.due(frame: timed.index, secondsFromFirst: since) { try session.setRateTargets(targets) }
+                if let targets = try schedule.due(frame: timed.index, secondsFromFirst: since) { try session.setRateTargets(targets) }
                 rateSchedule = schedule
             }
             let frame = try session.encode(timed)

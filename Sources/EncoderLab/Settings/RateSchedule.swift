@@ -535,7 +535,12 @@ public struct RateScheduleRun: Sendable {
     /// The values to hand x264 with input picture `frame` (display index), `secondsFromFirst` after the first
     /// picture's PTS, or nil when no change is due there. Each change is due at the first picture at or after its
     /// frame or time.
-    public mutating func due(frame: Int, secondsFromFirst: Rational) -> X264RateTargets? {
+    /// - Throws: `.usage` naming `--rate-schedule` when two changes written at different points (a frame and a time,
+    ///   or two times) land on this one picture and set the same x264 target (AverageBitRate is x264's bitrate,
+    ///   DataRateLimits its vbv-maxrate and vbv-bufsize): only one value can be handed with a picture, so which of
+    ///   them was in force would depend on the order they were written in. The same point written twice is refused
+    ///   when the schedule is parsed; this is the same rule once the times are pictures.
+    public mutating func due(frame: Int, secondsFromFirst: Rational) throws -> X264RateTargets? {
         var landing: [Int] = []
         for (i, c) in schedule.changes.enumerated() where records[i] == nil {
             switch c.when {
@@ -544,6 +549,17 @@ public struct RateScheduleRun: Sendable {
             }
         }
         guard !landing.isEmpty else { return nil }
+        var setBy: [RateSchedule.Name: Int] = [:]
+        for i in landing {
+            for part in mapped[i].parts {
+                if let earlier = setBy[part.name] {
+                    let a = schedule.changes[earlier], b = schedule.changes[i]
+                    throw LabError.usage("--rate-schedule \(RateSchedule.quoted(schedule.spec)): \(a.text) and \(b.text) both land on "
+                        + "input frame \(frame): x264's \(part.name.rawValue) would be set twice with one picture; keep one of them")
+                }
+                setBy[part.name] = i
+            }
+        }
         let parts = landing.flatMap { mapped[$0].parts }
         let (targets, verdicts) = rules.apply(parts)
         var k = 0
