@@ -154,6 +154,12 @@ extension LabStore {
         try reportCountPerRun(table: "skipped_frames", "SELECT run_id, count(*) FROM skipped_frames GROUP BY run_id")
     }
 
+    /// Per run id, its frames identical to their source pictures in the lab's decode (`frames.sse_y`, `sse_u` and
+    /// `sse_v` all 0: a lossless encode); runs without any are absent.
+    func reportIdenticalFrameCounts() throws -> [Int64: Int64] {
+        try reportCountPerRun(table: "frames", "SELECT run_id, count(*) FROM frames WHERE sse_y = 0 AND sse_u = 0 AND sse_v = 0 GROUP BY run_id")
+    }
+
     /// The rows (run id, count) of `sql`, a query of `table`, by run id; empty when the database has no such table.
     private func reportCountPerRun(table: String, _ sql: String) throws -> [Int64: Int64] {
         guard try reportHasTable(table) else { return [:] }
