@@ -22,6 +22,8 @@ For every run page (REPORT_DIR/*/run-*/index.html, or the --run-page ones):
     "skipped by the encoder" per row, at the row's PTS in seconds from the run's first PTS (sqlite3, exact, 6 decimals),
     and its legend names them;
   - every deadline on the keyframe timeline shows its colour in its own pixel column (none drawn over another);
+  - an overlay's keyframe timeline lists IDR and I once each in its legend, and hiding a run takes its lane away
+    (y range 0 to the lanes shown, each shown run's stems on its new lane's bottom, written out here);
   - each violation shaded on the keyframe timeline (one per keyframe_violations row) starts where its limit passed:
     the picture a + frame_limit of a frame-limit stretch from keyframe a, PTS(a) + duration_limit of a duration-limit
     one (keyframe_analysis; the frames' PTS from sqlite3, exact fractions), the frame before the gap of a stall;
@@ -720,6 +722,8 @@ def overlay_keyframes(driver, con, page):
         if group["follows"]:
             continue
         follower = [g for g in groups if g["follows"] == group["name"]]
+        if len(follower) == 1:
+            lane_layout(driver, group, follower[0], page)
         for r, run in enumerate(group["runs"]):
             run_id = run["id"]
             keys = con.execute("SELECT count(*) FROM frames WHERE run_id = ? AND type IN ('IDR', 'I')", (run_id,)).fetchone()[0]
@@ -807,6 +811,52 @@ def overlay_keyframes(driver, con, page):
                     return [px[0], px[1], px[2], px[3]];""", chart["id"], v)
                 if not (red[3] > 200 and red[0] > 180 and red[1] < 90 and red[2] < 90):
                     fail(f"{page}: run {run_id}'s violation from {v['from']} s is not drawn red on {chart['id']} (pixel {red})")
+
+
+def lane_layout(driver, group, timeline, page):
+    """An overlay's keyframe timeline lists each marker kind once in its legend (IDR, I (not IDR)), not once per run;
+    hiding a run (its box in the clip's run picker) removes its lane and the shown lanes close up: the y range is 0 to
+    the number of lanes shown, and each shown run's IDR stems stand on its new lane's bottom, m - 1 - p for the run at
+    place p of the m shown (the first on top), written out here. The box is clicked back afterwards."""
+    chart = timeline["charts"][0]
+    entries = driver.execute_script("""
+        var l = document.getElementById(arguments[0] + '-legend'); if (!l) return [];
+        return Array.prototype.map.call(l.querySelectorAll('.item'), function (i) { return i.innerText; });""", chart["id"])
+    for kind in ["IDR", "I (not IDR)"]:
+        n = sum(1 for t in entries if t.strip() == kind)
+        if n > 1:
+            fail(f"{page}: {chart['id']}'s legend lists '{kind}' {n} times: {entries}")
+    repeated = [t for t in entries if re.match(r"run \d+ (IDR|I )", t.strip())]
+    if repeated:
+        fail(f"{page}: {chart['id']}'s legend names the marker kinds per run: {repeated}")
+    visible = [k for k, run in enumerate(timeline["runs"]) if run["visible"]]
+    if len(visible) < 2:
+        return
+    hide = visible[0]
+    box = f'input.run-pick[data-group="{group["name"]}"][data-run="{hide}"]'
+    driver.execute_script("document.querySelector(arguments[0]).click();", box)
+    try:
+        got = driver.execute_script("""
+            var g = window.enclabCharts.graphs[arguments[0]], out = { range: g.getOption('valueRange'), bases: {} };
+            arguments[1].forEach(function (s, i) {
+              if (s.type !== 0) return;
+              for (var row = 0; row < g.numRows(); row++) {
+                var v = g.getValue(row, i + 1);
+                if (v !== null && !isNaN(v)) { out.bases[String(s.run)] = v - s.scale; return; }
+              }
+            });
+            return out;""", chart["id"], chart["series"])
+        shown = [k for k in visible if k != hide]
+        m = len(shown)
+        if [round(v, 9) for v in got["range"]] != [0, m]:
+            fail(f"{page}: after hiding run {timeline['runs'][hide]['id']}, {chart['id']}'s y range is {got['range']}, not [0, {m}] (its lane gone)")
+        for p, k in enumerate(shown):
+            base = got["bases"].get(str(k))
+            if base is not None and abs(base - (m - 1 - p)) > 1e-9:
+                fail(f"{page}: after hiding run {timeline['runs'][hide]['id']}, run {timeline['runs'][k]['id']}'s IDR stems stand at {base}, "
+                     f"not on the bottom of lane {p} of {m} ({m - 1 - p})")
+    finally:
+        driver.execute_script("document.querySelector(arguments[0]).click();", box)
 
 
 def violation_deadlines(con, run_id):

@@ -236,8 +236,8 @@ struct KeyframeTimeline {
     /// seconds from each run's first PTS; one lane per run in the picker's order (the first on top), named with the
     /// run, the limits stored for it and its violations count; in each lane the run's IDR and I frames as stems (the
     /// run page's colours), its deadlines (``KeyframeTimeline/deadlines``), pictures skipped by the encoder and
-    /// violations shaded red, each drawn while its run is shown (the picker of `follows`, the clip's group). Nil when
-    /// no run has an IDR or I frame.
+    /// violations shaded red, each drawn while its run is shown (the picker of `follows`, the clip's group; a hidden
+    /// run's lane is not drawn, the shown lanes close up: ChartScript lays them out). Nil when no run has an IDR or I frame.
     static func overlay(_ lanes: [OverlayLane], id: String, follows: String) -> ChartGroup? {
         guard lanes.contains(where: { !keyframes($0.frames).isEmpty }) else { return nil }
         var group = ChartGroup()
@@ -255,8 +255,9 @@ struct KeyframeTimeline {
             // Lane r from (n - 1 - r) / n to (n - r) / n of the height: the first run on top.
             let base = n - 1 - Double(r)
             func height(_ f: Double) -> Double { (base + f) / n }
-            var idr = ChartGroup.Series(name: "run \(run.runID) IDR", colour: RunPage.colours[0], run: r, field: "k", scale: Self.laneIDR, type: 0, style: "impulses")
-            var i = ChartGroup.Series(name: "run \(run.runID) I (not IDR)", colour: RunPage.colours[1], run: r, field: "k", scale: Self.laneI, type: 1, style: "impulses")
+            // Named by kind alone: the legend lists each kind once (the lanes name the runs).
+            var idr = ChartGroup.Series(name: "IDR", colour: RunPage.colours[0], run: r, field: "k", scale: Self.laneIDR, type: 0, style: "impulses")
+            var i = ChartGroup.Series(name: "I (not IDR)", colour: RunPage.colours[1], run: r, field: "k", scale: Self.laneI, type: 1, style: "impulses")
             idr.base = base
             i.base = base
             chart.series += [idr, i]
