@@ -66,27 +66,26 @@ enum Warnings {
             guard !few.isEmpty else { continue }
             thin.append("\(e(Paths.fileName(clip))): " + few.map { "\(e($0.configuration)) has \($0.points.count) point\($0.points.count == 1 ? "" : "s")" }.joined(separator: ", "))
         }
-        // Enough points, but quality ranges too far apart for BD-rate (Bjontegaard refuses below 75 % overlap).
-        var apart: [String] = []
+        // Enough points, but quality ranges too far apart for BD-rate, or bitrate ranges (log10) for BD-PSNR: each
+        // refused below 75 % overlap, measured as the refusal measures it.
+        var apart: [String] = [], ratesApart: [String] = []
         for (clip, list) in (curves ?? Report.curves(runs, metric: metric)).sorted(by: { $0.key < $1.key }) {
             guard let anchor, let base = list.first(where: { $0.configuration == anchor }), base.points.count >= bdPoints else { continue }
             for test in list where test.configuration != anchor && test.points.count >= bdPoints {
-                guard let overlap = qualityOverlap(base, test), overlap < Bjontegaard.minimumOverlap else { continue }
-                apart.append("\(e(Paths.fileName(clip))): \(e(test.configuration)) \(range(test, metric)) against the anchor \(e(anchor)) \(range(base, metric)), \(HTML.number(overlap * 100, digits: 1)) % overlap")
+                func pair(_ testRange: String, _ anchorRange: String, _ overlap: Double) -> String {
+                    "\(e(Paths.fileName(clip))): \(e(test.configuration)) \(testRange) against the anchor \(e(anchor)) \(anchorRange), \(HTML.number(overlap * 100, digits: 1)) % overlap"
+                }
+                if let overlap = qualityOverlap(base, test), overlap < Bjontegaard.minimumOverlap {
+                    apart.append(pair(range(test, metric), range(base, metric), overlap))
+                }
+                if let overlap = rateOverlap(base, test), overlap < Bjontegaard.minimumOverlap {
+                    ratesApart.append(pair(rateRange(test), rateRange(base), overlap))
+                }
             }
         }
         if !apart.isEmpty {
             let q = metric.title
             items.append("<li class=\"no-overlap\"><b>\(q) ranges too far apart for BD-rate:</b> \(apart.joined(separator: "; ")). Bjontegaard's BD-rate averages the difference in rate over the \(q) range both curves cover, and needs that common range to be at least \(Int(Bjontegaard.minimumOverlap * 100)) % of the two ranges together (the bjontegaard package's min_overlap); these curves share less, so their BD-rate cells are refused, and the per-rate differences table below the BD-rate table (bitrate and \(q) rate by rate) stands instead. For a BD-rate, choose rates for each configuration whose \(q) values cover the same range.</li>")
-        }
-        // Enough points, but rate ranges too far apart for BD-PSNR (its cells refused the same way, on log10 rates).
-        var ratesApart: [String] = []
-        for (clip, list) in (curves ?? Report.curves(runs, metric: metric)).sorted(by: { $0.key < $1.key }) {
-            guard let anchor, let base = list.first(where: { $0.configuration == anchor }), base.points.count >= bdPoints else { continue }
-            for test in list where test.configuration != anchor && test.points.count >= bdPoints {
-                guard let overlap = rateOverlap(base, test), overlap < Bjontegaard.minimumOverlap else { continue }
-                ratesApart.append("\(e(Paths.fileName(clip))): \(e(test.configuration)) \(rateRange(test)) against the anchor \(e(anchor)) \(rateRange(base)), \(HTML.number(overlap * 100, digits: 1)) % overlap")
-            }
         }
         if !ratesApart.isEmpty {
             let delta = metric.deltaName, q = metric.title
