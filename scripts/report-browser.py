@@ -22,6 +22,11 @@ For every run page (REPORT_DIR/*/run-*/index.html, or the --run-page ones):
     "skipped by the encoder" per row, at the row's PTS in seconds from the run's first PTS (sqlite3, exact, 6 decimals),
     and its legend names them;
   - every deadline on the keyframe timeline shows its colour in its own pixel column (none drawn over another);
+  - an overlay's keyframe timeline lists IDR and I once each in its legend, and hiding a run takes its lane away
+    (y range 0 to the lanes shown, each shown run's stems on its new lane's bottom, written out here);
+  - each violation shaded on the keyframe timeline (one per keyframe_violations row) starts where its limit passed:
+    the picture a + frame_limit of a frame-limit stretch from keyframe a, PTS(a) + duration_limit of a duration-limit
+    one (keyframe_analysis; the frames' PTS from sqlite3, exact fractions), the frame before the gap of a stall;
   - every IDR and I frame of the keyframe timeline is drawn at its own PTS in seconds from the run's first PTS (sqlite3,
     exact, 6 decimals), also after pictures the encoder skipped;
   - an OpenH264 run's page names its settings row "OpenH264 settings", not "x264 flags";
@@ -158,6 +163,10 @@ def run_page(driver, db, page):
         if len(violations) > 1:
             fail(f"{page}: the keyframe timeline's legend has {len(violations)} red violation entries: {violations}")
         deadlines_visible(driver, page)
+        spans = driver.execute_script("""
+            var b = document.querySelector('script.enclab-chart-data[data-group="keyframes"]');
+            return b ? JSON.parse(b.textContent).charts[0].spans : [];""")
+        violation_spans(con, run_id, spans, page, "the keyframe timeline")
     keyframe_positions(driver, con, run_id, tn, td, page)
     skipped_frames(driver, con, run_id, tn, td, page)
     settings_row(driver, con, run_id, page)
@@ -703,8 +712,8 @@ def overlay_keyframes(driver, con, page):
     limits stored (keyframe_analysis), its deadlines as the rule gives them, written out here
     from sqlite3's frames (a stretch from each IDR and from frame 0; the next keyframe due MaxKeyFrameInterval
     pictures later in display order, and MaxKeyFrameIntervalDuration seconds after its PTS; those up to the last
-    frame's PTS compared), the limits in the lane's name; one violation shaded per keyframe_violations row, from its
-    start frame's PTS, and drawn in red on the canvas (a run shown at first); no deadline or violation for a run
+    frame's PTS compared), the limits in the lane's name; one violation shaded per keyframe_violations row, from where
+    its limit passed (violation_deadlines), and drawn in red on the canvas (a run shown at first); no deadline or violation for a run
     without them."""
     groups = overlay_groups(driver)
     has_rules = con.execute("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'keyframe_analysis'").fetchone()[0]
@@ -713,6 +722,8 @@ def overlay_keyframes(driver, con, page):
         if group["follows"]:
             continue
         follower = [g for g in groups if g["follows"] == group["name"]]
+        if len(follower) == 1:
+            lane_layout(driver, group, follower[0], page)
         for r, run in enumerate(group["runs"]):
             run_id = run["id"]
             keys = con.execute("SELECT count(*) FROM frames WHERE run_id = ? AND type IN ('IDR', 'I')", (run_id,)).fetchone()[0]
@@ -787,20 +798,106 @@ def overlay_keyframes(driver, con, page):
                     fail(f"{page}: run {run_id}'s deadlines on the overlay's keyframe timeline {got}, the rule on sqlite3's frames gives {want}")
             if len(spans) != len(rows):
                 fail(f"{page}: run {run_id}'s lane shades {len(spans)} violations, sqlite3 has {len(rows)} keyframe_violations rows")
-            starts_at = {d: seconds(p - first, tn, td) for d, p in con.execute("SELECT display_index, pts FROM frames WHERE run_id = ?", (run_id,))}
+            violation_spans(con, run_id, spans, page, f"run {run_id}'s lane")
             for v, (start,) in zip(spans, rows):
-                if start in starts_at and f"{v['from']:.6f}" != starts_at[start]:
-                    fail(f"{page}: run {run_id}'s violation from frame {start} is shaded from {v['from']:.6f} s, its PTS is at {starts_at[start]} s")
                 if not run["visible"]:
                     continue
                 red = driver.execute_script("""
                     var g = window.enclabCharts.graphs[arguments[0]], v = arguments[1], area = g.getArea(), canvas = g.hidden_;
                     var ratio = canvas.width / canvas.getBoundingClientRect().width;
-                    var x = g.toDomXCoord(v.from) + 1, y = area.y + area.h * (1 - v.top) + 2;
+                    // A few pixels right of its start: the deadline there is drawn over the span's first pixels.
+                    var a = g.toDomXCoord(v.from), x = a + Math.min(4, (g.toDomXCoord(v.to) - a) / 2), y = area.y + area.h * (1 - v.top) + 2;
                     var px = canvas.getContext('2d').getImageData(Math.round(x * ratio), Math.round(y * ratio), 1, 1).data;
                     return [px[0], px[1], px[2], px[3]];""", chart["id"], v)
                 if not (red[3] > 200 and red[0] > 180 and red[1] < 90 and red[2] < 90):
                     fail(f"{page}: run {run_id}'s violation from {v['from']} s is not drawn red on {chart['id']} (pixel {red})")
+
+
+def lane_layout(driver, group, timeline, page):
+    """An overlay's keyframe timeline lists each marker kind once in its legend (IDR, I (not IDR)), not once per run;
+    hiding a run (its box in the clip's run picker) removes its lane and the shown lanes close up: the y range is 0 to
+    the number of lanes shown, and each shown run's IDR stems stand on its new lane's bottom, m - 1 - p for the run at
+    place p of the m shown (the first on top), written out here. The box is clicked back afterwards."""
+    chart = timeline["charts"][0]
+    entries = driver.execute_script("""
+        var l = document.getElementById(arguments[0] + '-legend'); if (!l) return [];
+        return Array.prototype.map.call(l.querySelectorAll('.item'), function (i) { return i.innerText; });""", chart["id"])
+    for kind in ["IDR", "I (not IDR)"]:
+        n = sum(1 for t in entries if t.strip() == kind)
+        if n > 1:
+            fail(f"{page}: {chart['id']}'s legend lists '{kind}' {n} times: {entries}")
+    repeated = [t for t in entries if re.match(r"run \d+ (IDR|I )", t.strip())]
+    if repeated:
+        fail(f"{page}: {chart['id']}'s legend names the marker kinds per run: {repeated}")
+    visible = [k for k, run in enumerate(timeline["runs"]) if run["visible"]]
+    if len(visible) < 2:
+        return
+    hide = visible[0]
+    box = f'input.run-pick[data-group="{group["name"]}"][data-run="{hide}"]'
+    driver.execute_script("document.querySelector(arguments[0]).click();", box)
+    try:
+        got = driver.execute_script("""
+            var g = window.enclabCharts.graphs[arguments[0]], out = { range: g.getOption('valueRange'), bases: {} };
+            arguments[1].forEach(function (s, i) {
+              if (s.type !== 0) return;
+              for (var row = 0; row < g.numRows(); row++) {
+                var v = g.getValue(row, i + 1);
+                if (v !== null && !isNaN(v)) { out.bases[String(s.run)] = v - s.scale; return; }
+              }
+            });
+            return out;""", chart["id"], chart["series"])
+        shown = [k for k in visible if k != hide]
+        m = len(shown)
+        if [round(v, 9) for v in got["range"]] != [0, m]:
+            fail(f"{page}: after hiding run {timeline['runs'][hide]['id']}, {chart['id']}'s y range is {got['range']}, not [0, {m}] (its lane gone)")
+        for p, k in enumerate(shown):
+            base = got["bases"].get(str(k))
+            if base is not None and abs(base - (m - 1 - p)) > 1e-9:
+                fail(f"{page}: after hiding run {timeline['runs'][hide]['id']}, run {timeline['runs'][k]['id']}'s IDR stems stand at {base}, "
+                     f"not on the bottom of lane {p} of {m} ({m - 1 - p})")
+    finally:
+        driver.execute_script("document.querySelector(arguments[0]).click();", box)
+
+
+def violation_deadlines(con, run_id):
+    """Per keyframe_violations row (ordinal order): its kind, start frame, and where its limit passed in seconds from
+    the run's first PTS (exact fractions), written out here from sqlite3's frames (and skipped_frames: the rule counts
+    input pictures) and keyframe_analysis' limits: a frame-limit stretch from keyframe a passes its limit at the
+    picture a + frame_limit in input order (the first over it), a duration-limit stretch at PTS(a) + duration_limit;
+    a stall is shaded from the frame before its gap."""
+    tn, td = con.execute("SELECT timebase_num, timebase_den FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+    tb = fractions.Fraction(tn, td)
+    first = con.execute("SELECT min(pts) FROM frames WHERE run_id = ?", (run_id,)).fetchone()[0]
+    pics = con.execute("SELECT display_index, pts FROM frames WHERE run_id = ?", (run_id,)).fetchall()
+    if con.execute("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'skipped_frames'").fetchone()[0]:
+        pics += con.execute("SELECT input_index, pts FROM skipped_frames WHERE run_id = ?", (run_id,)).fetchall()
+    pics.sort()
+    place = {index: k for k, (index, _) in enumerate(pics)}
+    at = [(p - first) * tb for _, p in pics]
+    frame_limit, duration_limit = con.execute("SELECT frame_limit, duration_limit FROM keyframe_analysis WHERE run_id = ?", (run_id,)).fetchone()
+    out = []
+    for kind, start in con.execute("SELECT kind, start_frame FROM keyframe_violations WHERE run_id = ? ORDER BY ordinal", (run_id,)):
+        a = place[start]
+        due = at[a]
+        if kind == "frame-limit":
+            due = at[a + int(frame_limit)]
+        elif kind == "duration-limit":
+            due = at[a] + fractions.Fraction(str(duration_limit))
+        out.append((kind, start, due))
+    return out
+
+
+def violation_spans(con, run_id, spans, page, where):
+    """The shaded violations `spans` (the chart data's, in keyframe_violations order) start where their limits passed
+    (violation_deadlines), to the microsecond."""
+    want = violation_deadlines(con, run_id)
+    if len(spans) != len(want):
+        fail(f"{page}: {where} shades {len(spans)} violations, sqlite3 has {len(want)} keyframe_violations rows")
+        return
+    for v, (kind, start, due) in zip(spans, want):
+        if abs(fractions.Fraction(v["from"]) - due) > fractions.Fraction(1, 10**6):
+            fail(f"{page}: {where}: the {kind} violation from frame {start} is shaded from {v['from']:.6f} s, "
+                 f"its limit passed at {float(due):.6f} s (sqlite3's frames and keyframe_analysis)")
 
 
 def skipped_frames(driver, con, run_id, tn, td, page):

@@ -102,8 +102,10 @@ struct ReportReviewTests {
         // The interactive timeline carries the same deadlines and stretches.
         #expect(page.contains("id=\"chart-keyframes\""))
         #expect(page.contains("{\"x\":0.8,\"name\":\"next keyframe due (MaxKeyFrameInterval=20)\""))
-        // One legend entry for the stretches over either limit (one red), naming the kinds the run has.
-        #expect(page.contains("{\"from\":0.0,\"to\":1.0,\"name\":\"violation: frame-limit, duration-limit\""))
+        // One legend entry for the stretches over either limit (one red), naming the kinds the run has; each shaded
+        // from where its limit passed: frame 0 + 20 at 25 fps = 0.8 s, PTS 0 + 0.5 s = 0.5 s, to the IDR at 1.0 s.
+        #expect(page.contains("{\"from\":0.8,\"to\":1.0,\"name\":\"violation: frame-limit, duration-limit\""))
+        #expect(page.contains("{\"from\":0.5,\"to\":1.0,\"name\":\"violation: frame-limit, duration-limit\""))
         // The experiment page's runs table names the check run's configuration by its limits.
         let experiment = try Self.read("\(dir)/rep/check/index.html")
         #expect(experiment.contains("check MaxKeyFrameInterval=20 MaxKeyFrameIntervalDuration=0.5"))

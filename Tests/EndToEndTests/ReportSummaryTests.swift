@@ -112,19 +112,25 @@ struct ReportSummaryTests {
         #expect(Self.text(cbrRow[4].content).hasSuffix("(\(ratio[1])×)"), "\(cbrRow[4].content)")
     }
 
-    @Test("warnings: 4 points a configuration whose PSNR ranges overlap by less than 75 %: the warning names both configurations with their PSNR ranges (sqlite3) and the overlap, and the per-rate differences table stands below the refused BD-rate")
-    func qualityRangesApart() throws {
-        let dir = cli.scratch()
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        // crf at 4 low CRFs (high PSNR) and CBR at 4 very low rates (low PSNR) on 64x48.
+    /// crf at 4 low CRFs (high rates and PSNR) and CBR at 4 very low rates (low PSNR) on 64x48 in `dir`: the experiment
+    /// page, and per rc (crf first) the lowest and highest of run_metrics' `column` as stored and with `digits` decimals.
+    func rangesApart(_ dir: String, column: String, digits: Int) throws -> (page: String, ranges: [[String]]) {
         let modes: [[String: Any]] = [8, 10, 12, 14].map { ["rc": "crf", "crf": $0] } + [20, 24, 28, 32].map { ["rc": "cbr", "bitrate": $0] }
         try Self.run(in: dir, name: "apart", modes: modes)
         let page = try report(dir, db: "apart.sqlite", experiment: "apart")
         let ranges = try cli.sqlite("\(dir)/apart.sqlite", """
-            SELECT json_extract(r.settings, '$.rc'), min(m.psnr_global), max(m.psnr_global), printf('%.3f', min(m.psnr_global)), printf('%.3f', max(m.psnr_global))
+            SELECT json_extract(r.settings, '$.rc'), min(m.\(column)), max(m.\(column)), printf('%.\(digits)f', min(m.\(column))), printf('%.\(digits)f', max(m.\(column)))
             FROM run_metrics m JOIN runs r USING (run_id) GROUP BY 1 ORDER BY min(r.run_id)
             """).map { $0.split(separator: "|").map(String.init) }
         try #require(ranges.count == 2 && ranges[0][0] == "crf" && ranges[1][0] == "cbr", "\(ranges)")
+        return (page, ranges)
+    }
+
+    @Test("warnings: 4 points a configuration whose PSNR ranges overlap by less than 75 %: the warning names both configurations with their PSNR ranges (sqlite3) and the overlap, and the per-rate differences table stands below the refused BD-rate")
+    func qualityRangesApart() throws {
+        let dir = cli.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let (page, ranges) = try rangesApart(dir, column: "psnr_global", digits: 3)
         // The overlap by hand: max(min(hi) - max(lo), 0) / (max(hi) - min(lo)).
         let (aLo, aHi, bLo, bHi) = (Double(ranges[0][1])!, Double(ranges[0][2])!, Double(ranges[1][1])!, Double(ranges[1][2])!)
         let overlap = max(min(aHi, bHi) - max(aLo, bLo), 0) / (max(aHi, bHi) - min(aLo, bLo))
@@ -136,6 +142,21 @@ struct ReportSummaryTests {
         #expect(page.contains("<span class=\"refused\">"))
         let perRate = try #require(page.components(separatedBy: "Per-rate differences of <b>cbr</b> against <b>crf</b>").dropFirst().first, "no per-rate table")
         #expect(Self.cells(try #require(perRate.components(separatedBy: "</table>").first), tag: "td").count == 4)
+    }
+
+    @Test("warnings: 4 points a configuration whose bitrate ranges overlap by less than 75 % (log10, as BD-PSNR measures it): the warning names both configurations with their bitrate ranges (sqlite3) and the overlap, beside the refused BD-PSNR cells")
+    func rateRangesApart() throws {
+        let dir = cli.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let (page, ranges) = try rangesApart(dir, column: "bitrate_kbps", digits: 1)
+        // The overlap by hand on log10 of the rates: max(min(hi) - max(lo), 0) / (max(hi) - min(lo)).
+        let (aLo, aHi, bLo, bHi) = (log10(Double(ranges[0][1])!), log10(Double(ranges[0][2])!), log10(Double(ranges[1][1])!), log10(Double(ranges[1][2])!))
+        let overlap = max(min(aHi, bHi) - max(aLo, bLo), 0) / (max(aHi, bHi) - min(aLo, bLo))
+        try #require(overlap < 0.75, "the rate ranges overlap by \(overlap)")
+        let percent = try cli.sqlite("\(dir)/apart.sqlite", "SELECT printf('%.1f', \(overlap * 100))")[0]
+        #expect(page.contains("<li class=\"rates-apart\"><b>Bitrate ranges too far apart for BD-PSNR:</b> c.y4m: cbr (bitrate \(ranges[1][3])-\(ranges[1][4]) kbit/s) against the anchor crf (bitrate \(ranges[0][3])-\(ranges[0][4]) kbit/s), \(percent) % overlap"), "\(page)")
+        // The BD-PSNR cells it explains: refused on the log10(rate) ranges.
+        #expect(page.contains("the curves&#39; log10(rate) ranges overlap by") || page.contains("the curves' log10(rate) ranges overlap by"), "\(page)")
     }
 
     @Test("warnings: each appears when its trigger holds, with the number, and not otherwise")

@@ -60,14 +60,14 @@ enum ChartScript {
         return rows;
       }
 
-      function seriesValue(s, run, k) {
+      function seriesValue(s, run, k, base) {
         var values = field(run, s.field);
         if (values === null || k < 0) return null;
         var v = values[k];
         if (v === null || v === undefined) return null;
         if (s.type !== undefined && run.f.t[k] !== s.type) return null;
         if (s.where !== undefined) { var w = field(run, s.where); if (w === null || w[k] !== s.is) return null; }
-        v = v * (s.scale || 1) + (s.base || 0);
+        v = v * (s.scale || 1) + (base === undefined ? (s.base || 0) : base);
         if (s.above !== undefined && !(v > s.above)) return null;
         return v;
       }
@@ -146,11 +146,37 @@ enum ChartScript {
           var element = document.getElementById(chart.id);
           var legend = document.getElementById(chart.id + '-legend');
           if (!element) return;
-          var table = rows.map(function (row) {
-            var line = [row.x];
-            chart.series.forEach(function (s) { line.push(seriesValue(s, data.runs[s.run], row.frames[s.run])); });
-            return line;
-          });
+          // A chart of lanes (an overlay's keyframe timeline, one lane per run, the first on top) lays out the lanes
+          // of the runs shown only: a hidden run's lane is gone, the others close up. The chart data place lane r
+          // of n from (n - 1 - r) / n to (n - r) / n of the height; shown at place p of m, it is drawn from
+          // (m - 1 - p) / m to (m - p) / m.
+          var lanes = chart.lanes || [], laneOf = {};
+          lanes.forEach(function (l) { laneOf[l.run] = l; });
+          function places() {
+            var at = {}, m = 0;
+            lanes.forEach(function (l) { if (data.runs[l.run].visible) at[l.run] = m++; });
+            return { at: at, m: m };
+          }
+          // A height (0 bottom, 1 top) of run `run`'s lane as the data give it, where that lane is drawn now.
+          function laneHeight(run, y) {
+            var l = laneOf[run], p = places();
+            if (!l || p.at[run] === undefined) return y;
+            return (p.m - 1 - p.at[run] + (y - l.bottom) / (l.top - l.bottom)) / p.m;
+          }
+          // A series' base in the chart's units: its lane's bottom (the y range is 0 to the number of lanes shown).
+          function seriesBase(s) {
+            var p = places();
+            return lanes.length && p.at[s.run] !== undefined ? p.m - 1 - p.at[s.run] : s.base;
+          }
+          function laneRange() { return [0, Math.max(1, places().m)]; }
+          function tableOf() {
+            return rows.map(function (row) {
+              var line = [row.x];
+              chart.series.forEach(function (s) { line.push(seriesValue(s, data.runs[s.run], row.frames[s.run], seriesBase(s))); });
+              return line;
+            });
+          }
+          var table = tableOf();
           var labels = ['x'];
           chart.series.forEach(function (s, i) {
             var label = s.name;
@@ -181,7 +207,7 @@ enum ChartScript {
               };
             }
             else if (s.style === 'steps') { o.stepPlot = true; o.strokeWidth = 1.2; }
-            else if (s.style === 'impulses') { o.plotter = function (e) { impulsePlotter(e, s.base); }; }
+            else if (s.style === 'impulses') { o.plotter = function (e) { impulsePlotter(e, seriesBase(s)); }; }
             else if (s.style === 'typed') {
               o.drawPoints = true; o.pointSize = 2; o.strokeWidth = 0.8;
               o.drawPointCallback = function (g, seriesName, ctx, cx, cy, colour, size, idx) {
@@ -210,9 +236,13 @@ enum ChartScript {
             legendFormatter: function (d) {
               var g = d.dygraph, html = '';
               if (d.x === null || d.x === undefined) {
-                d.series.forEach(function (s) {
-                  if (!s.isVisible) return;
-                  html += '<span class="item"><span class="swatch" style="background:' + esc(s.color) + '"></span>' + esc(s.labelHTML === undefined ? s.label : s.label) + '</span>';
+                // Series of one name and colour (an overlay keyframe timeline's IDR stems of every run) are one entry.
+                var listed = {};
+                d.series.forEach(function (s, i) {
+                  var name = chart.series[i] ? chart.series[i].name : s.label;
+                  if (!s.isVisible || listed[name + '\u0000' + s.color]) return;
+                  listed[name + '\u0000' + s.color] = true;
+                  html += '<span class="item"><span class="swatch" style="background:' + esc(s.color) + '"></span>' + esc(name) + '</span>';
                 });
                 chart.limits.forEach(function (l) {
                   html += '<span class="item"><span class="swatch" style="background:' + esc(l.colour) + '"></span>' + esc(l.name) + '</span>';
@@ -245,19 +275,20 @@ enum ChartScript {
               ctx.beginPath(); ctx.rect(area.x, area.y, area.w, area.h); ctx.clip();
               // A mark or span of a run (an overlay's keyframe timeline) is drawn while its run is shown.
               function shown(m) { return m.run === undefined || data.runs[m.run].visible; }
-              (chart.lanes || []).forEach(function (l) {
-                var top = area.y + area.h * (1 - l.top), bottom = area.y + area.h * (1 - l.bottom);
+              // The lanes of the runs shown (a hidden run's lane is not drawn: the others close up).
+              lanes.forEach(function (l) {
+                if (!data.runs[l.run].visible) return;
+                var top = area.y + area.h * (1 - laneHeight(l.run, l.top)), bottom = area.y + area.h * (1 - laneHeight(l.run, l.bottom));
                 ctx.strokeStyle = '#bbbbbb'; ctx.lineWidth = 1;
                 ctx.beginPath(); ctx.moveTo(area.x, bottom); ctx.lineTo(area.x + area.w, bottom); ctx.stroke();
-                ctx.globalAlpha = data.runs[l.run].visible ? 1 : 0.35;
                 ctx.fillStyle = l.colour; ctx.font = 'bold 11px sans-serif'; ctx.textAlign = 'left';
-                ctx.fillText(l.name + (data.runs[l.run].visible ? '' : ' (hidden: its box above shows it)'), area.x + 14, top + 11);
-                ctx.globalAlpha = 1;
+                ctx.fillText(l.name, area.x + 14, top + 11);
               });
               chart.spans.forEach(function (v) {
                 if (!shown(v)) return;
                 var a = g.toDomXCoord(v.from), b = g.toDomXCoord(v.to);
-                var top = area.y + area.h * (1 - (v.top === undefined ? 1 : v.top)), h = area.h * ((v.top === undefined ? 1 : v.top) - (v.bottom || 0));
+                var vTop = laneHeight(v.run, v.top === undefined ? 1 : v.top), vBottom = laneHeight(v.run, v.bottom || 0);
+                var top = area.y + area.h * (1 - vTop), h = area.h * (vTop - vBottom);
                 ctx.globalAlpha = 0.12; ctx.fillStyle = v.colour; ctx.fillRect(a, top, Math.max(2, b - a), h);
                 ctx.globalAlpha = 1; ctx.fillRect(a, top, Math.max(2, b - a), 5);
               });
@@ -266,7 +297,7 @@ enum ChartScript {
                 var x = g.toDomXCoord(m.x);
                 ctx.strokeStyle = m.colour; ctx.lineWidth = 2; ctx.setLineDash([5, 4]);
                 // A mark takes its part of the height (from, to: 0 bottom, 1 top), so two at one x are both seen.
-                var top = area.y + area.h * (1 - (m.to === undefined ? 1 : m.to)), bottom = area.y + area.h * (1 - (m.from || 0));
+                var top = area.y + area.h * (1 - laneHeight(m.run, m.to === undefined ? 1 : m.to)), bottom = area.y + area.h * (1 - laneHeight(m.run, m.from || 0));
                 ctx.beginPath(); ctx.moveTo(x, top); ctx.lineTo(x, bottom); ctx.stroke(); ctx.setLineDash([]);
               });
               ctx.restore();
@@ -285,11 +316,15 @@ enum ChartScript {
           };
           if (chart.digits) options.axes.y = { axisLabelFormatter: function (v) { return Number(v).toFixed(chart.digits); } };
           if (chart.fromZero) options.valueRange = [0, top > 0 ? top * 1.08 : 1];
-          if (chart.yRange) { options.valueRange = chart.yRange; options.axes.y = { drawAxis: false }; }
+          if (chart.yRange) { options.valueRange = lanes.length ? laneRange() : chart.yRange; options.axes.y = { drawAxis: false }; }
           // A few pixels beyond the first and last frame, so the first frame's stem is not drawn on the y axis.
           options.xRangePad = 8;
           var g = new Dygraph(element, table, options);
           g.enclabRows = rows;
+          // Where a lane's height is drawn now (report-browser.py reads the canvas there), and the redraw after a run
+          // is shown or hidden.
+          g.enclabLaneHeight = laneHeight;
+          if (lanes.length) g.enclabRelayout = function () { g.updateOptions({ file: tableOf(), valueRange: laneRange() }); };
           g.enclabGroup = name;
           state.graphs[chart.id] = g;
           graphs.push(g);
@@ -307,6 +342,7 @@ enum ChartScript {
               var g = state.graphs[chart.id];
               if (!g) return;
               chart.series.forEach(function (s, i) { if (s.run === r) g.setVisibility(i, box.checked); });
+              if (g.enclabRelayout) g.enclabRelayout();
             });
           });
         });

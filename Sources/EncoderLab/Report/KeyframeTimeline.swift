@@ -31,8 +31,10 @@ extension LabStore.ChartFrame: KeyframePicture {}
 ///   the stream's end for the frame count; none past it) and `PTS(a) + MaxKeyFrameIntervalDuration` (none past the
 ///   stream's end); a keyframe at the deadline passes, one after it is a violation;
 /// - each picture the encoder dropped (`skipped_frames`, OpenH264's frame skip) at its input PTS, "skipped by the encoder";
-/// - each stored violation as a stretch from its start frame's PTS to its end frame's (the end of the last frame for
-///   the frame count).
+/// - each stored violation shaded from where its limit passed to its end frame's PTS (the end of the last frame for
+///   the frame count): a frame-limit stretch from the picture `a + MaxKeyFrameInterval` (the first one over the limit),
+///   a duration-limit stretch from `PTS(a) + MaxKeyFrameIntervalDuration` (the deadlines above), a stall from the
+///   frame before its gap.
 struct KeyframeTimeline {
     /// Where the next keyframe after the stretch starting at display index `after` was due: `kind` 0 by the frame
     /// limit, 1 by the duration limit.
@@ -44,8 +46,10 @@ struct KeyframeTimeline {
 
     struct Violation: Equatable {
         var kind: String
+        /// The stretch's keyframe and the frame ending it (display indices, as stored).
         var start: Int
         var end: Int
+        /// Seconds from the run's first PTS: where the limit passed (the deadline), and the stretch's end.
         var from: Double
         var to: Double
     }
@@ -107,8 +111,15 @@ struct KeyframeTimeline {
         }
         for v in rules?.keyframeViolations ?? [] {
             guard let start = Int(exactly: v.startFrame), let end = Int(exactly: v.endFrame), start >= 0, start <= end, end <= n, start < n,
-                  let from = place[start] else { continue }
-            violations.append(Violation(kind: v.kind, start: start, end: end, from: seconds[from], to: end < n ? place[end].map { seconds[$0] } ?? endSeconds : endSeconds))
+                  let a = place[start] else { continue }
+            let to = end < n ? place[end].map { seconds[$0] } ?? endSeconds : endSeconds
+            // Shaded from where the limit passed (the stretch's deadline, as ``deadlines`` draws it), not from its
+            // keyframe: the frames before the deadline broke nothing. A stall (two frames further apart than the
+            // duration limit) is its gap, from the frame before it.
+            var from = seconds[a]
+            if v.kind == "frame-limit", let limit = frameLimit, a + limit < n { from = seconds[a + limit] }
+            if v.kind == "duration-limit", let limit = durationLimit { from = seconds[a] + limit }
+            violations.append(Violation(kind: v.kind, start: start, end: end, from: min(from, to), to: to))
         }
     }
 
@@ -130,7 +141,7 @@ struct KeyframeTimeline {
             series.append("'skipped.dat' using 1:(0.35) with impulses lw 2 lc rgb '\(Self.skippedColour)' title '\(Self.skippedName)'")
         }
         if !violations.isEmpty {
-            var data = "# kind start_frame end_frame(display order) start_s end_s (s from the first PTS; the end of the last frame for the frame count)\n"
+            var data = "# kind start_frame end_frame(display order) from_s end_s (s from the first PTS: from where the limit passed, the deadline, to the end frame's PTS, the end of the last frame for the frame count)\n"
             for v in violations { data += "\(v.kind) \(v.start) \(v.end) \(v.from) \(v.to)\n" }
             try Plots.write(data, to: "\(dir)/keyframe-violations.dat")
             files.append("keyframe-violations.dat")
@@ -225,8 +236,8 @@ struct KeyframeTimeline {
     /// seconds from each run's first PTS; one lane per run in the picker's order (the first on top), named with the
     /// run, the limits stored for it and its violations count; in each lane the run's IDR and I frames as stems (the
     /// run page's colours), its deadlines (``KeyframeTimeline/deadlines``), pictures skipped by the encoder and
-    /// violations shaded red, each drawn while its run is shown (the picker of `follows`, the clip's group). Nil when
-    /// no run has an IDR or I frame.
+    /// violations shaded red, each drawn while its run is shown (the picker of `follows`, the clip's group; a hidden
+    /// run's lane is not drawn, the shown lanes close up: ChartScript lays them out). Nil when no run has an IDR or I frame.
     static func overlay(_ lanes: [OverlayLane], id: String, follows: String) -> ChartGroup? {
         guard lanes.contains(where: { !keyframes($0.frames).isEmpty }) else { return nil }
         var group = ChartGroup()
@@ -244,8 +255,9 @@ struct KeyframeTimeline {
             // Lane r from (n - 1 - r) / n to (n - r) / n of the height: the first run on top.
             let base = n - 1 - Double(r)
             func height(_ f: Double) -> Double { (base + f) / n }
-            var idr = ChartGroup.Series(name: "run \(run.runID) IDR", colour: RunPage.colours[0], run: r, field: "k", scale: Self.laneIDR, type: 0, style: "impulses")
-            var i = ChartGroup.Series(name: "run \(run.runID) I (not IDR)", colour: RunPage.colours[1], run: r, field: "k", scale: Self.laneI, type: 1, style: "impulses")
+            // Named by kind alone: the legend lists each kind once (the lanes name the runs).
+            var idr = ChartGroup.Series(name: "IDR", colour: RunPage.colours[0], run: r, field: "k", scale: Self.laneIDR, type: 0, style: "impulses")
+            var i = ChartGroup.Series(name: "I (not IDR)", colour: RunPage.colours[1], run: r, field: "k", scale: Self.laneI, type: 1, style: "impulses")
             idr.base = base
             i.base = base
             chart.series += [idr, i]
@@ -278,7 +290,7 @@ struct KeyframeTimeline {
         guard shown.contains(where: { !keyframes(lanes[$0].frames).isEmpty }) else { return [] }
         var data = "# pts_s(s from the run's first PTS) type(0 IDR, 1 I) display_index: each run's IDR and I frames; one block per run, index k = the k-th run\n"
         var limits = "# run(index k) kind(0 MaxKeyFrameInterval, 1 MaxKeyFrameIntervalDuration) due_s: where the next keyframe was due\n"
-        var stretches = "# run(index k) start_s end_s: the stretches over a keyframe limit (keyframe_violations)\n"
+        var stretches = "# run(index k) from_s end_s: the stretches over a keyframe limit (keyframe_violations), from where the limit passed (the deadline)\n"
         var hasLimits = false, hasStretches = false
         for (k, lane) in lanes.enumerated() {
             data += "# run \(group.runs[k].runID)\n"

@@ -420,7 +420,7 @@ public enum Report {
             : "\(e(metric.name)): \(e(metric.axisLabel)) (run_quality_metrics.mean of \(e(metric.column)), stored by --metrics or enclab measure)"
         body += "<p class=\"note\">One curve per clip and configuration: the runs' rate-control mode and grid settings other than those that set the rate (qp, crf, bitrate, vbv-*), points sorted by bitrate (\(data.hasMetricsTable ? "run_metrics.bitrate_kbps" : "bitrate computed from the frames")) against \(against).</p>\n"
         if metric != .psnr { body += lacking(runs, metric: metric) }  // runs without PSNR are said by the warnings, as before
-        if clips.isEmpty { body += "<p>No run has both a bitrate and \(metric == .psnr ? "a PSNR" : "a mean " + e(metric.title) + " (enclab measure --metrics \(e(metric.name)) adds it)").</p>\n" }
+        if clips.isEmpty { body += "<p>No run has both a bitrate and \(metric == .psnr ? "a PSNR" : "a mean " + e(metric.title) + noCurvesAdvice(runs, metric: metric)).</p>\n" }
         for (i, clip) in clips.enumerated() {
             try Interruption.check()
             let list = byClip[clip]!
@@ -490,11 +490,56 @@ public enum Report {
     /// The note naming the done runs with a bitrate that have no value on `metric` (left out of its curves), with how
     /// to add it; "" when none lacks it. Runs are said, never silently dropped.
     static func lacking(_ runs: [ReportData.Run], metric: CurveMetric) -> String {
-        let missing = runs.filter { $0.row.status == "done" && $0.kbps != nil && $0.value(metric) == nil }.map(\.row.runID).sorted()
+        let missing = runs.filter { $0.row.status == "done" && $0.kbps != nil && $0.value(metric) == nil }.sorted { $0.row.runID < $1.row.runID }
         guard !missing.isEmpty else { return "" }
-        let shown = missing.prefix(20).map(String.init).joined(separator: ", ") + (missing.count > 20 ? ", ... (\(missing.count) in all)" : "")
-        let how = metric == .psnr ? "no psnr_global (no independent decode)" : "no \(HTML.escape(metric.column)) stored (not scored with --metrics \(HTML.escape(metric.name)); <code>enclab measure --db FILE --run ID --metrics \(HTML.escape(metric.name))</code> adds it)"
-        return "<p class=\"note lacking\">Left out of these curves: run\(missing.count == 1 ? "" : "s") \(shown), \(how).</p>\n"
+        func named(_ list: [ReportData.Run]) -> String {
+            "run\(list.count == 1 ? "" : "s") " + list.prefix(20).map { String($0.row.runID) }.joined(separator: ", ") + (list.count > 20 ? ", ... (\(list.count) in all)" : "")
+        }
+        let e = HTML.escape
+        var parts: [String] = []
+        // Lossless runs: no finite value to add (measuring again gives none).
+        let lossless = noFiniteWhenIdentical.contains(metric) ? missing.filter(\.lossless) : []
+        if !lossless.isEmpty {
+            let frames = lossless.reduce(Int64(0)) { $0 + $1.identicalFrames }
+            let why = metric == .psnr ? "the PSNR of no error is infinite"
+                : metric == .quality(.xpsnr) ? "the xpsnr filter writes inf for a picture identical to its source" : "libvmaf writes null for a picture identical to its source"
+            parts.append("\(named(lossless)): every picture is identical to its source (lossless: all \(frames) frame\(frames == 1 ? "" : "s")\(lossless.count == 1 ? "" : " of them") with SSE 0 in the lab's decode), so \(e(metric.title)) has no finite value (\(why))")
+        }
+        // Pictures too small for MS-SSIM: enclab measure refuses them, so it is not advised.
+        let losslessIDs = Set(lossless.map(\.row.runID))
+        let rest = missing.filter { !losslessIDs.contains($0.row.runID) }
+        let small = metric == .quality(.msSSIM) ? rest.filter(tooSmallForMSSSIM) : []
+        for (size, list) in Dictionary(grouping: small, by: { "\($0.row.width ?? 0)x\($0.row.height ?? 0)" }).sorted(by: { $0.value[0].row.runID < $1.value[0].row.runID }) {
+            parts.append("\(named(list)): \(size) pictures, too small for MS-SSIM (libvmaf's MS-SSIM needs both sides of at least \(QualityMetric.msSSIMMinimumSide) px; enclab measure refuses them)")
+        }
+        let smallIDs = Set(small.map(\.row.runID))
+        let other = rest.filter { !smallIDs.contains($0.row.runID) }
+        if !other.isEmpty {
+            let how = metric == .psnr ? "no psnr_global (no independent decode)" : "no \(e(metric.column)) stored (not scored with --metrics \(e(metric.name)); <code>enclab measure --db FILE --run ID --metrics \(e(metric.name))</code> adds it)"
+            parts.append("\(named(other)), \(how)")
+        }
+        return "<p class=\"note lacking\">Left out of these curves: \(parts.joined(separator: "; ")).</p>\n"
+    }
+
+    /// The metrics that have no finite value on a picture identical to its source: PSNR (infinite), and PSNR-HVS,
+    /// CIEDE2000 and XPSNR (libvmaf's null, the xpsnr filter's inf; stored NULL).
+    static let noFiniteWhenIdentical: Set<CurveMetric> = [.psnr, .quality(.psnrHVS), .quality(.ciede2000), .quality(.xpsnr)]
+
+    /// Whether a run's pictures are under libvmaf's MS-SSIM size on either side (``QualityMetric/msSSIMMinimumSide``,
+    /// which `enclab measure` refuses).
+    static func tooSmallForMSSSIM(_ run: ReportData.Run) -> Bool {
+        [run.row.width, run.row.height].contains { $0.map { $0 < QualityMetric.msSSIMMinimumSide } ?? false }
+    }
+
+    /// What to do for a metric no run has with a bitrate: `enclab measure`, unless every run lacking it is too small
+    /// for MS-SSIM (measure refuses them) or lossless where the metric has no finite value (measuring gives none).
+    static func noCurvesAdvice(_ runs: [ReportData.Run], metric: CurveMetric) -> String {
+        let missing = runs.filter { $0.row.status == "done" && $0.kbps != nil && $0.value(metric) == nil }
+        let measurable = missing.filter { r in
+            !(noFiniteWhenIdentical.contains(metric) && r.lossless)
+                && !(metric == .quality(.msSSIM) && tooSmallForMSSSIM(r))
+        }
+        return measurable.isEmpty && !missing.isEmpty ? "; the note above says why" : " (enclab measure --metrics \(HTML.escape(metric.name)) adds it)"
     }
 
     /// The metrics the runs' BD-rate can be computed on: psnr when a done run has psnr_global, then each

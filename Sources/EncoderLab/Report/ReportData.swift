@@ -53,6 +53,11 @@ struct ReportData {
         var nonIncreasingInputPTS: Int64 = 0
         /// Pictures the encoder dropped (`skipped_frames` rows: OpenH264's frame skip), 0 when none or not stored.
         var skippedFrames: Int64 = 0
+        /// Frames identical to their source pictures in the lab's decode (SSE 0 in every plane), 0 when none.
+        var identicalFrames: Int64 = 0
+        /// Every frame identical to its source (a lossless encode): PSNR, PSNR-HVS, CIEDE2000 and XPSNR have no finite
+        /// value on it.
+        var lossless: Bool { identicalFrames > 0 && row.frames.map { Int64($0) == identicalFrames } ?? false }
         /// The run's `rtp_runs` row (its RTP stage, schema 9), column name to value; nil without the stage.
         var rtp: [String: SQLValue]?
         /// Whether it was recorded by `enclab check --db` (experiment ``RuleCheck/experiment``, no run key).
@@ -107,6 +112,7 @@ struct ReportData {
         let rules = try store.reportRules()
         let nonIncreasing = try store.reportNonIncreasingInputPTS()
         let skipped = try store.reportSkippedCounts()
+        let identical = try store.reportIdenticalFrameCounts()
         let qualityMeans = try store.reportQualityMeans()
         let rtpRuns = try store.reportRTPRuns()
         hasRTP = rows.contains { rtpRuns[$0.runID] != nil }
@@ -132,6 +138,7 @@ struct ReportData {
             run.rules = rules[row.runID]
             run.nonIncreasingInputPTS = nonIncreasing[row.runID] ?? 0
             run.skippedFrames = skipped[row.runID] ?? 0
+            run.identicalFrames = identical[row.runID] ?? 0
             if row.status == "done" { run.quality = qualityMeans[row.runID] ?? [:] }
             run.rtp = rtpRuns[row.runID]
             if row.status == "done" {

@@ -6,6 +6,8 @@ import Foundation
 ///   from 30 s on; capped VBR is the same estimator); OpenH264's runs are not counted: the note explains x264's
 ///   estimator, and its modes are other rate controls (docs/openh264-findings.md);
 /// - a clip whose curves have fewer than 4 points, so no BD-rate (``Bjontegaard`` needs 4 per curve);
+/// - a configuration whose quality range, or bitrate range (log10), overlaps the anchor's by less than 75 %, so its
+///   BD-rate, or BD-PSNR, is refused (``qualityOverlap(_:_:)``, ``rateOverlap(_:_:)``: the refusals' own measure);
 /// - CBR runs whose VBV replay counts overflows while their stream carries filler data;
 /// - runs encoded with `--verify none` (PSNR from x264's own report);
 /// - runs whose input PTS repeat or go back (`timestamp_analysis.non_increasing_input_pts`);
@@ -64,18 +66,30 @@ enum Warnings {
             guard !few.isEmpty else { continue }
             thin.append("\(e(Paths.fileName(clip))): " + few.map { "\(e($0.configuration)) has \($0.points.count) point\($0.points.count == 1 ? "" : "s")" }.joined(separator: ", "))
         }
-        // Enough points, but quality ranges too far apart for BD-rate (Bjontegaard refuses below 75 % overlap).
-        var apart: [String] = []
+        // Enough points, but quality ranges too far apart for BD-rate, or bitrate ranges (log10) for BD-PSNR: each
+        // refused below 75 % overlap, measured as the refusal measures it.
+        var apart: [String] = [], ratesApart: [String] = []
         for (clip, list) in (curves ?? Report.curves(runs, metric: metric)).sorted(by: { $0.key < $1.key }) {
             guard let anchor, let base = list.first(where: { $0.configuration == anchor }), base.points.count >= bdPoints else { continue }
             for test in list where test.configuration != anchor && test.points.count >= bdPoints {
-                guard let overlap = qualityOverlap(base, test), overlap < Bjontegaard.minimumOverlap else { continue }
-                apart.append("\(e(Paths.fileName(clip))): \(e(test.configuration)) \(range(test, metric)) against the anchor \(e(anchor)) \(range(base, metric)), \(HTML.number(overlap * 100, digits: 1)) % overlap")
+                func pair(_ testRange: String, _ anchorRange: String, _ overlap: Double) -> String {
+                    "\(e(Paths.fileName(clip))): \(e(test.configuration)) \(testRange) against the anchor \(e(anchor)) \(anchorRange), \(HTML.number(overlap * 100, digits: 1)) % overlap"
+                }
+                if let overlap = qualityOverlap(base, test), overlap < Bjontegaard.minimumOverlap {
+                    apart.append(pair(range(test, metric), range(base, metric), overlap))
+                }
+                if let overlap = rateOverlap(base, test), overlap < Bjontegaard.minimumOverlap {
+                    ratesApart.append(pair(rateRange(test), rateRange(base), overlap))
+                }
             }
         }
         if !apart.isEmpty {
             let q = metric.title
             items.append("<li class=\"no-overlap\"><b>\(q) ranges too far apart for BD-rate:</b> \(apart.joined(separator: "; ")). Bjontegaard's BD-rate averages the difference in rate over the \(q) range both curves cover, and needs that common range to be at least \(Int(Bjontegaard.minimumOverlap * 100)) % of the two ranges together (the bjontegaard package's min_overlap); these curves share less, so their BD-rate cells are refused, and the per-rate differences table below the BD-rate table (bitrate and \(q) rate by rate) stands instead. For a BD-rate, choose rates for each configuration whose \(q) values cover the same range.</li>")
+        }
+        if !ratesApart.isEmpty {
+            let delta = metric.deltaName, q = metric.title
+            items.append("<li class=\"rates-apart\"><b>Bitrate ranges too far apart for \(delta):</b> \(ratesApart.joined(separator: "; ")) (overlap of the log10 bitrate ranges). Bjontegaard's \(delta) averages the difference in \(q) over the bitrate range both curves cover (log10 of the rate), and needs that common range to be at least \(Int(Bjontegaard.minimumOverlap * 100)) % of the two ranges together (the bjontegaard package's min_overlap); these curves share less, so their \(delta) cells are refused. For a \(delta), choose rates for each configuration that cover the same bitrate range.</li>")
         }
         if !thin.isEmpty {
             items.append("<li class=\"few-points\"><b>Fewer than \(bdPoints) points for BD-rate:</b> \(thin.joined(separator: "; ")). Bjontegaard's BD-rate fits a curve through at least \(bdPoints) rates per configuration; with fewer, the tables below show the differences in bitrate and PSNR rate by rate instead. Add rates to the grid for a BD-rate.</li>")
@@ -127,6 +141,22 @@ enum Warnings {
         guard let aLo = qa.min(), let aHi = qa.max(), let bLo = qb.min(), let bHi = qb.max() else { return nil }
         let f = Bjontegaard.overlapFraction((aLo, aHi), (bLo, bHi))
         return f.isFinite ? f : nil
+    }
+
+    /// The overlap of two curves' log10(bitrate) ranges, as ``Bjontegaard/bdPSNR(anchor:test:method:quality:)``
+    /// refuses by it (``Bjontegaard/overlapFraction(_:_:)``); nil when a curve is empty, has a rate that is not
+    /// positive, or the joint range is not a finite positive number.
+    static func rateOverlap(_ a: Report.Curve, _ b: Report.Curve) -> Double? {
+        let ra = a.points.map(\.rate), rb = b.points.map(\.rate)
+        guard let aLo = ra.min(), let aHi = ra.max(), let bLo = rb.min(), let bHi = rb.max(), aLo > 0, bLo > 0 else { return nil }
+        let f = Bjontegaard.overlapFraction((log10(aLo), log10(aHi)), (log10(bLo), log10(bHi)))
+        return f.isFinite ? f : nil
+    }
+
+    /// A curve's bitrate range as the warning says it: "(bitrate 20.1-32.4 kbit/s)".
+    static func rateRange(_ c: Report.Curve) -> String {
+        let r = c.points.map(\.rate)
+        return "(bitrate \(HTML.number(r.min() ?? .nan, digits: 1))-\(HTML.number(r.max() ?? .nan, digits: 1)) kbit/s)"
     }
 
     /// A curve's quality range as the warning says it: "(PSNR 31.200-35.800 dB)".

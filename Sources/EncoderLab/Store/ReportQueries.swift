@@ -145,20 +145,26 @@ extension LabStore {
     /// Per run id, `timestamp_analysis.non_increasing_input_pts` (input PTS that repeat or go back, in input order);
     /// empty when the database has no such table.
     func reportNonIncreasingInputPTS() throws -> [Int64: Int64] {
-        guard try reportHasTable("timestamp_analysis") else { return [:] }
-        var out: [Int64: Int64] = [:]
-        for values in try database.query("SELECT run_id, non_increasing_input_pts FROM timestamp_analysis WHERE non_increasing_input_pts > 0") {
-            if let id = values[0].int, let n = values[1].int { out[id] = n }
-        }
-        return out
+        try reportCountPerRun(table: "timestamp_analysis", "SELECT run_id, non_increasing_input_pts FROM timestamp_analysis WHERE non_increasing_input_pts > 0")
     }
 
     /// Per run id, its count of pictures the encoder dropped (`skipped_frames`, OpenH264's frame skip); runs without
     /// any are absent; empty when the database has no such table.
     func reportSkippedCounts() throws -> [Int64: Int64] {
-        guard try reportHasTable("skipped_frames") else { return [:] }
+        try reportCountPerRun(table: "skipped_frames", "SELECT run_id, count(*) FROM skipped_frames GROUP BY run_id")
+    }
+
+    /// Per run id, its frames identical to their source pictures in the lab's decode (`frames.sse_y`, `sse_u` and
+    /// `sse_v` all 0: a lossless encode); runs without any are absent.
+    func reportIdenticalFrameCounts() throws -> [Int64: Int64] {
+        try reportCountPerRun(table: "frames", "SELECT run_id, count(*) FROM frames WHERE sse_y = 0 AND sse_u = 0 AND sse_v = 0 GROUP BY run_id")
+    }
+
+    /// The rows (run id, count) of `sql`, a query of `table`, by run id; empty when the database has no such table.
+    private func reportCountPerRun(table: String, _ sql: String) throws -> [Int64: Int64] {
+        guard try reportHasTable(table) else { return [:] }
         var out: [Int64: Int64] = [:]
-        for values in try database.query("SELECT run_id, count(*) FROM skipped_frames GROUP BY run_id") {
+        for values in try database.query(sql) {
             if let id = values[0].int, let n = values[1].int { out[id] = n }
         }
         return out
