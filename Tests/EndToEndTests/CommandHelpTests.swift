@@ -182,6 +182,15 @@ struct CommandHelpTests {
     /// A help's words, whatever its line breaks and column alignment.
     static func words(_ text: String) -> String { text.split(whereSeparator: \.isWhitespace).joined(separator: " ") }
 
+    /// docs/rtp.md's rule for --loss's numbers was in no help.
+    @Test("encode's help states --loss's number rule: probabilities 0...1, jitter 0...10000, plain decimals")
+    func lossNumberRule() throws {
+        let dir = cli.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        #expect(Self.words(try help("encode", in: dir)).contains("frames to recover. Probabilities are 0...1 and jitter 0...10000 (ms), each a plain decimal "
+                                                                + "(0.01, .5, 20): a sign, an exponent, hex, nan or inf is refused (64)"))
+    }
+
     @Test("encode's, run's and measure's help give 69 for an ffmpeg with libvmaf that does not answer its check")
     func unansweredProbeStatus() throws {
         let dir = cli.scratch()

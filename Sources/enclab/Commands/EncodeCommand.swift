@@ -110,7 +110,9 @@ struct EncodeCommand: Command {
                                                 bernoulli:p=P | gilbert:p=P,r=R[,k=K,h=H] | none:, then seed=N
                                                 (default 1), duplicate=P, reorder=P, jitter=MS; the damaged stream is
                                                 written as damaged.264 and decoded by libavcodec (its concealment),
-                                                each frame measured: PSNR under loss, frozen/broken, frames to recover
+                                                each frame measured: PSNR under loss, frozen/broken, frames to recover.
+                                                Probabilities are 0...1 and jitter 0...10000 (ms), each a plain decimal
+                                                (0.01, .5, 20): a sign, an exponent, hex, nan or inf is refused (64)
             """),
          databaseEnvironment]
     }
