@@ -56,6 +56,13 @@ struct BDRateCommandTests {
          "--anchor: point 4 has VMAF 100.4, outside its scale 0-100"),
         (["--metric", "vmaf-neg", "--anchor", "150:1.5,300:48,600:79,1200:92.3", "--test", "140:-0.5,280:50,560:80,1100:92.9"], 65,
          "--test: point 1 has VMAF NEG -0.5, outside its scale 0-100"),
+        // An SSIM or MS-SSIM over 1 (the index of identical pictures) or under -1: both printed deltas, exit 0, before.
+        (["--metric", "ssim", "--anchor", "100:0.90,200:0.95,400:0.99,800:1.2", "--test", "100:0.91,200:0.96,400:0.995,800:0.999"], 65,
+         "--anchor: point 4 has SSIM 1.2, outside its scale -1 to 1"),
+        (["--metric", "ms-ssim", "--anchor", "100:0.90,200:0.95,400:0.99,800:0.999", "--test", "100:-1.5,200:0.96,400:0.995,800:1.0"], 65,
+         "--test: point 1 has MS-SSIM -1.5, outside its scale -1 to 1"),
+        (["--metric", "ms-ssim", "--anchor", "100:0.90,200:0.95,400:0.99,800:0.999", "--test", "100:0.91,200:0.96,400:0.995,800:1.0001"], 65,
+         "--test: point 4 has MS-SSIM 1.0001, outside its scale -1 to 1"),
     ])
     func refusals(arguments: [String], status: Int32, message: String) throws {
         let dir = cli.scratch()
@@ -64,6 +71,15 @@ struct BDRateCommandTests {
         #expect(r.status == status, "\(r.stderr)")
         #expect(r.stdout.isEmpty)
         #expect(r.stderr == "enclab: \(message)\n")
+    }
+
+    @Test("an SSIM or MS-SSIM curve within -1...1, its bounds included, is taken: both deltas printed, exit 0", arguments: ["ssim", "ms-ssim"])
+    func ssimWithinScale(metric: String) throws {
+        let dir = cli.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let r = try cli.enclab(["bd-rate", "--metric", metric, "--anchor", "100:-1,200:0.5,400:0.9,800:0.99", "--test", "100:-0.9,200:0.6,400:0.95,800:1"], in: dir)
+        #expect(r.status == 0 && r.stderr.isEmpty, "\(r.stderr)")
+        #expect(r.stdout.hasPrefix("BD-rate (pchip): ") && r.stdout.contains("\nBD-\(metric == "ssim" ? "SSIM" : "MS-SSIM") (pchip): "), "\(r.stdout)")
     }
 
     /// PSNR near a double's limits: 1e300 to 1e308 dB (the powers of the pieces overflow to inf) and 0 to 3e-300 dB

@@ -179,6 +179,28 @@ struct CommandHelpTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir) == ["c.y4m"])
     }
 
+    /// A help's words, whatever its line breaks and column alignment.
+    static func words(_ text: String) -> String { text.split(whereSeparator: \.isWhitespace).joined(separator: " ") }
+
+    /// docs/rtp.md's rule for --loss's numbers was in no help.
+    @Test("encode's help states --loss's number rule: probabilities 0...1, jitter 0...10000, plain decimals")
+    func lossNumberRule() throws {
+        let dir = cli.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        #expect(Self.words(try help("encode", in: dir)).contains("frames to recover. Probabilities are 0...1 and jitter 0...10000 (ms), each a plain decimal "
+                                                                + "(0.01, .5, 20): a sign, an exponent, hex, nan or inf is refused (64)"))
+    }
+
+    @Test("encode's, run's and measure's help give 69 for an ffmpeg with libvmaf that does not answer its check")
+    func unansweredProbeStatus() throws {
+        let dir = cli.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        for command in ["encode", "run", "measure"] {
+            #expect(Self.words(try help(command, in: dir)).contains("69 the ffmpeg with libvmaf (--vmaf-ffmpeg, ENCLAB_VMAF_FFMPEG or the venv's) "
+                                                                   + "did not answer its -filters check within 30 s 70 "), "\(command)")
+        }
+    }
+
     @Test("a flag of another command is refused with 64, naming the flags the command takes and its help")
     func foreignFlag() throws {
         let dir = cli.scratch()

@@ -193,13 +193,20 @@ struct QualityMetricsTests {
         #expect(debian.stderr.contains("/usr/bin/ffmpeg (from --vmaf-ffmpeg) has no libvmaf filter"), "\(debian.stderr)")
     }
 
+    /// Whether process `pid` runs: its /proc/PID/stat is there and its state (after the command's ')') is not Z or X.
+    static func runs(_ pid: Int32) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8), let close = stat.lastIndex(of: ")") else { return false }
+        let state = stat[stat.index(after: close)...].split(separator: " ").first
+        return state != "Z" && state != "X"
+    }
+
     /// Whether a thread of process `pid` sleeps writing to a full pipe (its kernel wait channel).
     static func blockedOnPipe(_ pid: Int32) -> Bool {
         let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
         return tasks.contains { ((try? String(contentsOfFile: "/proc/\(pid)/task/\($0)/wchan", encoding: .utf8)) ?? "").contains("pipe_write") }
     }
 
-    @Test("--vmaf-ffmpeg a wrapper that does not exec ffmpeg, its child holding the pipe: SIGTERM gives 130 within seconds; the wrapper exiting gives 70")
+    @Test("--vmaf-ffmpeg a wrapper that does not exec ffmpeg, its child holding the pipe: SIGTERM gives 130 within seconds; the wrapper exiting gives 70; the child is ended either way")
     func wrapperChildHoldsPipe() throws {
         let dir = TestSupport.scratchFolder("enclab-vmaf")
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -253,7 +260,11 @@ struct QualityMetricsTests {
             drained.wait()
             watchdog.cancel()
             let message = String(decoding: stderr, as: UTF8.self)
+            // The wrapper's child is ended with it (the lab signals the wrapper's process group): before, it ran on.
             if let held = try? String(contentsOfFile: "\(dir)/sleep.pid", encoding: .utf8), let child = Int32(held.trimmingCharacters(in: .whitespacesAndNewlines)) {
+                var waited = 0
+                while Self.runs(child) && waited < 150 { usleep(20_000); waited += 1 }
+                #expect(!Self.runs(child), "\(exits ? "exiting" : "SIGTERM"): the wrapper's child \(child) still runs after the lab ended")
                 kill(child, SIGKILL)
             }
             #expect(!killed.get(), "\(exits ? "exiting" : "SIGTERM"): the lab hung (killed by the watchdog)")

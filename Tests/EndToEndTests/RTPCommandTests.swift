@@ -223,7 +223,42 @@ struct RTPCommandTests {
         // A NAL unit over the MTU in single NAL unit mode.
         try makeStream(dir, bframes: 0)
         let single = try TestSupport.enclab(["rtp", "pack", "s.264", "o.pcap", "--mode", "single", "--aggregate", "none", "--mtu", "100"], in: dir)
-        #expect(single.status == 65 && single.stderr.contains("packetization-mode 0 cannot fragment"), "\(single.stderr)")
+        #expect(single.status == 65 && single.stderr.contains("(packetization-mode 0) cannot fragment"), "\(single.stderr)")
+    }
+
+    /// The message said "invalid NAL unit 3 of access unit 0 at byte 3" (an index printed as a byte offset) and, at
+    /// mtu 65507, still "use non-interleaved mode or a larger MTU", though no larger mtu exists. Sizes and types here
+    /// are the test's own split of the file at its start codes.
+    @Test("pack --mode single with a NAL unit over the mtu: 65 naming it (index, type, size) against mtu - 12 and the mtu that fits all, or saying no mtu fits and FU-A is needed")
+    func singleModeTooLarge() throws {
+        let dir = TestSupport.scratchFolder("rtp-single")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try makeStream(dir, bframes: 0)
+        let nals = try Self.nalUnits("\(dir)/s.264")
+        let (index, nal) = try #require(nals.enumerated().first { $0.element.count > 100 - 12 })
+        let needed = nals.map(\.count).max()! + 12
+        let r = try TestSupport.enclab(["rtp", "pack", "s.264", "o.pcap", "--mode", "single", "--mtu", "100"], in: dir)
+        #expect(r.status == 65, "\(r.stderr)")
+        #expect(r.stderr.hasPrefix("enclab: s.264: --mode single: NAL unit "), "\(r.stderr)")
+        #expect(r.stderr.hasSuffix(", nal_unit_type \(nal[0] & 0x1f); the stream's NAL unit \(index)) is \(nal.count) bytes, larger than the 88 bytes a single "
+                                   + "NAL unit packet holds at mtu 100 (after the 12-byte RTP header); single NAL unit mode (packetization-mode 0) cannot "
+                                   + "fragment: use --mode non-interleaved (FU-A), or an --mtu of at least \(needed)\n"), "\(r.stderr)")
+        #expect(!r.stderr.contains("at byte"), "\(r.stderr)")
+        // The mtu offered fits every NAL unit; one byte less does not.
+        #expect(try TestSupport.enclab(["rtp", "pack", "s.264", "o.pcap", "--mode", "single", "--mtu", "\(needed - 1)"], in: dir).status == 65)
+        let fits = try TestSupport.enclab(["rtp", "pack", "s.264", "o.pcap", "--mode", "single", "--mtu", "\(needed)"], in: dir)
+        #expect(fits.status == 0, "\(fits.stderr)")
+        // Lossless (qp 0) noise: the IDR slice is over 65495 bytes, more than the largest mtu (65507) holds.
+        try SyntheticClip(width: 640, height: 480, frames: 1, seed: 5).write(to: "\(dir)/n.y4m")
+        let x = try TestSupport.tool("x264", ["--quiet", "--threads", "1", "--preset", "veryfast", "--qp", "0", "-o", "\(dir)/n.264", "\(dir)/n.y4m"])
+        try #require(x.status == 0, "\(x.stderr)")
+        let bigNeeded = try Self.nalUnits("\(dir)/n.264").map(\.count).max()! + 12
+        try #require(bigNeeded > 65_507, "\(bigNeeded)")
+        let big = try TestSupport.enclab(["rtp", "pack", "n.264", "n.pcap", "--mode", "single", "--mtu", "65507"], in: dir)
+        #expect(big.status == 65, "\(big.stderr)")
+        #expect(big.stderr.hasSuffix("at mtu 65507 (after the 12-byte RTP header); single NAL unit mode (packetization-mode 0) cannot fragment: "
+                                     + "no mtu fits it (it needs \(bigNeeded), the largest is 65507): use --mode non-interleaved (FU-A)\n"), "\(big.stderr)")
+        #expect(!big.stderr.contains("larger MTU") && !big.stderr.contains("at byte"), "\(big.stderr)")
     }
 
     /// The read paths no capture of the lab's own takes (issue 23): IPv6 (over Ethernet, in a pcapng written by

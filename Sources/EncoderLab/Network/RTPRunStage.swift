@@ -80,18 +80,11 @@ public enum RTPRunStage {
         var options = RTPPacketizer.Options()
         options.mtu = settings.mtu
         options.mode = settings.mode
-        if settings.mode == .singleNALUnit {
-            // Packetization-mode 0 sends each NAL unit whole in one packet, its 12-byte RTP header included in the mtu.
-            let room = settings.mtu - RTPPacket.fixedHeaderSize
-            for (k, unit) in units.enumerated() {
-                guard let (i, nal) = unit.nalUnits.enumerated().first(where: { $0.element.bytes.count > room }) else { continue }
-                let needed = (units.flatMap(\.nalUnits).map(\.bytes.count).max() ?? 0) + RTPPacket.fixedHeaderSize
-                let larger = needed <= RTPPacketizer.mtuRange.upperBound ? "use mode=non-interleaved (FU-A), or an mtu of at least \(needed)"
-                    : "no mtu fits it (it needs \(needed), the largest is \(RTPPacketizer.mtuRange.upperBound)): use mode=non-interleaved (FU-A)"
-                throw LabError.data("\(clipPath): --rtp \(settings.rtpSpec): NAL unit \(i) of access unit \(k) (display frame \(frames[k].displayIndex)) is \(nal.bytes.count) bytes, "
-                                    + "larger than the \(room) bytes a single NAL unit packet holds at mtu \(settings.mtu) (after the 12-byte RTP header); "
-                                    + "single NAL unit mode (packetization-mode 0) cannot fragment: \(larger)")
-            }
+        // Packetization-mode 0 sends each NAL unit whole in one packet, its 12-byte RTP header included in the mtu.
+        if settings.mode == .singleNALUnit,
+           let refusal = RTPSingleMode.refusal(units, mtu: settings.mtu, nonInterleaved: "mode=non-interleaved", mtuName: "an mtu",
+                                               frame: { "; display frame \(frames[$0].displayIndex)" }) {
+            throw LabError.data("\(clipPath): --rtp \(settings.rtpSpec): \(refusal)")
         }
         let made: [RTPPacketizer.Output]
         let pts: [Int64], dts: [Int64]

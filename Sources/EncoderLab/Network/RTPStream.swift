@@ -1,6 +1,34 @@
 import Foundation
 import H264
 
+/// Packetization-mode 0 (single NAL unit packets) and a NAL unit it cannot send: one message for `rtp pack --mode
+/// single` and `encode --rtp mode=single`.
+enum RTPSingleMode {
+    /// The first NAL unit of `units` larger than a single NAL unit packet at `mtu` holds (`mtu` - 12, the RTP header),
+    /// described: its index in its access unit and in the stream, its type and size, the room, and what to do (FU-A,
+    /// or the mtu that fits every NAL unit of the stream; FU-A alone when none does); nil when every one fits.
+    /// - Parameters:
+    ///   - nonInterleaved: how the command asks for packetization-mode 1 ("mode=non-interleaved", "--mode non-interleaved").
+    ///   - mtuName: how it names the mtu ("an mtu", "an --mtu").
+    ///   - frame: more about access unit k (", display frame 3"), or "".
+    static func refusal(_ units: [AccessUnit], mtu: Int, nonInterleaved: String, mtuName: String,
+                        frame: (Int) -> String = { _ in "" }) -> String? {
+        let room = mtu - RTPPacket.fixedHeaderSize
+        for (k, unit) in units.enumerated() {
+            guard let (i, nal) = unit.nalUnits.enumerated().first(where: { $0.element.bytes.count > room }) else { continue }
+            let needed = (units.flatMap(\.nalUnits).map(\.bytes.count).max() ?? 0) + RTPPacket.fixedHeaderSize
+            let largest = RTPPacketizer.mtuRange.upperBound
+            let todo = needed <= largest ? "use \(nonInterleaved) (FU-A), or \(mtuName) of at least \(needed)"
+                : "no mtu fits it (it needs \(needed), the largest is \(largest)): use \(nonInterleaved) (FU-A)"
+            let type = nal.nalUnitType
+            return "NAL unit \(i) of access unit \(k) (\(type), nal_unit_type \(type.rawValue); the stream's NAL unit \(unit.nalUnitIndices.lowerBound + i)\(frame(k))) "
+                + "is \(nal.bytes.count) bytes, larger than the \(room) bytes a single NAL unit packet holds at mtu \(mtu) (after the 12-byte RTP header); "
+                + "single NAL unit mode (packetization-mode 0) cannot fragment: \(todo)"
+        }
+        return nil
+    }
+}
+
 /// `enclab rtp pack`: an H.264 stream as RTP packets (RFC 6184, ``RTPPacketizer``) in a pcap capture, and its SDP.
 public enum RTPPack {
     public struct Options: Sendable {
@@ -109,6 +137,10 @@ public enum RTPPack {
         }
         guard times.count == units.count else {
             throw LabError.data("\(input): \(times.count) stored times for \(units.count) access units (one time per access unit is needed)")
+        }
+        if options.packetizer.mode == .singleNALUnit,
+           let refusal = RTPSingleMode.refusal(units, mtu: options.packetizer.mtu, nonInterleaved: "--mode non-interleaved", mtuName: "an --mtu") {
+            throw LabError.data("\(input): --mode single: \(refusal)")
         }
         let inputs = zip(units, times).map { RTPPacketizer.AccessUnitInput(nalUnits: $0.nalUnits, ptsMicroseconds: $1.ptsMicroseconds) }
         let made: [RTPPacketizer.Output]

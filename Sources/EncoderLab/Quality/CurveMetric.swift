@@ -85,13 +85,28 @@ public enum CurveMetric: Hashable, Sendable {
     }
 
     /// The values a score of the metric can take, for a bounded scale: VMAF's 0...100 (vmaf, vmaf-neg, vmaf-4k: libvmaf
-    /// clips each model's score to its `score_clip`, 0 and 100); nil for the others.
+    /// clips each model's score to its `score_clip`, 0 and 100); SSIM's -1...1 (ssim and ms-ssim, libvmaf's
+    /// `float_ssim` and `float_ms_ssim`, taken as the index itself, not in dB: 1 for identical pictures, never more;
+    /// the index's formula allows down to -1, for anti-correlated pictures, and libvmaf does not clip it); nil for the
+    /// others (PSNR, PSNR-HVS, XPSNR in dB; CIEDE2000's score).
     public var scoreRange: ClosedRange<Double>? {
         switch self {
         case .quality(.vmaf), .quality(.vmafNeg), .quality(.vmaf4k): 0...100
+        case .quality(.ssim), .quality(.msSSIM): -1...1
         default: nil
         }
     }
+
+    /// ``scoreRange`` as messages write it: "0-100", "-1 to 1" (a negative lower bound with "to", not a second "-").
+    public var scoreRangeText: String? {
+        scoreRange.map { r in
+            let (low, high) = (Self.plain(r.lowerBound), Self.plain(r.upperBound))
+            return r.lowerBound < 0 ? "\(low) to \(high)" : "\(low)-\(high)"
+        }
+    }
+
+    /// A whole number without ".0", else the shortest decimal.
+    private static func plain(_ v: Double) -> String { v == v.rounded() && abs(v) < 1e15 ? String(Int(v)) : String(v) }
 
     /// The quality delta's name: BD-PSNR, BD-VMAF, BD-VMAF-NEG, BD-PSNR-HVS, ...
     public var deltaName: String { "BD-" + title.replacingOccurrences(of: " ", with: "-") }

@@ -128,7 +128,7 @@ public struct QualityPool: Equatable, Sendable {
     }
 }
 
-/// What `--metrics` asks of a run: the metrics, and the ffmpeg with libvmaf that scores them (``VMAFFFmpeg/find(flag:needsXPSNR:environment:)``).
+/// What `--metrics` asks of a run: the metrics, and the ffmpeg with libvmaf that scores them (``VMAFFFmpeg/find(flag:needsXPSNR:environment:timeLimit:)``).
 public struct QualityRequest: Sendable {
     public var metrics: [QualityMetric]
     public var ffmpeg: String

@@ -24,12 +24,20 @@ public enum VMAFFFmpeg {
         return found.last
     }
 
+    /// How long the `-filters` check may take, in seconds (an ffmpeg answers it at once; a program that hangs, e.g. a
+    /// wrapper script waiting on something, would block the lab for ever).
+    public static let probeTimeLimit: Double = 30
+
     /// Finds the ffmpeg by the stated rule: `flag` (`--vmaf-ffmpeg PATH`), else `$ENCLAB_VMAF_FFMPEG`, else the
     /// venv's imageio_ffmpeg binary (``venvBinary(_:)``); then checks that its `-filters` lists `libvmaf` (and
     /// `xpsnr` when `needsXPSNR`).
-    /// - Throws: `.software` (70) naming where it looked, the package and the command that installs it.
+    /// - Parameter timeLimit: how long the `-filters` check may take (``probeTimeLimit``; tests give less).
+    /// - Throws: `.software` (70) naming where it looked, the package and the command that installs it;
+    ///   `.unavailable` (69) naming the program and the command when it has not answered within `timeLimit` (it is
+    ///   ended, with its process group).
     public static func find(flag: String?, needsXPSNR: Bool = false,
-                            environment: [String: String] = ProcessInfo.processInfo.environment) throws -> String {
+                            environment: [String: String] = ProcessInfo.processInfo.environment,
+                            timeLimit: Double = probeTimeLimit) throws -> String {
         let venv = environment["ENCLAB_VENV"].flatMap { $0.isEmpty ? nil : $0 } ?? "/opt/enclab-venv"
         let install = "install it with 'bash scripts/setup.sh' or '\(venv)/bin/python -m pip install \(package)', or name an ffmpeg built with --enable-libvmaf by --vmaf-ffmpeg PATH or \(environmentVariable)"
         let path: String
@@ -51,11 +59,17 @@ public enum VMAFFFmpeg {
             throw LabError.software("\(path) (from \(source)) is not an executable file; --metrics needs an ffmpeg with libvmaf: \(install)")
         }
         let listed: Tools.Result
+        let check = ["-hide_banner", "-nostdin", "-filters"]
         do {
-            listed = try Tools.run(path, ["-hide_banner", "-nostdin", "-filters"])
+            listed = try Tools.run(path, check, timeLimit: timeLimit)
         } catch {
             // Foundation says only "NSCocoaErrorDomain error 256" for a file exec(2) refuses (ENOEXEC: a text file with no #! line).
             throw LabError.software("\(path) (from \(source)) could not be run as a program; --metrics needs an ffmpeg with libvmaf: \(install)")
+        }
+        if listed.timedOut {
+            let seconds = timeLimit == timeLimit.rounded() ? String(Int(timeLimit)) : String(timeLimit)
+            throw LabError.unavailable("\(path) (from \(source)) did not answer within \(seconds) s: '\(([path] + check).joined(separator: " "))' "
+                                       + "(the check for its libvmaf filter) was still running and was ended; --metrics needs an ffmpeg with libvmaf that answers: \(install)")
         }
         let filters = Set(String(decoding: listed.stdout, as: UTF8.self).split(separator: "\n").compactMap { line -> String? in
             let words = line.split(separator: " ")

@@ -12,6 +12,9 @@ public struct LabError: Error, CustomStringConvertible, Equatable, Sendable {
         case data
         /// A missing or unreadable input file (EX_NOINPUT, 66).
         case noInput
+        /// An outside program the lab needs that does not answer: the ffmpeg with libvmaf hanging on its `-filters`
+        /// check (EX_UNAVAILABLE, 69).
+        case unavailable
         /// The lab's or an outside tool's own failure: x264 refused to open, SQLite failed (EX_SOFTWARE, 70).
         case software
         /// An output that cannot be created: a folder that cannot be made or written, a database on a
@@ -30,6 +33,7 @@ public struct LabError: Error, CustomStringConvertible, Equatable, Sendable {
             case .usage: return 64
             case .data: return 65
             case .noInput: return 66
+            case .unavailable: return 69
             case .software: return 70
             case .cantCreate: return 73
             case .ioError: return 74
@@ -59,6 +63,7 @@ public struct LabError: Error, CustomStringConvertible, Equatable, Sendable {
     static func usage(_ message: String) -> LabError { LabError(.usage, message) }
     static func data(_ message: String) -> LabError { LabError(.data, message) }
     static func noInput(_ message: String) -> LabError { LabError(.noInput, message) }
+    static func unavailable(_ message: String) -> LabError { LabError(.unavailable, message) }
     static func software(_ message: String) -> LabError { LabError(.software, message) }
     static func cantCreate(_ message: String) -> LabError { LabError(.cantCreate, message) }
     static func ioError(_ message: String) -> LabError { LabError(.ioError, message) }

@@ -27,16 +27,22 @@ enum Tools {
         var status: Int32; var stdout: Data; var stderr: Data
         /// Whether the program died by a signal (`status` is then the signal's number, as Foundation reports it).
         var signaled = false
+        /// Whether the program was still running at the time limit and was ended (``run(_:_:workingDirectory:standardInput:timeLimit:)``).
+        var timedOut = false
     }
 
     /// Runs `executable` with `arguments` (an argument vector: no shell sees them) to completion, collecting both
-    /// outputs. SIGINT or SIGTERM to the lab ends the program (``ChildStopper``), so the call returns.
+    /// outputs. SIGINT or SIGTERM to the lab ends the program and its process group (``ChildStopper``), so the call
+    /// returns.
     /// - Parameter workingDirectory: the child's working directory (a relative path is taken from the lab's own),
     ///   or nil for the lab's own.
     /// - Parameter standardInput: the program's standard input (a file opened for reading), or nil for /dev/null.
+    /// - Parameter timeLimit: seconds after which a program that has not ended (or whose process group still holds
+    ///   its outputs open) is ended as on an interruption, its group included, and the result says ``Result/timedOut``;
+    ///   nil for no limit.
     /// - Throws: `.software` when the program cannot be started.
     static func run(_ executable: String, _ arguments: [String], workingDirectory: String? = nil,
-                    standardInput: FileHandle? = nil) throws -> Result {
+                    standardInput: FileHandle? = nil, timeLimit: Double? = nil) throws -> Result {
         let process = Process()
         process.executableURL = Paths.fileURL(executable)
         process.arguments = arguments
@@ -50,6 +56,13 @@ enum Tools {
         }
         let stopper = ChildStopper(process)
         defer { stopper.release() }
+        // Past the limit: ended as on an interruption, which closes the outputs the reads below wait on.
+        let expired = TimeLimitState()
+        let limit = DispatchWorkItem {
+            guard expired.setUnlessDone() else { return }
+            stopper.stop(final: false)
+        }
+        if let timeLimit { DispatchQueue.global().asyncAfter(deadline: .now() + timeLimit, execute: limit) }
         // Drain stderr on another thread so neither pipe can fill and block the child.
         let errBox = DataBox()
         let group = DispatchGroup()
@@ -61,7 +74,10 @@ enum Tools {
         let outData = out.fileHandleForReading.readDataToEndOfFile()
         group.wait()
         process.waitUntilExit()
-        return Result(status: process.terminationStatus, stdout: outData, stderr: errBox.get(), signaled: process.terminationReason == .uncaughtSignal)
+        let timedOut = !expired.markDone()
+        limit.cancel()
+        return Result(status: process.terminationStatus, stdout: outData, stderr: errBox.get(),
+                      signaled: process.terminationReason == .uncaughtSignal, timedOut: timedOut)
     }
 
     /// The first line of `ffmpeg -version` (e.g. "ffmpeg version 5.1.9-0+deb12u1"), or nil without ffmpeg.
@@ -71,28 +87,77 @@ enum Tools {
     }
 }
 
-/// Ends a child process when the lab is interrupted (``Interruption/register(_:)``): at the first SIGINT or SIGTERM,
-/// SIGTERM and, if it still runs a second later, SIGKILL (ffmpeg blocked opening a named pipe restarts the call after
-/// its SIGTERM handler and would wait on); at a second signal, SIGKILL at once, before the lab exits, so no child is
-/// left running without its parent.
+/// Ends a child process and what it started when the lab is interrupted (``Interruption/register(_:)``): at the first
+/// SIGINT or SIGTERM, SIGTERM and, a second later (``grace``), SIGKILL (ffmpeg blocked opening a named pipe restarts
+/// the call after its SIGTERM handler and would wait on); at a second signal, SIGKILL at once, before the lab exits, so
+/// no child is left running without its parent. The signals go to the child's process group, which the child leads
+/// (``leadsOwnGroup(_:)``): a wrapper script that runs ffmpeg without `exec` is ended with its ffmpeg, which the
+/// script's own death would leave running.
 final class ChildStopper: @unchecked Sendable {
+    /// How long a program has after SIGTERM before SIGKILL.
+    static let grace: Double = 1
     private let process: Process
+    private let pid: pid_t
+    /// Whether the child leads a process group of its own, whose id is its pid (signalled as a whole).
+    let ownGroup: Bool
     private var token = 0
 
     /// Registers `process` (started) to be ended on an interruption.
     init(_ process: Process) {
         self.process = process
+        pid = process.processIdentifier
+        ownGroup = Self.leadsOwnGroup(pid)
         token = Interruption.register { [self] final in stop(final: final) }
     }
 
-    private func stop(final: Bool) {
-        guard process.isRunning else { return }
-        let pid = process.processIdentifier
-        if final { kill(pid, SIGKILL); return }
-        kill(pid, SIGTERM)
-        DispatchQueue.global().asyncAfter(deadline: .now() + 1) { [self] in
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    /// Whether child `pid` leads a process group of its own, made so here if it does not yet. Foundation's Process
+    /// on Linux starts each child so (seen: a child's process group id is its pid, POSIX_SPAWN_SETPGROUP);
+    /// setpgid(2) covers a Foundation that would not, succeeding only before the child's exec(2).
+    static func leadsOwnGroup(_ pid: pid_t) -> Bool {
+        if getpgid(pid) == pid { return true }
+        return setpgid(pid, pid) == 0 && getpgid(pid) == pid
+    }
+
+    /// Sends `signal` to the child's process group (the child and every process it started that stayed in the group,
+    /// even after the child itself has gone), or to the child alone, while it runs, when it leads no group.
+    func signal(_ signal: Int32) {
+        if ownGroup { kill(-pid, signal) } else if process.isRunning { kill(pid, signal) }
+    }
+
+    /// Whether a process of the child's group still runs (the child alone when it leads no group). A zombie does not
+    /// count: the child, ended, stays one until Foundation reaps it, and `kill(-pgid, 0)` would find it.
+    var groupRuns: Bool {
+        guard ownGroup else { return process.isRunning }
+        guard kill(-pid, 0) == 0 else { return false }
+        return Self.runningMembers(ofGroup: pid)
+    }
+
+    /// Whether a process other than a zombie has process group `pgid`, from each `/proc/PID/stat` (state and pgrp,
+    /// the first and third fields after the command's closing parenthesis).
+    static func runningMembers(ofGroup pgid: pid_t) -> Bool {
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] where entry.first?.isNumber == true {
+            guard let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+                  let close = stat.lastIndex(of: ")") else { continue }
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            if fields.count > 2, Int32(fields[2]) == pgid, fields[0] != "Z", fields[0] != "X" { return true }
         }
+        return false
+    }
+
+    /// SIGKILL at once when `final`; else SIGTERM now and SIGKILL after ``grace`` (to what is left: none is an
+    /// error, ESRCH).
+    func stop(final: Bool) {
+        if final { signal(SIGKILL); return }
+        signal(SIGTERM)
+        DispatchQueue.global().asyncAfter(deadline: .now() + Self.grace) { [self] in signal(SIGKILL) }
+    }
+
+    /// SIGTERM to the group, then waits up to ``grace`` for it to be gone, then SIGKILL to what is left.
+    func stopAndWait() {
+        signal(SIGTERM)
+        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(Self.grace * 1e9)
+        while groupRuns && DispatchTime.now().uptimeNanoseconds < deadline { usleep(20_000) }
+        if groupRuns { signal(SIGKILL) }
     }
 
     /// Stops watching (the program has ended or is being waited for by its owner).
@@ -153,8 +218,9 @@ final class SpawnedProcess {
 /// on a pipe the lab would have to drain. Both ends of the pipe are close-on-exec (no other child holds the write end
 /// open, so the program sees the end of its input when ``finish()`` closes it). A full pipe makes ``write(_:)`` wait
 /// for the program to read (back-pressure), never for ever; a program that has gone makes it throw, naming the program and the end
-/// of its standard error, never SIGPIPE ending the lab. Ended on an interruption (``ChildStopper``: SIGTERM, then
-/// SIGKILL), at once by ``stop()`` (work that failed), and when released still running.
+/// of its standard error, never SIGPIPE ending the lab. Ended with its process group (a wrapper script's ffmpeg
+/// too) on an interruption (``ChildStopper``: SIGTERM, then SIGKILL), by ``stop()`` (work that failed), and when
+/// released still running.
 final class FedProcess: @unchecked Sendable {
     /// The program and its role, for messages: e.g. "/path/ffmpeg (libvmaf)".
     let name: String
@@ -169,6 +235,8 @@ final class FedProcess: @unchecked Sendable {
     private var input: Int32 = -1
     /// Whether the program was started (a failed start has nothing to end or wait for).
     private var started = false
+    /// Whether ``stop()`` has signalled the program's group (guarded by `lock`).
+    private var stopped = false
 
     /// Starts `executable` with `arguments` (an argument vector: no shell sees them).
     /// - Parameters:
@@ -275,12 +343,18 @@ final class FedProcess: @unchecked Sendable {
         return tail.isEmpty ? "no message" : tail
     }
 
-    /// Ends the program at once (SIGKILL: one blocked reading its input, or ignoring SIGTERM while the lab waits on
-    /// the full pipe, could not be waited for), closes the pipe and waits for it. Idempotent.
+    /// Ends the program and every process it started in its process group (a wrapper script's ffmpeg, which outlives
+    /// the script otherwise): closes the pipe, then SIGTERM to the group and SIGKILL to what still runs after
+    /// ``ChildStopper/grace`` (one blocked reading its input, or ignoring SIGTERM, could not be waited for), and waits
+    /// for the program. Idempotent: the group is signalled once.
     func stop() {
         guard started else { return }
-        if ended() == nil { kill(process.processIdentifier, SIGKILL) }
         closeInput()
+        lock.lock()
+        let first = !stopped
+        stopped = true
+        lock.unlock()
+        if first { stopper?.stopAndWait() }
         _ = waitForExit()
         stopper?.release()
     }
@@ -309,6 +383,17 @@ final class FedProcess: @unchecked Sendable {
     }
 
     deinit { stop() }
+}
+
+/// A time limit's state, shared by the limit's timer and the call it limits: whichever comes first, the timer
+/// (``setUnlessDone()``) or the call's end (``markDone()``), wins.
+final class TimeLimitState: @unchecked Sendable {
+    private let lock = NSLock()
+    private var expired = false, done = false
+    /// Marks the limit expired unless the call has ended; whether it did.
+    func setUnlessDone() -> Bool { lock.lock(); defer { lock.unlock() }; if !done { expired = true }; return expired }
+    /// Marks the call ended; whether the limit had not expired before.
+    func markDone() -> Bool { lock.lock(); defer { lock.unlock() }; done = true; return !expired }
 }
 
 /// A lock-protected byte buffer filled by another thread.

@@ -36,7 +36,8 @@ struct BDRateCommand: Command {
         (0, "both deltas printed"),
         (64, "usage: a flag missing, a point that is not RATE:PSNR with decimal numbers, an unknown method or metric"),
         (65, "bad data: fewer than 4 points, a rate not above 0, two points at one rate, PSNR not rising with rate, too little overlap, "
-         + "values too large or too close together for a finite result (never printed as nan or inf), a VMAF outside 0-100"),
+         + "values too large or too close together for a finite result (never printed as nan or inf), a VMAF outside 0-100, "
+         + "an SSIM or MS-SSIM outside -1 to 1"),
     ]
     let example = """
         enclab bd-rate --anchor 1000:34.1,1800:36.4,3500:38.9,7000:41.0 --test 900:34.4,1500:36.2,2600:38.1,4800:40.2,8000:41.6
@@ -62,13 +63,13 @@ struct BDRateCommand: Command {
         }
     }
 
-    /// Refuses a curve point whose quality lies outside the metric's scale (``CurveMetric/scoreRange``: VMAF 0...100).
+    /// Refuses a curve point whose quality lies outside the metric's scale (``CurveMetric/scoreRange``: VMAF 0...100,
+    /// SSIM and MS-SSIM -1...1).
     /// - Throws: `.data` naming the flag, the point's number, its value and the scale.
     static func checkScale(_ points: [Bjontegaard.Point], flag: String, metric: CurveMetric) throws {
-        guard let range = metric.scoreRange else { return }
+        guard let range = metric.scoreRange, let scale = metric.scoreRangeText else { return }
         for (k, p) in points.enumerated() where !range.contains(p.psnr) {
-            throw LabError(.data, "\(flag): point \(k + 1) has \(metric.title) \(p.psnr), outside its scale "
-                           + "\(Int(range.lowerBound))-\(Int(range.upperBound))")
+            throw LabError(.data, "\(flag): point \(k + 1) has \(metric.title) \(p.psnr), outside its scale \(scale)")
         }
     }
 

@@ -110,7 +110,9 @@ struct EncodeCommand: Command {
                                                 bernoulli:p=P | gilbert:p=P,r=R[,k=K,h=H] | none:, then seed=N
                                                 (default 1), duplicate=P, reorder=P, jitter=MS; the damaged stream is
                                                 written as damaged.264 and decoded by libavcodec (its concealment),
-                                                each frame measured: PSNR under loss, frozen/broken, frames to recover
+                                                each frame measured: PSNR under loss, frozen/broken, frames to recover.
+                                                Probabilities are 0...1 and jitter 0...10000 (ms), each a plain decimal
+                                                (0.01, .5, 20): a sign, an exponent, hex, nan or inf is refused (64)
             """),
          databaseEnvironment]
     }
@@ -119,6 +121,7 @@ struct EncodeCommand: Command {
         (64, "usage: a bad flag or value, --metrics ms-ssim on a clip under 176 px either side, an unknown or contradictory setting (x264's or VideoToolbox's), --db :memory:, a run folder that another database made under the same --out"),
         (65, "bad data: a malformed y4m, a file ffmpeg cannot decode, a frame damaged midway (the run is recorded failed), libvmaf scoring another number of frames than the run displayed, --rtp mode=single with a NAL unit larger than the mtu allows, a database that is not the lab's, a timecode file with a bad line, too few entries or times that do not increase"),
         (66, "INPUT or the --tcfile-in file is missing, or INPUT is not a regular file"),
+        (69, "the ffmpeg with libvmaf (--vmaf-ffmpeg, ENCLAB_VMAF_FFMPEG or the venv's) did not answer its -filters check within \(Int(VMAFFFmpeg.probeTimeLimit)) s"),
         (70, "ffmpeg or gnuplot is missing, --metrics without an ffmpeg with libvmaf (the PyPI package imageio-ffmpeg), or the lab failed"),
         (73, "--out or --db cannot be created"),
         (74, "a write failed part-way (a full disk)"),

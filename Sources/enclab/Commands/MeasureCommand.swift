@@ -30,6 +30,7 @@ struct MeasureCommand: Command {
         (64, "usage: a bad flag or metric, no --db or --metrics, a malformed --run, ms-ssim on pictures under 176 px either side"),
         (65, "bad data: a --run that is not done, a clip whose digest is not the run's, a stream with another number of pictures, libvmaf scoring another number of frames than the run displayed (the runs before stay measured)"),
         (66, "the database, a --run, a stream or a clip is missing"),
+        (69, "the ffmpeg with libvmaf (--vmaf-ffmpeg, ENCLAB_VMAF_FFMPEG or the venv's) did not answer its -filters check within \(Int(VMAFFFmpeg.probeTimeLimit)) s"),
         (70, "no ffmpeg with libvmaf (the PyPI package imageio-ffmpeg; 'bash scripts/setup.sh' installs it), or ffmpeg failed"),
         (74, "a write failed part-way (a full disk)"),
         (75, "the database is locked by another process (see ENCLAB_DB_TIMEOUT_MS)"),

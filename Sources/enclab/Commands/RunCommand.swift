@@ -52,6 +52,7 @@ struct RunCommand: Command {
         (64, "usage: a bad flag or value, a bad experiment file (unknown key, setting or value, contradictory settings), more runs than --max-runs, a run folder that another database made under the same --out"),
         (65, "bad data: a malformed clip or experiment JSON, a frame damaged midway (that run is recorded failed), a database that is not the lab's"),
         (66, "the experiment file or one of its clips is missing or not a regular file"),
+        (69, "the ffmpeg with libvmaf (--vmaf-ffmpeg, ENCLAB_VMAF_FFMPEG or the venv's) did not answer its -filters check within \(Int(VMAFFFmpeg.probeTimeLimit)) s"),
         (70, "ffmpeg or gnuplot is missing, --metrics without an ffmpeg with libvmaf (the PyPI package imageio-ffmpeg), or the lab failed"),
         (73, "--out or --db cannot be created"),
         (74, "a write failed part-way (a full disk)"),
