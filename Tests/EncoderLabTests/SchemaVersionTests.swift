@@ -144,6 +144,24 @@ struct SchemaVersionTests {
         #expect(try Self.sqlite(v4, "SELECT sql FROM sqlite_master WHERE name = 'timestamp_analysis'").first?.hasPrefix("CREATE TABLE \"timestamp_analysis\" (") == true)
     }
 
+    @Test("the reading commands (report, plot, check --run, compare, export) read an older database without changing it: every byte as it was, user_version as it was, its runs read through a migrated copy")
+    func readingLeavesOlderDatabases() throws {
+        let scratch = Scratch()
+        for (file, version) in Self.versions where version >= 5 {
+            let path = scratch.file(file)
+            try FileManager.default.copyItem(atPath: Self.fixtures + "/" + file, toPath: path)
+            let before = FileManager.default.contents(atPath: path)
+            let runs = try Self.sqlite(path, "SELECT count(*) FROM runs")
+            do {
+                let store = try LabStore.reading(path: path)
+                #expect(try store.database.query("SELECT count(*) FROM runs").first?.first?.int.map(String.init) == runs.first, "\(file)")
+            }
+            #expect(FileManager.default.contents(atPath: path) == before, "\(file) changed")
+            #expect(try Self.sqlite(path, "PRAGMA user_version") == ["\(version)"], "\(file)")
+            #expect(!FileManager.default.fileExists(atPath: path + "-wal"), "\(file)")
+        }
+    }
+
     @Test("run_metrics of the frozen schema has the columns runMetricsColumns names, in order, with their types")
     func metricsColumnsMatchTheSchema() throws {
         let scratch = Scratch()

@@ -32,32 +32,35 @@ extension LabStore {
         }
     }
 
-    /// Opens an existing database to read only (`plot`, `report`, `check --run`, `compare`, `export`): never written,
-    /// wherever it is. A database this enclab could write (of the current schema or older, in a place that can be
-    /// written) is opened as ``init(path:busyTimeoutMilliseconds:)`` opens it, as before; one that cannot be written
-    /// (a read-only file, folder or mount) is opened with ``Database/openForReading(_:shownPath:busyTimeoutMilliseconds:)``
-    /// and read as it is when it has this enclab's schema, or copied (`VACUUM INTO`) to a temporary file that is
-    /// migrated, as `compare` reads an older database (the copy is removed when the store is released).
-    /// - Throws: as ``init(path:busyTimeoutMilliseconds:)``, but never `.cantCreate` for a database that can be read.
+    /// Opens an existing database to read only (`plot`, `report`, `check --run`, `compare`, `export`, `rtp`): never
+    /// written, wherever it is, and never migrated in place (an older enclab must still be able to open it). It is
+    /// opened with ``Database/openForReading(_:shownPath:busyTimeoutMilliseconds:)`` and read as it is when it has this
+    /// enclab's schema, or copied (`VACUUM INTO`) to a temporary file that is migrated, as `compare` reads an older
+    /// database (the copy is removed when the store is released).
+    /// - Throws: as ``init(path:busyTimeoutMilliseconds:)``, but never `.cantCreate` for a database that can be read;
+    ///   `.noInput` for a path where there is no file (nothing is created).
     public static func reading(path: String) throws -> LabStore {
+        try checkPath(path)
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw LabError.noInput("\(path): no such database")
+        }
+        let source = try Database.openForReading(openingPath(path), shownPath: path)
+        guard case .lab(let version, let complete) = try inspect(source) else {
+            throw LabError.data("\(path): not an enclab database (no tables: an empty file or an empty SQLite database)")
+        }
+        if version == schemaVersion && complete {
+            try source.execute("PRAGMA foreign_keys=ON;")
+            return LabStore(database: source)
+        }
+        let copy = NSTemporaryDirectory() + "enclab-read-\(getpid())-\(UUID().uuidString.prefix(8)).sqlite"
         do {
-            return try LabStore(path: path)
-        } catch let e as LabError where e.kind == .cantCreate {
-            let source = try Database.openForReading(openingPath(path), shownPath: path)
-            guard case .lab(let version, let complete) = try inspect(source) else {
-                throw LabError.data("\(path): not an enclab database (no tables: an empty file or an empty SQLite database)")
-            }
-            if version == schemaVersion && complete { return LabStore(database: source) }
-            let copy = NSTemporaryDirectory() + "enclab-read-\(getpid())-\(UUID().uuidString.prefix(8)).sqlite"
-            do {
-                try source.prepare("VACUUM INTO ?").run([.text(copy)])
-                let store = try LabStore(path: copy)
-                store.scratch = copy
-                return store
-            } catch {
-                for suffix in ["", "-wal", "-shm", "-journal"] { unlink(copy + suffix) }
-                throw error
-            }
+            try source.prepare("VACUUM INTO ?").run([.text(copy)])
+            let store = try LabStore(path: copy)
+            store.scratch = copy
+            return store
+        } catch {
+            for suffix in ["", "-wal", "-shm", "-journal"] { unlink(copy + suffix) }
+            throw error
         }
     }
 
