@@ -223,6 +223,40 @@ struct HostileKindTests {
         return pid
     }
 
+    @Test("a named pipe with no writer: the first SIGTERM or SIGINT ends inspect and rtp unpack with 130 while they wait for it (they waited for a writer before, the signal unheeded)",
+          arguments: [(["inspect"], SIGTERM), (["rtp", "unpack"], SIGTERM), (["inspect"], SIGINT)])
+    func signalWhileWaitingOnFIFO(command: [String], signal: Int32) throws {
+        let dir = try folder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let fifo = "\(dir)/pipe"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let extra = command == ["rtp", "unpack"] ? ["\(dir)/out.264"] : []
+        let pid = try Self.spawn(command + [fifo] + extra, blocked: false, stderrPath: "\(dir)/err.txt")
+        // Waits until the process sits in open(2) of the pipe (the kernel's wait_for_partner), at most 20 s.
+        let start = Date()
+        func waiting() -> Bool {
+            ((try? String(contentsOfFile: "/proc/\(pid)/wchan", encoding: .utf8)) ?? "") == "wait_for_partner"
+        }
+        while !waiting() && Date().timeIntervalSince(start) < 20 { usleep(20_000) }
+        #expect(waiting(), "never waited on the pipe")
+        kill(pid, signal)
+        // It must end by itself within 10 s; else it is killed and the test fails.
+        var status: Int32 = 0
+        var ended = false
+        let sent = Date()
+        while Date().timeIntervalSince(sent) < 10 {
+            if waitpid(pid, &status, WNOHANG) == pid { ended = true; break }
+            usleep(20_000)
+        }
+        if !ended { kill(pid, SIGKILL); waitpid(pid, &status, 0) }
+        #expect(ended, "still waiting 10 s after the signal")
+        let name = signal == SIGINT ? "SIGINT" : "SIGTERM"
+        let stderr = (try? String(contentsOfFile: "\(dir)/err.txt", encoding: .utf8)) ?? ""
+        #expect(status & 0x7f == 0 && (status >> 8) & 0xff == 130, "status \(status)")
+        #expect(stderr == "enclab: interrupted by \(name) while waiting for \(fifo)\n", "\(stderr)")
+        #expect(!FileManager.default.fileExists(atPath: "\(dir)/out.264"))
+    }
+
     @Test("SIGINT or SIGTERM as soon as the process has taken them over (the first thing main does) ends it with 130, every time; also when spawned with them blocked",
           arguments: [(SIGINT, false), (SIGTERM, false), (SIGINT, true)])
     func signalAtStart(signal: Int32, blocked: Bool) throws {

@@ -699,6 +699,11 @@ public enum Bitstream {
 /// - Throws: `.noInput` "`naming`: no such file" or "`naming`: cannot be read".
 func readFile(_ path: String, naming: String) throws -> [UInt8] {
     guard FileManager.default.fileExists(atPath: path) else { throw LabError.noInput("\(naming): no such file") }
+    return try Interruption.endingAtOnce(reading: path, naming: naming) { try readFileNow(path, naming: naming) }
+}
+
+/// ``readFile(_:naming:)`` once the file is known to exist.
+private func readFileNow(_ path: String, naming: String) throws -> [UInt8] {
     let fd = open(path, O_RDONLY | O_CLOEXEC)
     guard fd >= 0 else { throw LabError.noInput("\(naming): cannot be read") }
     defer { close(fd) }
@@ -724,6 +729,9 @@ func readFile(_ path: String, naming: String) throws -> [UInt8] {
 /// - Throws: as ``readFile(_:naming:)``.
 func zeroFileSize(_ path: String, naming: String) throws -> Int? {
     guard FileManager.default.fileExists(atPath: path) else { throw LabError.noInput("\(naming): no such file") }
+    // Not opened unless regular: opening a named pipe waits for a writer, and its bytes are read once, by readFile.
+    var kind = stat()
+    guard stat(path, &kind) == 0, kind.st_mode & S_IFMT == S_IFREG else { return nil }
     let fd = open(path, O_RDONLY | O_CLOEXEC)
     guard fd >= 0 else { throw LabError.noInput("\(naming): cannot be read") }
     defer { close(fd) }

@@ -115,6 +115,11 @@ public enum Pcap {
             throw LabError.noInput("\(path): no such file")
         }
         guard FileManager.default.isReadableFile(atPath: path) else { throw LabError.noInput("\(path): cannot be read") }
+        return try Interruption.endingAtOnce(reading: path, naming: path) { try readUDPNow(path: path) }
+    }
+
+    /// ``readUDP(path:)`` once the file is known to exist and be readable.
+    private static func readUDPNow(path: String) throws -> ReadResult {
         var errorBuffer = [CChar](repeating: 0, count: Int(PCAP_ERRBUF_SIZE) + 1)
         guard let handle = pcap_open_offline(path, &errorBuffer) else {
             let message = String(decoding: errorBuffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)

@@ -36,6 +36,24 @@ public enum Interruption {
     static func unregister(_ token: Int) {
         state.unregister(token)
     }
+
+    /// Runs `body`, which reads `what` when it is not a regular file (a named pipe, a device): open(2) and read(2)
+    /// wait there for a writer, no ``check()`` runs meanwhile, and SA_RESTART resumes them after a signal, so the
+    /// first SIGINT or SIGTERM would otherwise go unheeded until a writer came. With such a file, that signal ends the
+    /// process at once with 130 ("enclab: interrupted by SIGTERM while waiting for WHAT"): nothing has been written
+    /// yet by the reads this wraps (actions registered before this one run first, as at any signal). A regular file
+    /// is read as it is.
+    static func endingAtOnce<T>(reading path: String, naming what: String, _ body: () throws -> T) throws -> T {
+        var info = stat()
+        guard stat(path, &info) == 0, info.st_mode & S_IFMT != S_IFREG, info.st_mode & S_IFMT != S_IFDIR else { return try body() }
+        let token = register { _ in
+            let message = "enclab: interrupted by \(Interruption.received ?? "a signal") while waiting for \(what)\n"
+            message.utf8CString.withUnsafeBufferPointer { _ = write(2, $0.baseAddress, $0.count - 1) }
+            exit(130)
+        }
+        defer { unregister(token) }
+        return try body()
+    }
 }
 
 private final class InterruptionState: @unchecked Sendable {
