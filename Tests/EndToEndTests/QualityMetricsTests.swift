@@ -351,6 +351,11 @@ struct QualityMetricsTests {
         #expect(all.stdout.hasPrefix("measured run 1: 5 frames") && !all.stdout.contains("measured run 2") && !all.stdout.contains("measured run 3"), "\(all.stdout)")
         #expect(try TestSupport.sqlite("\(dir)/e.sqlite", "SELECT run_id, count(*) FROM frame_quality_metrics GROUP BY run_id") == ["1|5"])
         #expect(try TestSupport.sqlite("\(dir)/e.sqlite", "SELECT DISTINCT run_id FROM run_quality_metrics") == ["1"])
+        // The store itself refuses quality rows for a check run (whoever asks), writing nothing.
+        let store = try LabStore(path: "\(dir)/e.sqlite")
+        let scores = QualityScores(metrics: [.ssim], frames: Array(repeating: [.ssim: 0.9], count: 5), libvmafVersion: nil)
+        #expect(throws: LabError.self) { try store.recordQuality(runID: 3, scores) }
+        #expect(try TestSupport.sqlite("\(dir)/e.sqlite", "SELECT run_id, count(*) FROM frame_quality_metrics GROUP BY run_id") == ["1|5"])
     }
 
     @Test("run with the experiment's 'metrics': every run scored, only what was asked stored; a VFR encode (timecode file) pairs by index")
