@@ -42,7 +42,9 @@ its rtp_frames row (sqlite3, decode order); with a loss model, chart-rtp-loss ma
 indexes of the run's rtp_loss_frames rows whose state is 'frozen' (and as broken those of 'broken'), and the run
 page's table rtp-run shows each rtp_runs value (numbers compared at the table's decimals; the overhead percentage
 computed here as rtp_overhead_bytes / payload_bytes x 100).
-For every experiment page: no console errors; each overlay chart has as many points per run as the run has frames;
+For every experiment page: no console errors; every row of a per-rate differences table pairs points at comparable
+rates (sqlite3's run_metrics: an equal target_kbps, or a test value interpolated between the runs around the anchor's
+bitrate_kbps or psnr_global), never by rank; each overlay chart has as many points per run as the run has frames;
 an overlaid run with DataRateLimits pairs (data_rate_windows) has, on its clip's DataRateLimits chart, each pair's limit
 line at the stored bytes in the run's colour (read from the canvas) and as many windows marked over it as its frames'
 windows over the stored bytes (the window rule written out here with fractions);
@@ -467,6 +469,7 @@ def experiment_page(driver, db, page):
     if not load(driver, page):
         return
     con = sqlite3.connect(db)
+    per_rate_pairs(driver, con, page)
     groups = driver.execute_script("""
         var out = [], s = window.enclabCharts;
         Object.keys(s.graphs).forEach(function (id) {
@@ -535,6 +538,80 @@ def experiment_page(driver, db, page):
         return out;""")
     for flag in broken:
         fail(f"{page}: the runs table breaks the flag {flag!r} of a run's label across lines")
+
+
+def per_rate_pairs(driver, con, page):
+    """Each row of every per-rate table (the paragraph p.per-rate and the table after it) pairs points at comparable
+    rates, read with sqlite3 from run_metrics: a row paired at an equal target names one test run whose target_kbps
+    is the anchor run's; an interpolated row reads the test quality between test runs whose bitrate_kbps lie on
+    either side of the anchor's (or one run at exactly that rate) and the test rate between runs whose psnr_global
+    lie on either side of the anchor's, or leaves the cell empty with a note. A row saying neither (paired by rank)
+    fails."""
+    tables = driver.execute_script("""
+        var out = [];
+        document.querySelectorAll('p.per-rate').forEach(function (p) {
+          var box = p.nextElementSibling, table = box && box.querySelector('table');
+          if (!table) { out.push({text: p.textContent, rows: null}); return; }
+          var rows = [];
+          table.querySelectorAll('tbody tr').forEach(function (tr) {
+            var cells = Array.prototype.map.call(tr.cells, function (td) {
+              var runs = td.querySelector('[data-runs]'), pairing = td.querySelector('[data-pairing]');
+              return {text: td.textContent, runs: runs ? runs.getAttribute('data-runs') : null,
+                      pairing: pairing ? pairing.getAttribute('data-pairing') : null};
+            });
+            rows.push(cells);
+          });
+          out.push({text: p.textContent, column: table.getAttribute('data-column'), rows: rows});
+        });
+        return out;""")
+
+    def metric(run_id, column):
+        row = con.execute(f"SELECT {column} FROM run_metrics WHERE run_id = ?", (run_id,)).fetchone()
+        return row[0] if row else None
+
+    def between(value, runs, column, what, where):
+        values = [metric(r, column) for r in runs]
+        if None in values:
+            fail(f"{where}: {what} from runs {runs}: a run without {column}")
+        elif len(runs) == 1 and values[0] != value:
+            fail(f"{where}: {what} read at run {runs[0]} ({column} {values[0]}), not at the anchor's {value}")
+        elif len(runs) == 2 and not (min(values) <= value <= max(values)):
+            fail(f"{where}: {what} interpolated between runs {runs} ({column} {values}), which do not surround the anchor's {value}")
+        elif len(runs) not in (1, 2):
+            fail(f"{where}: {what} from {len(runs)} runs")
+
+    for t in tables:
+        head = t["text"][:80]
+        if t["rows"] is None:
+            fail(f"{page}: per-rate paragraph '{head}' has no table after it")
+            continue
+        for k, cells in enumerate(t["rows"]):
+            where = f"{page}: per-rate table '{head}', row {k + 1}"
+            pairing = cells[0]["pairing"] if cells else None
+            if pairing is None:
+                fail(f"{where}: the row does not say how it was paired ({[c['text'] for c in cells]})")
+                continue
+            anchor = int(cells[1]["text"])
+            rate_runs = [int(x) for x in (cells[5]["runs"] or "").split()]
+            quality_runs = [int(x) for x in (cells[8]["runs"] or "").split()]
+            if pairing == "target":
+                target = metric(anchor, "target_kbps")
+                if len(rate_runs) != 1 or quality_runs != rate_runs:
+                    fail(f"{where}: paired at an equal target but names test runs {rate_runs} and {quality_runs}")
+                elif target is None or metric(rate_runs[0], "target_kbps") != target:
+                    fail(f"{where}: paired at an equal target, but the anchor run {anchor} asked for {target} kbit/s "
+                         f"and the test run {rate_runs[0]} for {metric(rate_runs[0], 'target_kbps')}")
+            elif pairing == "interpolated":
+                if quality_runs:
+                    between(metric(anchor, "bitrate_kbps"), quality_runs, "bitrate_kbps", "the test quality at the anchor's rate", where)
+                elif not cells[7]["text"].strip():
+                    fail(f"{where}: no test quality and no note saying why")
+                if rate_runs and t.get("column") == "psnr_global":
+                    between(metric(anchor, "psnr_global"), rate_runs, "psnr_global", "the test rate at the anchor's PSNR", where)
+                elif not rate_runs and not cells[4]["text"].strip():
+                    fail(f"{where}: no test rate and no note saying why")
+            else:
+                fail(f"{where}: paired '{pairing}', neither an equal target nor interpolated")
 
 
 def keyframe_positions(driver, con, run_id, tn, td, page):

@@ -104,6 +104,35 @@ struct PlotFromStoreEndToEndTests {
         #expect(try Self.bytes("\(one)/\(runs[1].name)/frames.dat") == Self.bytes("\(runs[1].folder)/frames.dat"))
     }
 
+    @Test("plot of a check run: its psnr chart says a check run has no source to measure against, not 'lossless, or none was decoded'")
+    func checkRunPSNR() throws {
+        let dir = NSTemporaryDirectory() + "enclab-plot-check-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try SyntheticClip(width: 64, height: 48, frames: 10, seed: 3).write(to: "\(dir)/a.y4m")
+        let e = try CommandLineTests.process(CommandLineTests.binary, ["encode", "a.y4m", "--threads", "1", "--preset", "ultrafast", "--no-plots",
+                                                                       "--db", "lab.sqlite", "--out", "out"], in: dir)
+        #expect(e.status == 0, "\(e.stderr)")
+        let stream = try #require(try Self.sqlite("\(dir)/lab.sqlite", "SELECT stream_path FROM runs").first)
+        try FileManager.default.copyItem(atPath: stream.hasPrefix("/") ? stream : "\(dir)/\(stream)", toPath: "\(dir)/dev.264")
+        let c = try CommandLineTests.process(CommandLineTests.binary, ["check", "--expect", "MaxKeyFrameInterval=250", "--db", "lab.sqlite", "dev.264"], in: dir)
+        #expect(c.status == 0, "\(c.stdout)\(c.stderr)")
+        #expect(try Self.sqlite("\(dir)/lab.sqlite", "SELECT run_id, experiment FROM runs ORDER BY run_id") == ["1|encode", "2|check"])
+        for id in ["1", "2"] {
+            let p = try CommandLineTests.process(CommandLineTests.binary, ["plot", "--db", "lab.sqlite", "--run", id, "--out", "plots-\(id)"], in: dir)
+            #expect(p.status == 0, "\(p.stderr)")
+        }
+        func script(_ id: String) throws -> String {
+            let found = try #require(FileManager.default.enumerator(atPath: "\(dir)/plots-\(id)")?.compactMap { $0 as? String }.first { $0.hasSuffix("psnr.gp") })
+            return try String(contentsOfFile: "\(dir)/plots-\(id)/\(found)", encoding: .utf8)
+        }
+        let check = try script("2")
+        #expect(check.contains("no PSNR: a check run (enclab check --db) has no source clip to measure against"), "\(check)")
+        #expect(!check.contains("lossless"))
+        // The encode has PSNR: its chart plots it, no label.
+        #expect(!(try script("1")).contains("no PSNR"))
+    }
+
     @Test("redraw by run key prefix: the run's folder is its key's first 16 hex digits (keys set with sqlite3)")
     func redrawByKey() throws {
         let dir = NSTemporaryDirectory() + "enclab-plot-\(UUID().uuidString)"

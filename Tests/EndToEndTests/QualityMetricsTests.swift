@@ -331,6 +331,44 @@ struct QualityMetricsTests {
         #expect(Array(after.dropLast()) == Array(before.dropLast()))
         #expect(try TestSupport.sqlite("\(dir)/e.sqlite", "SELECT count(*) FROM run_quality_metrics WHERE run_id = 1") == ["7"])
     }
+    @Test("measure and check runs: by default they are skipped, said on stderr; --run of one (an MP4 or a raw .264) is refused with 65 naming it; no check run gets frame_quality_metrics rows")
+    func measureSkipsCheckRuns() throws {
+        let dir = TestSupport.scratchFolder("enclab-vmaf")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try Self.clip(dir, frames: 5)
+        let e = try TestSupport.enclab(["encode", "c.y4m", "--threads", "1", "--crf", "33", "--no-plots", "--db", "e.sqlite", "--out", "e"], in: dir)
+        #expect(e.status == 0, "\(e.stderr)")
+        let folder = try CommandLineTests.runFolder("\(dir)/e.sqlite")
+        // The encode's stream checked twice into the same database: as an MP4 (run 2) and as the raw .264 (run 3).
+        let mux = try TestSupport.tool("ffmpeg", ["-v", "error", "-y", "-i", "\(dir)/\(folder)/stream.264", "-c", "copy", "\(dir)/dev.mp4"])
+        #expect(mux.status == 0, "\(mux.stderr)")
+        try FileManager.default.copyItem(atPath: "\(dir)/\(folder)/stream.264", toPath: "\(dir)/dev.264")
+        for stream in ["dev.mp4", "dev.264"] {
+            let c = try TestSupport.enclab(["check", "--expect", "MaxKeyFrameInterval=250", "--db", "e.sqlite", stream], in: dir)
+            #expect(c.status == 0, "\(c.stdout)\(c.stderr)")
+        }
+        #expect(try TestSupport.sqlite("\(dir)/e.sqlite", "SELECT run_id, experiment, run_key IS NULL FROM runs ORDER BY run_id") == ["1|encode|0", "2|check|1", "3|check|1"])
+        // --run of a check run: 65 naming the run and why, nothing stored.
+        for id in ["2", "3"] {
+            let m = try TestSupport.enclab(["measure", "--db", "e.sqlite", "--metrics", "ssim", "--run", id], in: dir)
+            #expect(m.status == 65, "\(m.stdout)\(m.stderr)")
+            #expect(m.stderr.contains("run \(id) is a check run") && m.stderr.contains("no source clip to score against"), "\(m.stderr)")
+        }
+        #expect(try TestSupport.sqlite("\(dir)/e.sqlite", "SELECT count(*) FROM frame_quality_metrics") == ["0"])
+        // The default: the encode measured, the two check runs skipped and said so.
+        let all = try TestSupport.enclab(["measure", "--db", "e.sqlite", "--metrics", "ssim"], in: dir)
+        #expect(all.status == 0, "\(all.stderr)")
+        #expect(all.stderr.contains("measure: skipped 2 check runs (2, 3): stored by enclab check --db, they have no source clip to score against"), "\(all.stderr)")
+        #expect(all.stdout.hasPrefix("measured run 1: 5 frames") && !all.stdout.contains("measured run 2") && !all.stdout.contains("measured run 3"), "\(all.stdout)")
+        #expect(try TestSupport.sqlite("\(dir)/e.sqlite", "SELECT run_id, count(*) FROM frame_quality_metrics GROUP BY run_id") == ["1|5"])
+        #expect(try TestSupport.sqlite("\(dir)/e.sqlite", "SELECT DISTINCT run_id FROM run_quality_metrics") == ["1"])
+        // The store itself refuses quality rows for a check run (whoever asks), writing nothing.
+        let store = try LabStore(path: "\(dir)/e.sqlite")
+        let scores = QualityScores(metrics: [.ssim], frames: Array(repeating: [.ssim: 0.9], count: 5), libvmafVersion: nil)
+        #expect(throws: LabError.self) { try store.recordQuality(runID: 3, scores) }
+        #expect(try TestSupport.sqlite("\(dir)/e.sqlite", "SELECT run_id, count(*) FROM frame_quality_metrics GROUP BY run_id") == ["1|5"])
+    }
+
     @Test("run with the experiment's 'metrics': every run scored, only what was asked stored; a VFR encode (timecode file) pairs by index")
     func experimentKeyAndVFR() throws {
         let dir = TestSupport.scratchFolder("enclab-vmaf")

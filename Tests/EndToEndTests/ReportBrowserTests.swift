@@ -230,6 +230,26 @@ struct ReportBrowserTests {
         #expect(!FileManager.default.fileExists(atPath: "\(dir)/rep/assets/index.html"))
     }
 
+    @Test("per-rate tables in chromium: every row pairs points at comparable rates as sqlite3 reads them (an equal target_kbps, or a value read between the test runs around the anchor's rate or PSNR), never by rank")
+    func perRatePairs() throws {
+        try Self.requireBrowser()
+        let dir = cli.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        // 3 points a configuration (too few for BD-rate: per-rate tables): abr (the anchor) and cbr asked for the same
+        // rates, crf on CRF values (no target).
+        let modes: [[String: Any]] = [200, 400, 800].map { ["rc": "abr", "bitrate": $0] } + [200, 400, 800].map { ["rc": "cbr", "bitrate": $0] }
+            + [22, 30, 38].map { ["rc": "crf", "crf": $0] }
+        try ReportSummaryTests.run(in: dir, name: "pr", modes: modes)
+        let r = try CLI.process(CLI.binary, ["report", "--db", "pr.sqlite", "--out", "rep"], in: dir)
+        try #require(r.status == 0, "\(r.stderr)")
+        let page = try String(contentsOfFile: "\(dir)/rep/pr/index.html", encoding: .utf8)
+        #expect(page.contains("data-pairing=\"target\"") && page.contains("data-pairing=\"interpolated\""))
+        let runPage = try #require(FileManager.default.enumerator(atPath: "\(dir)/rep/pr")?.compactMap { $0 as? String }
+            .first { $0.hasPrefix("run-") && $0.hasSuffix("/index.html") })
+        let check = try CLI.process("/usr/bin/python3", [Self.script, "--db", "pr.sqlite", "--report", "rep", "--run-page", "rep/pr/\(runPage)"], in: dir, limit: 900)
+        #expect(check.status == 0 && check.stdout.hasSuffix("ok\n"), "\(check.stdout)\(check.stderr)")
+    }
+
     @Test("the experiment page's summary table fits a 1280 px window without scrolling")
     func summaryTableFits() throws {
         try Self.requireBrowser()

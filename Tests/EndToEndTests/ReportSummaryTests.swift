@@ -138,7 +138,7 @@ struct ReportSummaryTests {
         let percent = try cli.sqlite("\(dir)/apart.sqlite", "SELECT printf('%.1f', \(overlap * 100))")[0]
         #expect(page.contains("<li class=\"no-overlap\"><b>PSNR ranges too far apart for BD-rate:</b> c.y4m: cbr (PSNR \(ranges[1][3])-\(ranges[1][4]) dB) against the anchor crf (PSNR \(ranges[0][3])-\(ranges[0][4]) dB), \(percent) % overlap"), "\(page)")
         #expect(page.contains("the per-rate differences table below the BD-rate table"))
-        // The BD-rate cells refused, the per-rate table below it: 4 pairs by rank.
+        // The BD-rate cells refused, the per-rate table below it: one row per anchor (crf) run.
         #expect(page.contains("<span class=\"refused\">"))
         let perRate = try #require(page.components(separatedBy: "Per-rate differences of <b>cbr</b> against <b>crf</b>").dropFirst().first, "no per-rate table")
         #expect(Self.cells(try #require(perRate.components(separatedBy: "</table>").first), tag: "td").count == 4)
@@ -193,7 +193,8 @@ struct ReportSummaryTests {
         #expect(short.contains("<li class=\"unverified-runs\"><b>Unverified:</b> 3 runs were encoded with --verify none"))
         #expect(!short.contains("<li class=\"non-increasing-pts\""))
         // No orange refusal cells, the per-rate table instead: its differences as arithmetic on sqlite3's numbers
-        // (pairs by rank: crf has no target).
+        // (crf has no target: the crf curve read at each abr run's rate and PSNR, straight lines in log10(rate),
+        // within crf's measured range only; never paired by rank).
         #expect(!short.contains("<span class=\"refused\">"))
         #expect(short.contains("no BD: 3 points (4 needed), per-rate differences below"))
         let points = try cli.sqlite("\(dir)/short.sqlite", """
@@ -204,9 +205,24 @@ struct ReportSummaryTests {
         let perRate = try #require(short.components(separatedBy: "Per-rate differences of").dropFirst().first)
         let perRows = Self.cells(try #require(perRate.components(separatedBy: "</table>").first), tag: "td")
         #expect(perRows.count == 3)
-        for (row, (a, t)) in zip(perRows, zip(anchor, test)) {
-            #expect(Self.text(row[5].content) == String(format: "%.2f", (t.0 - a.0) / a.0 * 100))
-            #expect(Self.text(row[8].content) == String(format: "%.3f", t.1 - a.1))
+        for (row, a) in zip(perRows, anchor) {
+            #expect(row[0].content.contains("data-pairing=\"interpolated\""), "\(row[0].content)")
+            // The crf PSNR at the abr run's rate: between the two crf points around it, t = (log r - log r0) / (log r1 - log r0).
+            if let k = test.indices.dropFirst().first(where: { test[$0 - 1].0 <= a.0 && a.0 <= test[$0].0 }) {
+                let (p, q) = (test[k - 1], test[k])
+                let t = (log10(a.0) - log10(p.0)) / (log10(q.0) - log10(p.0))
+                #expect(Self.text(row[9].content) == String(format: "%.3f", p.1 + t * (q.1 - p.1) - a.1), "\(row)")
+            } else {
+                #expect(Self.text(row[9].content).isEmpty && Self.text(row[7].content).hasSuffix(" kbit/s") && Self.text(row[7].content).hasPrefix("outside the test's "), "\(row)")
+            }
+            // The crf rate at the abr run's PSNR: the same lines read the other way.
+            if let k = test.indices.dropFirst().first(where: { min(test[$0 - 1].1, test[$0].1) <= a.1 && a.1 <= max(test[$0 - 1].1, test[$0].1) }) {
+                let (p, q) = (test[k - 1], test[k])
+                let r = pow(10, log10(p.0) + (a.1 - p.1) / (q.1 - p.1) * (log10(q.0) - log10(p.0)))
+                #expect(Self.text(row[6].content) == String(format: "%.2f", (r - a.0) / a.0 * 100), "\(row)")
+            } else {
+                #expect(Self.text(row[6].content).isEmpty && Self.text(row[4].content).hasSuffix(" dB") && Self.text(row[4].content).hasPrefix("outside the test's "), "\(row)")
+            }
         }
 
         // Repeated and non-increasing PTS (a schedule with duplicates and a step back).

@@ -310,7 +310,7 @@ public enum Plots {
         plot 'frames.dat' using 1:6 with linespoints pt 7 ps 0.4 title 'PSNR Y', \\
              'frames.dat' using 1:7 with linespoints pt 7 ps 0.4 title 'PSNR avg (Y,U,V)'
         """ : """
-        set label 'no PSNR for this run: no frame has an error (lossless), or none was decoded' at graph 0.5, 0.5 center
+        set label '\(input.isCheck ? "no PSNR: a check run (enclab check --db) has no source clip to measure against" : "no PSNR for this run: no frame has an error (lossless), or none was decoded")' at graph 0.5, 0.5 center
         set yrange [0:1]
         plot 1/0 notitle
         """

@@ -20,6 +20,9 @@ public struct RunPlotInput: Sendable {
     public var maxrateKbps: Double?
     /// The run's frames in decode order (`frames` rows by coded_index).
     public var frames: [LabStore.FrameRow]
+    /// Whether the run is a check run (a stream stored by `enclab check --db`: experiment `check`, no run key): it
+    /// has no source clip, so no PSNR, and its PSNR chart says so.
+    public var isCheck = false
 
     public init(title: String, fps: Rational, timebaseNum: Int, timebaseDen: Int, targetKbps: Double?,
                 maxrateKbps: Double?, frames: [LabStore.FrameRow]) {
@@ -68,6 +71,7 @@ public struct RunPlotInput: Sendable {
         let label = settings.label.isEmpty ? settings.x264Arguments : settings.label
         self.init(title: "\((run.clip as NSString).lastPathComponent) \(label)", fps: fps, timebaseNum: tbNum,
                   timebaseDen: tbDen, targetKbps: target, maxrateKbps: vbv > 0 && vbv != target ? vbv : nil, frames: frames)
+        isCheck = run.experiment == CheckRuns.experiment && run.runKey == nil
     }
 
     /// The largest `size_bytes` a plotted frame may have (``FrameRanges/maximumFrameBytes``).

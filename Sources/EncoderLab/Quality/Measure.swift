@@ -15,9 +15,20 @@ public enum Measure {
     ///   run, stream or clip; `.data` for a run that is not done, a clip whose digest is not the run's, a stream
     ///   with another number of pictures than the run's frames, libvmaf scoring another count; `.software` for
     ///   ffmpeg's failures. The runs measured before stay measured.
+    ///
+    /// A check run (a stream stored by `enclab check --db`, ``CheckRuns``) has no source clip, only the stream
+    /// itself: it is never scored. With no selector the check runs are left out and `skipped` is called once with
+    /// their ids (none: not called); a `--run` naming one is refused with `.data` before any run is scored.
     public static func run(databasePath: String, runs selectors: [String], request: QualityRequest,
+                           skipped: ([Int64]) -> Void = { _ in },
                            measured: (Int64, QualityScores) -> Void = { _, _ in }) throws {
-        let (store, chosen) = try LabStore.openDoneRuns(databasePath: databasePath, selectors: selectors, notDone: "no stream to measure")
+        let (store, selected) = try LabStore.openDoneRuns(databasePath: databasePath, selectors: selectors, notDone: "no stream to measure")
+        let checks = selected.filter(isCheck)
+        if !selectors.isEmpty, let check = checks.first {
+            throw LabError.data("\(databasePath): run \(check.runID) is a check run (enclab check --db of \(check.clip)): it has no source clip to score against")
+        }
+        if !checks.isEmpty { skipped(checks.map(\.runID)) }
+        let chosen = selected.filter { !isCheck($0) }
         // Every run's size checked before any is scored.
         for run in chosen {
             try QualityMetric.check(request.metrics, width: run.width ?? 0, height: run.height ?? 0, clip: "\(databasePath): run \(run.runID) (\(run.clip))")
@@ -32,6 +43,10 @@ public enum Measure {
             bar.advance(detail: "run \(run.runID)")
         }
     }
+
+    /// Whether a stored run is a check run: experiment `check` (``CheckRuns/experiment``) and no run key, as the
+    /// report tells them apart.
+    static func isCheck(_ run: LabStore.RunRow) -> Bool { run.experiment == CheckRuns.experiment && run.runKey == nil }
 
     /// The run's `--seek` from its stored settings (`seek`, null or absent: 0).
     static func seek(_ settingsJSON: String) -> Int {

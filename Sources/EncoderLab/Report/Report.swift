@@ -633,38 +633,52 @@ public enum Report {
                                  rows: rows, sortable: true, textColumns: [0]) + perRate
     }
 
-    /// The per-rate differences of `test` against `base` when a curve has too few points for BD-rate: points paired
-    /// by the rate asked for (`run_metrics.target_kbps`) when every point of both has one, else by rank (the lowest
-    /// rate of one with the lowest of the other, and so on); per pair the two bitrates, their difference in %, the
-    /// two PSNRs (psnr_global) and their difference in dB.
+    /// The per-rate differences of `test` against `base` when a curve has too few points for BD-rate or their
+    /// quality ranges are too far apart: one row per anchor point, paired as ``PerRatePairing`` says (at an equal
+    /// target rate, `run_metrics.target_kbps`, where both have it; else the test curve read, linear in log10(rate)
+    /// and within its measured range only, at the anchor's rate and at its quality; never by rank), each row saying
+    /// how it was paired; a cell outside the test's range left empty with a note.
     static func perRateTable(base: Curve, test: Curve, metric: CurveMetric = .psnr) -> String {
         let e = HTML.escape
-        typealias Point = (rate: Double, psnr: Double, runID: Int64)
-        var pairs: [(a: Point, t: Point)] = []
-        let byTarget = (base.points.map { base.targets[$0.runID] } + test.points.map { test.targets[$0.runID] }).allSatisfy { $0 != nil }
-        if byTarget {
-            for a in base.points {
-                if let t = test.points.first(where: { test.targets[$0.runID] == base.targets[a.runID] }) { pairs.append((a, t)) }
-            }
-        }
-        let how: String
-        if byTarget && !pairs.isEmpty {
-            how = "paired by target rate (run_metrics.target_kbps)"
-        } else {
-            pairs = Array(zip(base.points, test.points))
-            how = "no common target rates: paired by rank, the lowest rate of each with the lowest of the other"
-        }
-        var rows: [[String]] = []
-        for (a, t) in pairs {
-            rows.append([base.targets[a.runID].map { HTML.number($0, digits: 0) } ?? "", "\(a.runID)", "\(t.runID)", HTML.number(a.rate, digits: 1), HTML.number(t.rate, digits: 1),
-                         HTML.number((t.rate - a.rate) / a.rate * 100, digits: 2), HTML.number(a.psnr, digits: 3), HTML.number(t.psnr, digits: 3),
-                         HTML.number(t.psnr - a.psnr, digits: 3)])
+        func points(_ c: Curve) -> [PerRatePairing.Point] {
+            c.points.map { .init(rate: $0.rate, quality: $0.psnr, runID: $0.runID, target: c.targets[$0.runID]) }
         }
         let q = metric.title, unit = metric.unit.trimmingCharacters(in: .whitespaces)
         let u = unit.isEmpty ? "" : " (\(unit))"
-        return "<p class=\"note per-rate\">Per-rate differences of <b>\(e(test.configuration))</b> against <b>\(e(base.configuration))</b> (\(how)): bitrate Δ % = (test − anchor) / anchor; \(q) Δ\(unit.isEmpty ? "" : " " + unit) = test − anchor (\(e(metric.column))).</p>\n"
-            + HTML.table(headers: ["target (kbit/s)", "anchor run", "test run", "anchor kbit/s", "test kbit/s", "bitrate Δ %", "anchor \(q)\(u)", "test \(q)\(u)", "\(q) Δ\(unit.isEmpty ? "" : " " + unit)"],
-                         rows: rows, textColumns: [], id: nil)
+        let rows = PerRatePairing.rows(anchor: points(base), test: points(test), qualityName: q, unit: metric.unit)
+        func runs(_ r: PerRatePairing.Reading?) -> String {
+            guard let r else { return "" }
+            return "<span class=\"runs\" data-runs=\"\(r.runs.map(String.init).joined(separator: " "))\">\(r.runs.map(String.init).joined(separator: ", "))</span>"
+        }
+        func value(_ r: PerRatePairing.Reading?, digits: Int, note: String?) -> String {
+            if let r { return HTML.number(r.value, digits: digits) }
+            return "<span class=\"note\">\(e(note ?? ""))</span>"
+        }
+        var cells: [[String]] = []
+        for row in rows {
+            let how: String
+            switch row.pairing {
+            case .target(let kbps):
+                how = "<span class=\"pairing\" data-pairing=\"target\">target \(HTML.number(kbps, digits: 0))</span>"
+            case .interpolated:
+                how = "<span class=\"pairing\" data-pairing=\"interpolated\">interpolated</span>"
+            }
+            cells.append([how, "\(row.anchor.runID)", HTML.number(row.anchor.rate, digits: 1), HTML.number(row.anchor.quality, digits: 3),
+                          value(row.testRate, digits: 1, note: row.rateNote), runs(row.testRate),
+                          row.rateDeltaPercent.map { HTML.number($0, digits: 2) } ?? "",
+                          value(row.testQuality, digits: 3, note: row.qualityNote), runs(row.testQuality),
+                          row.qualityDelta.map { HTML.number($0, digits: 3) } ?? ""])
+        }
+        let d = "\(q) Δ\(unit.isEmpty ? "" : " " + unit)"
+        return "<p class=\"note per-rate\">Per-rate differences of <b>\(e(test.configuration))</b> against <b>\(e(base.configuration))</b>, one row per anchor run, never paired by rank. "
+            + "Paired \"target N\": the anchor run and the test run asked for the same N kbit/s (run_metrics.target_kbps), compared as they are. "
+            + "Paired \"interpolated\" (no test run at the anchor's target): the test curve, its points joined by straight lines in log10(rate), "
+            + "read at the anchor's achieved rate (test \(q): \(d) at equal rate) and at the anchor's \(q) (test kbit/s: bitrate Δ at equal \(q)), only within the test's measured range, "
+            + "as BD-rate's integration range (outside it the cell is empty, with a note). \"from runs\" names the test run, or the two test runs a value was read between. "
+            + "Bitrate Δ % = (test − anchor) / anchor; \(d) = test − anchor (\(e(metric.column))).</p>\n"
+            + HTML.table(headers: ["paired", "anchor run", "anchor kbit/s", "anchor \(q)\(u)", "test kbit/s", "from runs", "bitrate Δ %",
+                                   "test \(q)\(u)", "from runs", d],
+                         rows: cells, textColumns: [0, 5, 8], id: nil).replacingOccurrences(of: "<table>", with: "<table class=\"per-rate-table\" data-column=\"\(e(metric.column))\">")
     }
 }
 

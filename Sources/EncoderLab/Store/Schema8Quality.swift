@@ -64,8 +64,17 @@ extension LabStore {
 
 extension LabStore {
     /// Records a stored run's perceptual quality (`enclab measure`) in one transaction of its own.
+    /// A check run (``CheckRuns``: experiment `check`, no run key) has no source clip: refused with `.data`, nothing
+    /// written.
     public func recordQuality(runID: Int64, _ scores: QualityScores) throws {
-        try database.transaction { try insertQualityScores(runID, scores) }
+        try database.transaction {
+            let check = try database.rows("SELECT run_id FROM runs WHERE run_id = ? AND experiment = ? AND run_key IS NULL",
+                                          [.integer(runID), .text(CheckRuns.experiment)])
+            guard check.isEmpty else {
+                throw LabError.data("run \(runID) is a check run (enclab check --db): it has no source clip, so no quality is stored for it")
+            }
+            try insertQualityScores(runID, scores)
+        }
     }
 
     /// A run's pooled perceptual quality (`run_quality_metrics`) by metric column, for the console.
