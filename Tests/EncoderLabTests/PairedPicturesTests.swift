@@ -26,7 +26,7 @@ struct PairedPicturesTests {
         defer { try? FileManager.default.removeItem(atPath: dir) }
         // Decoded k: offset 5k; source k: offset 5k + 2 (the "distortion").
         let decoded = (0..<5).map { Self.picture(5 * $0) }, sources = (0..<5).map { Self.picture(5 * $0 + 2) }
-        let pairs = try PairedPictures(folder: "\(dir)/.quality", width: 64, height: 48, metrics: [.vmaf, .psnrHVS, .ssim, .xpsnr],
+        let pairs = try PairedPictures(inside: dir, width: 64, height: 48, metrics: [.vmaf, .psnrHVS, .ssim, .xpsnr],
                                        ffmpeg: ffmpeg, threads: 1)
         defer { pairs.remove() }
         for (d, s) in zip(decoded, sources) { try pairs.write(held: d.bytes, source: s) }
@@ -66,7 +66,7 @@ struct PairedPicturesTests {
         // The pictures differ frame to frame: a pairing off by one would not give these values.
         #expect(Set(scores.frames.compactMap { $0[.psnrHVS] }).count == 5)
         // No picture file was written: the pairs went through the pipe.
-        let left = try FileManager.default.contentsOfDirectory(atPath: "\(dir)/.quality").sorted()
+        let left = try FileManager.default.contentsOfDirectory(atPath: pairs.folder).sorted()
         #expect(left == ["ffmpeg.log", "vmaf.json", "xpsnr.log"], "\(left)")
     }
 
@@ -83,7 +83,7 @@ struct PairedPicturesTests {
         // reader gone.
         var failure: LabError?
         do {
-            let pairs = try PairedPictures(folder: "\(dir)/.quality", width: 64, height: 48, metrics: [.vmaf], ffmpeg: fake, threads: 1)
+            let pairs = try PairedPictures(inside: dir, width: 64, height: 48, metrics: [.vmaf], ffmpeg: fake, threads: 1)
             defer { pairs.remove() }
             for k in 0..<2000 { try pairs.write(held: Self.picture(k).bytes, source: Self.picture(k + 1)) }
         } catch let e as LabError {
@@ -94,12 +94,62 @@ struct PairedPicturesTests {
         #expect(e.message == "\(fake) (libvmaf) stopped reading its input (exit status 1): Error: no libvmaf here", "\(e.message)")
     }
 
+    /// A stand-in for ffmpeg in `dir`: reads the stream, writes a libvmaf JSON log of two frames and a symlink
+    /// `link` to `outside` in its working directory, exits 0.
+    static func twoFrameScorer(_ dir: String, outside: String) throws -> String {
+        let fake = "\(dir)/fake-ffmpeg"
+        try """
+            #!/bin/sh
+            cat > /dev/null
+            printf '{"version":"fake","frames":[{"frameNum":0,"metrics":{"vmaf":40}},{"frameNum":1,"metrics":{"vmaf":41}}]}' > vmaf.json
+            ln -s '\(outside)' link
+
+            """.write(toFile: fake, atomically: true, encoding: .utf8)
+        chmod(fake, 0o755)
+        return fake
+    }
+
+    @Test("each pairing has a folder of its own: two at once in one run folder both score; a user's .quality/ folder and its file stay; a .quality symlink is not followed; a symlink the scorer made is removed, its target kept")
+    func foldersOfTheirOwn() throws {
+        let root = Self.scratch("pairs-own")
+        let run = "\(root)/run", linked = "\(root)/linked", target = "\(root)/target"
+        for d in [run, linked, target] { try FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: true) }
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        try "mine".write(toFile: "\(root)/keep.txt", atomically: true, encoding: .utf8)
+        let fake = try Self.twoFrameScorer(root, outside: "\(root)/keep.txt")
+        // A user's own .quality folder in one run folder, a .quality symlink to another folder in the other.
+        try FileManager.default.createDirectory(atPath: "\(run)/.quality", withIntermediateDirectories: true)
+        try "user's".write(toFile: "\(run)/.quality/notes.txt", atomically: true, encoding: .utf8)
+        try FileManager.default.createSymbolicLink(atPath: "\(linked)/.quality", withDestinationPath: target)
+        // Two pairings in one run folder at once (two measures of one run), and one beside the symlink.
+        let first = try PairedPictures(inside: run, width: 64, height: 48, metrics: [.vmaf], ffmpeg: fake, threads: 1)
+        let second = try PairedPictures(inside: run, width: 64, height: 48, metrics: [.vmaf], ffmpeg: fake, threads: 1)
+        let third = try PairedPictures(inside: linked, width: 64, height: 48, metrics: [.vmaf], ffmpeg: fake, threads: 1)
+        #expect(first.folder != second.folder)
+        for pairs in [first, second, third] {
+            for k in 0..<2 { try pairs.write(held: Self.picture(k).bytes, source: Self.picture(k + 1)) }
+        }
+        let a = try LibVMAF.score(first, displayedFrames: 2)
+        first.remove()
+        let b = try LibVMAF.score(second, displayedFrames: 2)
+        second.remove()
+        let c = try LibVMAF.score(third, displayedFrames: 2)
+        third.remove()
+        for scores in [a, b, c] { #expect(scores.frames.map { $0[.vmaf] } == [40, 41]) }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: run) == [".quality"])
+        #expect(try String(contentsOfFile: "\(run)/.quality/notes.txt", encoding: .utf8) == "user's")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: linked) == [".quality"])
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: "\(linked)/.quality") == target)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: target) == [])
+        #expect(try String(contentsOfFile: "\(root)/keep.txt", encoding: .utf8) == "mine")
+    }
+
     @Test("an odd size is refused (65) before any folder or ffmpeg: the chroma rows of a stacked pair would not line up", arguments: [(64, 47), (63, 48)])
     func oddSize(size: (Int, Int)) throws {
         let dir = Self.scratch("pairs-odd")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         #expect(throws: LabError(.data, "\(dir): pictures of \(size.0)x\(size.1) cannot be paired for libvmaf: both sides must be even (4:2:0, each pair stacked in one frame)")) {
-            _ = try PairedPictures(folder: dir, width: size.0, height: size.1, metrics: [.vmaf], ffmpeg: "/nonexistent/ffmpeg", threads: 1)
+            _ = try PairedPictures(inside: dir, width: size.0, height: size.1, metrics: [.vmaf], ffmpeg: "/nonexistent/ffmpeg", threads: 1)
         }
         #expect(!FileManager.default.fileExists(atPath: dir))
     }

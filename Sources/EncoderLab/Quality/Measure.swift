@@ -79,7 +79,7 @@ public enum Measure {
             throw LabError.data("\(what): skipped_frames holds input index \(bad), the run has \(inputs) input pictures")
         }
         let droppedSet = Set(dropped)
-        let pairs = try PairedPictures(folder: Paths.parent(streamPath) + "/.quality", width: width, height: height,
+        let pairs = try PairedPictures(inside: Paths.parent(streamPath), width: width, height: height,
                                        metrics: request.metrics, ffmpeg: request.ffmpeg, threads: ProcessInfo.processInfo.activeProcessorCount)
         defer { pairs.remove() }
         let decoder = try H264StreamDecoder(width: width, height: height, name: streamPath)
