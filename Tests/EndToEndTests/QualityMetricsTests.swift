@@ -320,6 +320,30 @@ struct QualityMetricsTests {
         #expect(Array(after.dropLast()) == Array(before.dropLast()))
         #expect(try TestSupport.sqlite("\(dir)/e.sqlite", "SELECT count(*) FROM run_quality_metrics WHERE run_id = 1") == ["7"])
     }
+    @Test("measure refuses a stream file whose size is not the run's runs.bytes (run 1's stream copied over run 2's): 65 naming the file and both sizes, nothing stored")
+    func measureRefusesAnotherStream() throws {
+        let dir = TestSupport.scratchFolder("enclab-vmaf")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try Self.clip(dir, frames: 6, size: "64x48")
+        for crf in ["20", "45"] {
+            let e = try TestSupport.enclab(["encode", "c.y4m", "--threads", "1", "--crf", crf, "--verify", "none", "--no-plots",
+                                            "--db", "e.sqlite", "--out", "e"], in: dir)
+            #expect(e.status == 0, "\(e.stderr)")
+        }
+        let one = try CommandLineTests.runFolder("\(dir)/e.sqlite", 1), two = try CommandLineTests.runFolder("\(dir)/e.sqlite", 2)
+        try FileManager.default.removeItem(atPath: "\(dir)/\(two)/stream.264")
+        try FileManager.default.copyItem(atPath: "\(dir)/\(one)/stream.264", toPath: "\(dir)/\(two)/stream.264")
+        // Both sizes from elsewhere: the file's from stat(1), run 2's from sqlite3.
+        let fileSize = try TestSupport.process("/usr/bin/stat", ["-c", "%s", "\(dir)/\(two)/stream.264"], in: "/").stdout
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let stored = try TestSupport.sqlite("\(dir)/e.sqlite", "SELECT bytes FROM runs WHERE run_id = 2")
+        #expect(stored.count == 1 && stored != [fileSize])
+        let m = try TestSupport.enclab(["measure", "--db", "e.sqlite", "--run", "2", "--metrics", "vmaf"], in: dir)
+        #expect(m.status == 65, "\(m.stderr)")
+        #expect(m.stderr.contains("\(two)/stream.264: \(fileSize) bytes, the stream of e.sqlite: run 2 had \(stored.first ?? "?") (runs.bytes)"), "\(m.stderr)")
+        #expect(try TestSupport.sqlite("\(dir)/e.sqlite", "SELECT count(*) FROM frame_quality_metrics; SELECT count(*) FROM run_quality_metrics") == ["0", "0"])
+    }
+
     @Test("run with the experiment's 'metrics': every run scored, only what was asked stored; a VFR encode (timecode file) pairs by index")
     func experimentKeyAndVFR() throws {
         let dir = TestSupport.scratchFolder("enclab-vmaf")
