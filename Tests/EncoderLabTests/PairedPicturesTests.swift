@@ -144,6 +144,65 @@ struct PairedPicturesTests {
         #expect(try String(contentsOfFile: "\(root)/keep.txt", encoding: .utf8) == "mine")
     }
 
+    /// libvmaf's JSON log of two frames, frame 1's value `second` for `key`, frame 0's `first`; frame numbers `numbers`.
+    static func vmafLog(_ key: String, _ first: String, _ second: String = "50", numbers: (Int, Int) = (0, 1)) -> String {
+        "printf '%s' '{\"version\":\"fake\",\"frames\":[{\"frameNum\":\(numbers.0),\"metrics\":{\"\(key)\":\(first)}},{\"frameNum\":\(numbers.1),\"metrics\":{\"\(key)\":\(second)}}]}' > vmaf.json"
+    }
+
+    /// Runs a stand-in scorer doing `body` in its folder after reading the stream, for two pairs, and returns what
+    /// scoring them threw (nil when it scored).
+    static func scoreWithStandIn(_ body: String, metrics: [QualityMetric], name: String) throws -> LabError? {
+        let dir = Self.scratch(name)
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let fake = "\(dir)/fake-ffmpeg"
+        try "#!/bin/sh\ncat > /dev/null\n\(body)\nexit 0\n".write(toFile: fake, atomically: true, encoding: .utf8)
+        chmod(fake, 0o755)
+        let pairs = try PairedPictures(inside: dir, width: 64, height: 48, metrics: metrics, ffmpeg: fake, threads: 1)
+        defer { pairs.remove() }
+        for k in 0..<2 { try pairs.write(held: Self.picture(k).bytes, source: Self.picture(k + 1)) }
+        do { _ = try LibVMAF.score(pairs, displayedFrames: 2) } catch let e as LabError { return e }
+        return nil
+    }
+
+    @Test("a logged value that is not a number, outside its metric's range, or a frame number repeated or missing: 65 naming the frame, the metric and the value, nothing scored",
+          arguments: [
+            ("vmaf", PairedPicturesTests.vmafLog("vmaf", "-5"), "libvmaf's log: frame 0 has vmaf -5.0, outside 0-100 (libvmaf clips its models' scores to score_clip 0-100)"),
+            ("vmaf", PairedPicturesTests.vmafLog("vmaf", "50", "150"), "libvmaf's log: frame 1 has vmaf 150.0, outside 0-100"),
+            ("vmaf", PairedPicturesTests.vmafLog("vmaf", "1e308"), "libvmaf's log: frame 0 has vmaf 1e+308, outside 0-100"),
+            ("vmaf", PairedPicturesTests.vmafLog("vmaf", "true"), "libvmaf's log: frame 0 has vmaf true, not a number"),
+            ("vmaf", PairedPicturesTests.vmafLog("vmaf", "\"abc\""), "libvmaf's log: frame 0 has vmaf \"abc\", not a number"),
+            ("vmaf", PairedPicturesTests.vmafLog("vmaf", "50", numbers: (0, 0)), "libvmaf's log: frame 0 is logged twice (2 frames logged)"),
+            ("vmaf", PairedPicturesTests.vmafLog("vmaf", "50", numbers: (0, 2)), "libvmaf's log: frame 1 is missing (2 frames logged, numbered from 0)"),
+            ("ssim", PairedPicturesTests.vmafLog("float_ssim", "1.5"), "libvmaf's log: frame 0 has float_ssim 1.5, outside -1 to 1"),
+            ("ms-ssim", PairedPicturesTests.vmafLog("float_ms_ssim", "0.9", "-1.5"), "libvmaf's log: frame 1 has ms_ssim -1.5, outside -1 to 1"),
+            ("ciede2000", PairedPicturesTests.vmafLog("ciede2000", "-0.5"), "libvmaf's log: frame 0 has ciede2000 -0.5, outside 0 and above"),
+            ("xpsnr", "printf 'n:    1  XPSNR y: 36.5  XPSNR u: 38.5  XPSNR v: 38.1\\nn:    2  XPSNR y: nan  XPSNR u: 1  XPSNR v: 1\\n' > xpsnr.log",
+             "the xpsnr filter's stats: frame 2 has xpsnr \"nan\", not a number of dB"),
+            ("xpsnr", "printf 'n:    1  XPSNR y: 36.5  XPSNR u: 38.5  XPSNR v: 38.1\\nn:    1  XPSNR y: 37  XPSNR u: 1  XPSNR v: 1\\n' > xpsnr.log",
+             "the xpsnr filter's stats: frame 1 is logged twice"),
+          ])
+    func valuesRefused(metric: String, body: String, message: String) throws {
+        let e = try #require(try Self.scoreWithStandIn(body, metrics: try QualityMetric.list(metric), name: "pairs-values"))
+        #expect(e.kind == .data, "\(e.message)")
+        #expect(e.message.hasPrefix(message), "\(e.message)")
+    }
+
+    @Test("a log written but not readable (not JSON, NaN, a symlink, a FIFO, over 256 MiB) is said to be unreadable, not missing (70); the huge one not read whole",
+          arguments: [
+            ("printf '{garbage[[' > vmaf.json", "it is not JSON the lab can read (10 bytes)"),
+            ("printf '{\"frames\":[{\"frameNum\":0,\"metrics\":{\"vmaf\":NaN}}]}' > vmaf.json", "it is not JSON the lab can read"),
+            ("ln -s /etc/passwd vmaf.json", "it is a symbolic link, not followed"),
+            ("mkfifo vmaf.json", "it is not a regular file"),
+            ("truncate -s 300M vmaf.json", "it is over 256 MiB, the most the lab reads of a scorer's log"),
+          ])
+    func unreadableLog(body: String, reason: String) throws {
+        let e = try #require(try Self.scoreWithStandIn(body, metrics: [.vmaf], name: "pairs-unreadable"))
+        #expect(e.kind == .software, "\(e.message)")
+        #expect(e.message.contains("and wrote libvmaf's JSON log (vmaf.json), but \(reason)"), "\(e.message)")
+        #expect(!e.message.contains("without writing"), "\(e.message)")
+    }
+
     @Test("an odd size is refused (65) before any folder or ffmpeg: the chroma rows of a stacked pair would not line up", arguments: [(64, 47), (63, 48)])
     func oddSize(size: (Int, Int)) throws {
         let dir = Self.scratch("pairs-odd")

@@ -29,7 +29,7 @@ struct MeasureCommand: Command {
     let exitStatuses: [(status: Int32, meaning: String)] = [
         (0, "every selected run measured"),
         (64, "usage: a bad flag or metric, no --db or --metrics, a malformed --run, ms-ssim on pictures under 176 px either side"),
-        (65, "bad data: a --run that is not done, a clip whose digest is not the run's, a stream of another size than runs.bytes or with another number of pictures, libvmaf scoring another number of frames than the run displayed (the runs before stay measured)"),
+        (65, "bad data: a --run that is not done, a clip whose digest is not the run's, a stream of another size than runs.bytes or with another number of pictures, libvmaf scoring another number of frames than the run displayed, a scorer's log with a value that is no number or outside its metric's range (VMAF 0-100) or a frame number repeated or missing (the runs before stay measured)"),
         (66, "the database, a --run, a stream or a clip is missing"),
         (70, "no ffmpeg with libvmaf (the PyPI package imageio-ffmpeg; 'bash scripts/setup.sh' installs it), or ffmpeg failed"),
         (74, "a write failed part-way (a full disk)"),
