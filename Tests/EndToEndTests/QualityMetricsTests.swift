@@ -87,7 +87,8 @@ struct QualityMetricsTests {
         #expect(e.status == 0, "\(e.stderr)")
         let folder = try CommandLineTests.runFolder("\(dir)/e.sqlite")
         // The scoring's pictures are gone from the run's folder.
-        #expect(!FileManager.default.fileExists(atPath: "\(dir)/\(folder)/.quality"))
+        let left = try FileManager.default.contentsOfDirectory(atPath: "\(dir)/\(folder)")
+        #expect(!left.contains { $0.hasPrefix(".quality") }, "\(left)")
         try Self.decode("\(dir)/\(folder)/stream.264", to: "\(dir)/dec.y4m")
         let hand = try Self.byHand(dist: "dec.y4m", ref: "c.y4m", in: dir)
         #expect(hand.frames.count == 12)
@@ -433,7 +434,10 @@ struct QualityMetricsTests {
         let child = try #require(scorer, "no child running \(ffmpeg) while the run encodes")
         // Its standard input is a pipe, and the pictures are in no file.
         #expect(((try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(child)/fd/0")) ?? "").hasPrefix("pipe:"))
-        let quality = (try? FileManager.default.contentsOfDirectory(atPath: "\(running)/.quality")) ?? []
+        // ffmpeg's own folder, .quality-XXXXXX: its working directory.
+        let own = try #require(try FileManager.default.contentsOfDirectory(atPath: running).first { $0.hasPrefix(".quality-") })
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(child)/cwd") == "\(running)/\(own)")
+        let quality = (try? FileManager.default.contentsOfDirectory(atPath: "\(running)/\(own)")) ?? []
         #expect(!quality.contains { $0.hasSuffix(".y4m") }, "\(quality)")
         p.interrupt()
         p.waitUntilExit()
