@@ -57,8 +57,10 @@ struct QualityPoolTests {
         // Three inputs, input 0 dropped before anything was decoded: two pairs reach libvmaf (the held pictures
         // differ from their sources, so every value is finite), scored as the run's inputs 1 and 2.
         let folder = NSTemporaryDirectory() + "enclab-unscored-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
         let ffmpeg = try VMAFFFmpeg.find(flag: nil)
-        let pairs = try PairedPictures(folder: folder, width: 64, height: 64, metrics: [.vmaf], ffmpeg: ffmpeg, threads: 1)
+        let pairs = try PairedPictures(inside: folder, width: 64, height: 64, metrics: [.vmaf], ffmpeg: ffmpeg, threads: 1)
         defer { pairs.remove() }
         for k in 1...2 { try pairs.write(held: Self.picture(k * 7).bytes, source: Self.picture(k * 7 + 3)) }
         let scores = try LibVMAF.scoreInputs(pairs, inputs: 3, unscored: [0])

@@ -87,7 +87,8 @@ struct QualityMetricsTests {
         #expect(e.status == 0, "\(e.stderr)")
         let folder = try CommandLineTests.runFolder("\(dir)/e.sqlite")
         // The scoring's pictures are gone from the run's folder.
-        #expect(!FileManager.default.fileExists(atPath: "\(dir)/\(folder)/.quality"))
+        let left = try FileManager.default.contentsOfDirectory(atPath: "\(dir)/\(folder)")
+        #expect(!left.contains { $0.hasPrefix(".quality") }, "\(left)")
         try Self.decode("\(dir)/\(folder)/stream.264", to: "\(dir)/dec.y4m")
         let hand = try Self.byHand(dist: "dec.y4m", ref: "c.y4m", in: dir)
         #expect(hand.frames.count == 12)
@@ -369,6 +370,30 @@ struct QualityMetricsTests {
         #expect(try TestSupport.sqlite("\(dir)/e.sqlite", "SELECT run_id, count(*) FROM frame_quality_metrics GROUP BY run_id") == ["1|5"])
     }
 
+    @Test("measure refuses a stream file whose size is not the run's runs.bytes (run 1's stream copied over run 2's): 65 naming the file and both sizes, nothing stored")
+    func measureRefusesAnotherStream() throws {
+        let dir = TestSupport.scratchFolder("enclab-vmaf")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try Self.clip(dir, frames: 6, size: "64x48")
+        for crf in ["20", "45"] {
+            let e = try TestSupport.enclab(["encode", "c.y4m", "--threads", "1", "--crf", crf, "--verify", "none", "--no-plots",
+                                            "--db", "e.sqlite", "--out", "e"], in: dir)
+            #expect(e.status == 0, "\(e.stderr)")
+        }
+        let one = try CommandLineTests.runFolder("\(dir)/e.sqlite", 1), two = try CommandLineTests.runFolder("\(dir)/e.sqlite", 2)
+        try FileManager.default.removeItem(atPath: "\(dir)/\(two)/stream.264")
+        try FileManager.default.copyItem(atPath: "\(dir)/\(one)/stream.264", toPath: "\(dir)/\(two)/stream.264")
+        // Both sizes from elsewhere: the file's from stat(1), run 2's from sqlite3.
+        let fileSize = try TestSupport.process("/usr/bin/stat", ["-c", "%s", "\(dir)/\(two)/stream.264"], in: "/").stdout
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let stored = try TestSupport.sqlite("\(dir)/e.sqlite", "SELECT bytes FROM runs WHERE run_id = 2")
+        #expect(stored.count == 1 && stored != [fileSize])
+        let m = try TestSupport.enclab(["measure", "--db", "e.sqlite", "--run", "2", "--metrics", "vmaf"], in: dir)
+        #expect(m.status == 65, "\(m.stderr)")
+        #expect(m.stderr.contains("\(two)/stream.264: \(fileSize) bytes, the stream of e.sqlite: run 2 had \(stored.first ?? "?") (runs.bytes)"), "\(m.stderr)")
+        #expect(try TestSupport.sqlite("\(dir)/e.sqlite", "SELECT count(*) FROM frame_quality_metrics; SELECT count(*) FROM run_quality_metrics") == ["0", "0"])
+    }
+
     @Test("run with the experiment's 'metrics': every run scored, only what was asked stored; a VFR encode (timecode file) pairs by index")
     func experimentKeyAndVFR() throws {
         let dir = TestSupport.scratchFolder("enclab-vmaf")
@@ -458,7 +483,10 @@ struct QualityMetricsTests {
         let child = try #require(scorer, "no child running \(ffmpeg) while the run encodes")
         // Its standard input is a pipe, and the pictures are in no file.
         #expect(((try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(child)/fd/0")) ?? "").hasPrefix("pipe:"))
-        let quality = (try? FileManager.default.contentsOfDirectory(atPath: "\(running)/.quality")) ?? []
+        // ffmpeg's own folder, .quality-XXXXXX: its working directory.
+        let own = try #require(try FileManager.default.contentsOfDirectory(atPath: running).first { $0.hasPrefix(".quality-") })
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(child)/cwd") == "\(running)/\(own)")
+        let quality = (try? FileManager.default.contentsOfDirectory(atPath: "\(running)/\(own)")) ?? []
         #expect(!quality.contains { $0.hasSuffix(".y4m") }, "\(quality)")
         p.interrupt()
         p.waitUntilExit()

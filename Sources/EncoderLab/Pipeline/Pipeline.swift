@@ -125,7 +125,7 @@ public enum Pipeline {
         // them, scoring while x264 encodes (its logs in the run's folder, removed after).
         if let quality { try QualityMetric.check(quality.metrics, width: input.width, height: input.height, clip: spec.clip.path) }
         let pairs = try quality.map {
-            try PairedPictures(folder: "\(folder)/.quality", width: input.width, height: input.height, metrics: $0.metrics,
+            try PairedPictures(inside: folder, width: input.width, height: input.height, metrics: $0.metrics,
                                ffmpeg: $0.ffmpeg, threads: session.resolved.threads)
         }
         defer { pairs?.remove() }

@@ -83,8 +83,11 @@ enum LibVMAF {
     /// Ends the stream of `pairs`, waits for libvmaf to score it, and checks that every displayed frame was scored.
     /// - Parameters:
     ///   - displayedFrames: the run's displayed frames: libvmaf's log must hold exactly this many.
-    /// - Throws: `.data` (65) naming both counts when the log holds another number of frames; `.software` when ffmpeg
-    ///   fails or its log lacks a requested metric for a frame; `.interrupted` after SIGINT/SIGTERM.
+    /// - Throws: `.data` (65) naming both counts when the log holds another number of frames, and naming the frame,
+    ///   the metric and the value for a value that is not a number or is outside the metric's range
+    ///   (``QualityMetric/validRange``) or a frame number repeated or missing; `.software` when ffmpeg fails, writes
+    ///   no log or one that cannot be read (said apart), or its log lacks a requested metric for a frame;
+    ///   `.interrupted` after SIGINT/SIGTERM.
     static func score(_ pairs: PairedPictures, displayedFrames: Int) throws -> QualityScores {
         let metrics = pairs.metrics
         let result = pairs.finish()
@@ -97,8 +100,12 @@ enum LibVMAF {
         var version: String?
         let vmafMetrics = metrics.filter { $0.libvmafKey != nil }
         if !vmafMetrics.isEmpty {
-            let log: (version: String?, frames: [[String: Double]])
-            do { log = try parseJSONLog(path: "\(pairs.folder)/vmaf.json") } catch {
+            let parsed: (version: String?, frames: [[String: Double]])?
+            do { parsed = try parseJSONLog(path: "\(pairs.folder)/vmaf.json") } catch let e as LabError where e.kind == .software {
+                // Written but not readable: said so, not taken for a missing log. The folder is removed on the way out.
+                throw LabError.software("\(pairs.scorerName) ended (\(result.ending)) and wrote libvmaf's JSON log (vmaf.json), but \(e.message); the end of its stderr: \(result.stderr)")
+            }
+            guard let log = parsed else {
                 // The folder is removed on the way out: the ffmpeg, how it ended and its words, not the path.
                 throw LabError.software("\(pairs.scorerName) ended (\(result.ending)) without writing libvmaf's JSON log of frames; the end of its stderr: \(result.stderr); --metrics needs an ffmpeg with libvmaf")
             }
@@ -111,12 +118,23 @@ enum LibVMAF {
                     guard let v = values[m.libvmafKey!] else {
                         throw LabError.software("libvmaf's log \(pairs.folder)/vmaf.json has no \(m.libvmafKey!) for frame \(k) (asked for \(m.rawValue))")
                     }
-                    if v.isFinite { frames[k][m] = v }
+                    // NaN stands for libvmaf's null (no finite value): stored NULL.
+                    if v.isNaN { continue }
+                    guard m.validRange.contains(v) else {
+                        throw LabError.data("libvmaf's log: frame \(k) has \(m.column) \(v), outside \(rangeText(m)): not a score libvmaf gives, nothing stored")
+                    }
+                    frames[k][m] = v
                 }
             }
         }
         if metrics.contains(.xpsnr) {
-            let values = try parseXPSNR(path: "\(pairs.folder)/xpsnr.log")
+            let read: [Double]?
+            do { read = try parseXPSNR(path: "\(pairs.folder)/xpsnr.log") } catch let e as LabError where e.kind == .software {
+                throw LabError.software("\(pairs.scorerName) ended (\(result.ending)) and wrote the xpsnr filter's stats file (xpsnr.log), but \(e.message); the end of its stderr: \(result.stderr)")
+            }
+            guard let values = read else {
+                throw LabError.software("\(pairs.scorerName) ended (\(result.ending)) without writing the xpsnr filter's stats file; the end of its stderr: \(result.stderr)")
+            }
             guard values.count == displayedFrames else {
                 throw LabError.data("the xpsnr filter scored \(values.count) frames, the run displayed \(displayedFrames) (\(counts)): the pairs do not line up, nothing scored")
             }
@@ -149,43 +167,140 @@ enum LibVMAF {
         return "--metrics: input pictures \(unscored.map(String.init).joined(separator: ", ")) were dropped by the encoder before any picture was decoded (nothing is shown in their place): not scored, their frame_quality_metrics rows are NULL"
     }
 
-    /// libvmaf's JSON log: its `version`, and each frame's metrics in `frameNum` order.
-    /// - Throws: `.software` when the file is missing or not libvmaf's JSON.
-    static func parseJSONLog(path: String) throws -> (version: String?, frames: [[String: Double]]) {
-        guard let data = FileManager.default.contents(atPath: path),
-              let root = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-              let list = root["frames"] as? [[String: Any]] else {
-            throw LabError.software("\(path): libvmaf wrote no JSON log with a frames list")
+    /// The range of `metric` as the refusal of a value outside it says it.
+    static func rangeText(_ metric: QualityMetric) -> String {
+        switch metric {
+        case .vmaf, .vmafNeg, .vmaf4k: "0-100 (libvmaf clips its models' scores to score_clip 0-100)"
+        case .ssim, .msSSIM: "-1 to 1"
+        case .ciede2000: "0 and above (libvmaf's 45 - 20 log10 of the mean CIEDE2000)"
+        case .psnrHVS, .xpsnr: "the finite numbers"
+        }
+    }
+
+    /// The most of a scorer's log the lab reads (libvmaf's JSON log, the xpsnr stats file), 256 MiB: a larger file is
+    /// refused, not read whole.
+    static let logCap = 256 << 20
+
+    /// The bytes of a log the scorer wrote in its folder, nil when there is none.
+    /// - Throws: `.software` with the reason (beginning "it is"/"it cannot") for a symlink (not followed), a file
+    ///   that is not a regular file (a FIFO: not opened for reading to wait on), one over ``logCap``, one that cannot
+    ///   be read.
+    static func readLog(_ path: String) throws -> Data? {
+        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        if fd < 0 {
+            let code = errno
+            if code == ENOENT { return nil }
+            if code == ELOOP { throw LabError.software("it is a symbolic link, not followed") }
+            throw LabError.software("it cannot be opened: \(String(cString: strerror(code)))")
+        }
+        let handle = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
+        var st = stat()
+        guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG else {
+            throw LabError.software("it is not a regular file (a FIFO, a folder or a device), not read")
+        }
+        let over = "it is over \(logCap >> 20) MiB, the most the lab reads of a scorer's log, not read"
+        guard st.st_size <= logCap else { throw LabError.software(over) }
+        let data: Data
+        do { data = try handle.read(upToCount: logCap + 1) ?? Data() } catch {
+            throw LabError.software("it cannot be read: \(error.localizedDescription)")
+        }
+        // Grown since fstat (a child of the scorer still writing): read no further.
+        guard data.count <= logCap else { throw LabError.software(over) }
+        return data
+    }
+
+    /// A logged value as a message shows it: a number, true/false, a string quoted (control characters as ?,
+    /// 40 characters at most), or the kind of a list or object.
+    static func shown(_ value: Any) -> String {
+        if let n = value as? NSNumber { return String(cString: n.objCType) == "c" ? (n.boolValue ? "true" : "false") : "\(n.doubleValue)" }
+        if let text = value as? String {
+            let clean = String(String.UnicodeScalarView(text.unicodeScalars.prefix(40).map {
+                $0.value < 0x20 || (0x7f...0x9f).contains($0.value) ? "?" : $0
+            }))
+            return "\"\(clean)\"" + (text.unicodeScalars.count > 40 ? "..." : "")
+        }
+        if value is [Any] { return "a list" }
+        if value is [String: Any] { return "an object" }
+        return "a value of another kind"
+    }
+
+    /// libvmaf's JSON log: its `version`, and each frame's metrics in `frameNum` order (NaN standing for libvmaf's
+    /// null, a value that is not finite); nil when there is no log.
+    /// - Throws: `.software` (the reason) when the log cannot be read (``readLog(_:)``) or is not JSON with a frames
+    ///   list; `.data` (65) naming the frame, the key and the value for a value that is not a finite number (true, a
+    ///   string), or a frame number that is not one, repeated, or missing from 0 up.
+    static func parseJSONLog(path: String) throws -> (version: String?, frames: [[String: Double]])? {
+        guard let data = try readLog(path) else { return nil }
+        guard let root = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+            throw LabError.software("it is not JSON the lab can read (\(data.count) bytes)")
+        }
+        guard let list = root["frames"] as? [[String: Any]] else {
+            throw LabError.software("it has no frames list")
         }
         var frames: [(Int, [String: Double])] = []
         for (k, entry) in list.enumerated() {
-            let number = (entry["frameNum"] as? NSNumber)?.intValue ?? k
+            var number = k
+            if let given = entry["frameNum"] {
+                guard let n = given as? NSNumber, String(cString: n.objCType) != "c", n.doubleValue >= 0,
+                      n.doubleValue == n.doubleValue.rounded(), n.doubleValue < 1e15 else {
+                    throw LabError.data("libvmaf's log: entry \(k) of its frames has frameNum \(shown(given)), not a frame number: nothing stored")
+                }
+                number = n.intValue
+            }
             var values: [String: Double] = [:]
             for (key, value) in entry["metrics"] as? [String: Any] ?? [:] {
                 // libvmaf writes null for a value that is not finite (CIEDE2000 of identical pictures): present, stored NULL.
-                if let n = value as? NSNumber { values[key] = n.doubleValue } else if value is NSNull { values[key] = .infinity }
+                if value is NSNull { values[key] = .nan; continue }
+                guard let n = value as? NSNumber, String(cString: n.objCType) != "c" else {
+                    throw LabError.data("libvmaf's log: frame \(number) has \(key) \(shown(value)), not a number: nothing stored")
+                }
+                guard n.doubleValue.isFinite else {
+                    throw LabError.data("libvmaf's log: frame \(number) has \(key) \(n.doubleValue), not a finite number: nothing stored")
+                }
+                values[key] = n.doubleValue
             }
             frames.append((number, values))
         }
-        return (root["version"] as? String, frames.sorted { $0.0 < $1.0 }.map(\.1))
+        frames.sort { $0.0 < $1.0 }
+        try checkNumbering(frames.map(\.0), from: 0, log: "libvmaf's log")
+        return (root["version"] as? String, frames.map(\.1))
+    }
+
+    /// Refuses frame numbers (sorted) that are not `from`, `from` + 1, ... each once.
+    /// - Throws: `.data` naming the frame logged twice or the first missing.
+    static func checkNumbering(_ sorted: [Int], from first: Int, log: String) throws {
+        for (i, n) in sorted.enumerated() {
+            if i > 0 && n == sorted[i - 1] {
+                throw LabError.data("\(log): frame \(n) is logged twice (\(sorted.count) frames logged): nothing stored")
+            }
+            if n != first + i {
+                throw LabError.data("\(log): frame \(first + i) is missing (\(sorted.count) frames logged, numbered from \(first)): nothing stored")
+            }
+        }
     }
 
     /// The xpsnr filter's stats file: per frame a line `n:    1  XPSNR y: 36.6779  XPSNR u: 38.5837  XPSNR v: 38.1923`
-    /// (frames counted from 1); the lab keeps the luma value, `XPSNR y`.
-    /// - Throws: `.software` when the file is missing or a frame line does not read.
-    static func parseXPSNR(path: String) throws -> [Double] {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw LabError.software("\(path): the xpsnr filter wrote no stats file")
-        }
+    /// (frames counted from 1); the lab keeps the luma value, `XPSNR y` (`inf` for a picture identical to its
+    /// source: no finite value, stored NULL); nil when there is no file.
+    /// - Throws: `.software` when the file cannot be read (``readLog(_:)``) or a frame line does not read; `.data`
+    ///   (65) for a value that is not a number or is NaN, -inf or a finite number's overflow, or a frame number
+    ///   repeated or missing from 1 up.
+    static func parseXPSNR(path: String) throws -> [Double]? {
+        guard let data = try readLog(path) else { return nil }
         var values: [(Int, Double)] = []
         for line in String(decoding: data, as: UTF8.self).split(separator: "\n") where line.hasPrefix("n:") {
             let words = line.split(separator: " ")
-            guard words.count >= 2, let n = Int(words[1]), let y = words.firstIndex(of: "y:"), y + 1 < words.count,
-                  let value = Double(words[y + 1]) else {
-                throw LabError.software("\(path): a line the lab cannot read: \(line)")
+            guard words.count >= 2, let n = Int(words[1]), let y = words.firstIndex(of: "y:"), y + 1 < words.count else {
+                throw LabError.software("a line the lab cannot read: \(shown(String(line)))")
+            }
+            let word = words[y + 1]
+            guard let value = Double(word), !value.isNaN, value.isFinite || word == "inf" else {
+                throw LabError.data("the xpsnr filter's stats: frame \(n) has xpsnr \(shown(String(word))), not a number of dB: nothing stored")
             }
             values.append((n, value))
         }
-        return values.sorted { $0.0 < $1.0 }.map(\.1)
+        values.sort { $0.0 < $1.0 }
+        try checkNumbering(values.map(\.0), from: 1, log: "the xpsnr filter's stats")
+        return values.map(\.1)
     }
 }

@@ -13,7 +13,7 @@ public enum Measure {
     /// run's commit with its id and its scores.
     /// - Throws: `.usage` for a bad selector or MS-SSIM on pictures under 176 px; `.noInput` for a missing database,
     ///   run, stream or clip; `.data` for a run that is not done, a clip whose digest is not the run's, a stream
-    ///   with another number of pictures than the run's frames, libvmaf scoring another count; `.software` for
+    ///   of another size than the run's `bytes`, a stream with another number of pictures than the run's frames, libvmaf scoring another count; `.software` for
     ///   ffmpeg's failures. The runs measured before stay measured.
     ///
     /// A check run (a stream stored by `enclab check --db`, ``CheckRuns``) has no source clip, only the stream
@@ -64,6 +64,11 @@ public enum Measure {
         guard let bytes = FileManager.default.contents(atPath: streamPath) else {
             throw LabError.noInput("\(streamPath): the stream of \(what) cannot be read (measure runs from the folder the runs were made in)")
         }
+        // The store holds the stream's size (`runs.bytes`, the sum of its frames' sizes), not a digest of it: a file of
+        // another size is not the run's stream (overwritten, or another run's), and is not scored.
+        if let stored = run.bytes, bytes.count != stored {
+            throw LabError.data("\(streamPath): \(bytes.count) bytes, the stream of \(what) had \(stored) (runs.bytes): not the run's stream, nothing measured")
+        }
         guard FileManager.default.fileExists(atPath: run.clip) else {
             throw LabError.noInput("\(run.clip): the clip of \(what) is missing")
         }
@@ -94,7 +99,7 @@ public enum Measure {
             throw LabError.data("\(what): skipped_frames holds input index \(bad), the run has \(inputs) input pictures")
         }
         let droppedSet = Set(dropped)
-        let pairs = try PairedPictures(folder: Paths.parent(streamPath) + "/.quality", width: width, height: height,
+        let pairs = try PairedPictures(inside: Paths.parent(streamPath), width: width, height: height,
                                        metrics: request.metrics, ffmpeg: request.ffmpeg, threads: ProcessInfo.processInfo.activeProcessorCount)
         defer { pairs.remove() }
         let decoder = try H264StreamDecoder(width: width, height: height, name: streamPath)

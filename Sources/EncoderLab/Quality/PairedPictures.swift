@@ -15,7 +15,9 @@ import Foundation
 ///
 /// Each pair is copied row by row into one buffer kept for the run and written in one go; a full pipe makes the
 /// writer wait for libvmaf (the verify stage's thread, or the pipeline's). ffmpeg's standard error goes to
-/// `ffmpeg.log` in ``folder``, its logs to `vmaf.json` and `xpsnr.log` there.
+/// `ffmpeg.log` in ``folder``, its logs to `vmaf.json` and `xpsnr.log` there. ``folder`` is made anew for each run
+/// (mkdtemp(3), `.quality-XXXXXX`), so two measures of one run do not share it, and nothing of that name is followed
+/// or removed but the folder made.
 final class PairedPictures {
     let folder: String
     let width: Int, height: Int
@@ -42,26 +44,29 @@ final class PairedPictures {
     private struct Plane { let decoded: Int, source: Int, packed: Int, width: Int, rows: Int }
     private let planes: [Plane]
 
-    /// Makes `folder` and starts the ffmpeg that scores, reading the stream's header at once.
+    /// Makes a folder of its own in `parent` and starts the ffmpeg that scores, reading the stream's header at once.
     /// - Parameters:
-    ///   - folder: a folder of its own (made here), removed by ``remove()``: ffmpeg's working directory.
+    ///   - parent: an existing folder (the run's) in which ``folder``, `.quality-XXXXXX`, is made by mkdtemp(3) (a new
+    ///     name, mode 0700, never an existing file or symlink), removed by ``remove()``: ffmpeg's working directory.
     ///   - width, height: the picture size, both even (the lab's pictures are: odd sizes are cropped on input).
     ///   - metrics: what libvmaf (and the xpsnr filter) score.
     ///   - ffmpeg: the ffmpeg with libvmaf.
     ///   - threads: libvmaf's `n_threads`.
     /// - Throws: `.data` for a size that is not even; `.cantCreate` when the folder cannot be made; `.software` when
     ///   ffmpeg cannot be started or stops reading at once.
-    init(folder: String, width: Int, height: Int, metrics: [QualityMetric], ffmpeg: String, threads: Int) throws {
+    init(inside parent: String, width: Int, height: Int, metrics: [QualityMetric], ffmpeg: String, threads: Int) throws {
         guard width > 0, height > 0, width % 2 == 0, height % 2 == 0 else {
-            throw LabError.data("\(folder): pictures of \(width)x\(height) cannot be paired for libvmaf: both sides must be even (4:2:0, each pair stacked in one frame)")
+            throw LabError.data("\(parent): pictures of \(width)x\(height) cannot be paired for libvmaf: both sides must be even (4:2:0, each pair stacked in one frame)")
         }
-        do {
-            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        } catch {
-            throw LabError.cantCreate("\(folder): cannot create the folder of the paired pictures: \(error.localizedDescription)")
+        var template = Array("\(parent)/.quality-XXXXXX".utf8CString)
+        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+            let code = errno
+            throw LabError.cantCreate("\(parent)/.quality-XXXXXX: cannot create the folder of the paired pictures: \(String(cString: strerror(code)))")
         }
+        let relative = String(cString: made)
         // Absolute: ffmpeg runs in this folder (its logs' fixed names).
-        self.folder = folder.hasPrefix("/") ? folder : FileManager.default.currentDirectoryPath + "/" + folder
+        let folder = relative.hasPrefix("/") ? relative : FileManager.default.currentDirectoryPath + "/" + relative
+        self.folder = folder
         self.width = width
         self.height = height
         self.metrics = metrics
@@ -76,10 +81,18 @@ final class PairedPictures {
         for o in outputs { args += ["-map", o, "-f", "null", "-"] }
         // nostdin: ffmpeg's interactive keys; its input is still the pipe (pipe:0).
         // 1 MiB of pipe: fewer waits for both sides than 64 KiB, a pair being 3 bytes per luma sample.
-        scorer = try FedProcess(ffmpeg, args, role: "libvmaf", workingDirectory: self.folder,
-                                stderrPath: "\(self.folder)/ffmpeg.log", pipeSize: 1 << 20)
+        do {
+            scorer = try FedProcess(ffmpeg, args, role: "libvmaf", workingDirectory: folder,
+                                    stderrPath: "\(folder)/ffmpeg.log", pipeSize: 1 << 20)
+        } catch {
+            OutputFiles.removeTree(folder)
+            throw error
+        }
         let header = Array("YUV4MPEG2 W\(width) H\(2 * height) F\(Self.rate):1 Ip A1:1 C420jpeg\n".utf8)
-        try header.withUnsafeBytes { try scorer.write($0) }
+        do { try header.withUnsafeBytes { try scorer.write($0) } } catch {
+            remove()
+            throw error
+        }
     }
 
     private static let frameLine = Array("FRAME\n".utf8)
@@ -138,7 +151,8 @@ final class PairedPictures {
         return (status, signaled, scorer.ending(), scorer.stderrTail())
     }
 
-    /// Ends ffmpeg if it still runs (a run that failed) and removes the folder.
+    /// Ends ffmpeg if it still runs (a run that failed) and removes the folder made for it (with what ffmpeg wrote
+    /// there; a symlink in it is removed, not followed).
     func remove() {
         scorer.stop()
         OutputFiles.removeTree(folder)

@@ -62,6 +62,22 @@ public enum QualityMetric: String, CaseIterable, Comparable, Sendable {
         }
     }
 
+    /// The values a frame's score can take; a logged value outside is refused, not stored
+    /// (``LibVMAF/score(_:displayedFrames:)``). VMAF models: 0-100 (libvmaf clips each model's score to its
+    /// `score_clip`, 0-100 for the three built-in models used here); SSIM and MS-SSIM: -1 to 1 (SSIM's terms are each
+    /// within it; MS-SSIM is a product of powers of such terms); CIEDE2000: at least 0 (libvmaf logs
+    /// 45 − 20·log10 of the mean ΔE2000, which for 8-bit pictures stays well under the 177.8 that would make it
+    /// negative); PSNR-HVS and XPSNR: any finite number of dB. A value that is no number at all is refused for every
+    /// metric; libvmaf's null (and xpsnr's `inf`) is no value (stored NULL), not a value out of range.
+    var validRange: ClosedRange<Double> {
+        switch self {
+        case .vmaf, .vmafNeg, .vmaf4k: 0...100
+        case .ssim, .msSSIM: -1...1
+        case .ciede2000: 0...Double.greatestFiniteMagnitude
+        case .psnrHVS, .xpsnr: -Double.greatestFiniteMagnitude...Double.greatestFiniteMagnitude
+        }
+    }
+
     public static func < (a: QualityMetric, b: QualityMetric) -> Bool {
         allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!
     }

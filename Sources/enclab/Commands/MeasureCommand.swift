@@ -21,16 +21,17 @@ struct MeasureCommand: Command {
         the pairs with libvmaf (and the xpsnr filter) and records them in frame_quality_metrics and
         run_quality_metrics (docs/schema.md), one transaction per run; metrics measured again replace theirs, others
         stay. Nothing is encoded again and no run key changes. Stream and clip paths are read as stored: run it from
-        the folder the runs were made in. The clip must still have the digest the run encoded. stdout gets one line
-        per run with each metric's mean. A check run (a stream stored by 'enclab check --db') has no source clip to
-        score against: with no --run the check runs are skipped (stderr says how many and which), and a --run naming
-        one is refused (65).
+        the folder the runs were made in. The clip must still have the digest the run encoded, and the stream file the
+        size the run stored (runs.bytes; the store keeps no digest of the stream). stdout gets one line per run with
+        each metric's mean. A check run (a stream stored by 'enclab check --db') has no source clip to score against:
+        with no --run the check runs are skipped (stderr says how many and which), and a --run naming one is refused
+        (65).
         """
     var sections: [(title: String, text: String)] { [databaseEnvironment] }
     let exitStatuses: [(status: Int32, meaning: String)] = [
         (0, "every selected run measured"),
         (64, "usage: a bad flag or metric, no --db or --metrics, a malformed --run, ms-ssim on pictures under 176 px either side"),
-        (65, "bad data: a --run that is not done or is a check run (no source clip), a clip whose digest is not the run's, a stream with another number of pictures, libvmaf scoring another number of frames than the run displayed (the runs before stay measured)"),
+        (65, "bad data: a --run that is not done or is a check run (no source clip), a clip whose digest is not the run's, a stream of another size than runs.bytes or with another number of pictures, libvmaf scoring another number of frames than the run displayed, a scorer's log with a value that is no number or outside its metric's range (VMAF 0-100) or a frame number repeated or missing (the runs before stay measured)"),
         (66, "the database, a --run, a stream or a clip is missing"),
         (69, "the ffmpeg with libvmaf (--vmaf-ffmpeg, ENCLAB_VMAF_FFMPEG or the venv's) did not answer its -filters check within \(Int(VMAFFFmpeg.probeTimeLimit)) s"),
         (70, "no ffmpeg with libvmaf (the PyPI package imageio-ffmpeg; 'bash scripts/setup.sh' installs it), or ffmpeg failed"),
