@@ -1,0 +1,62 @@
+import Foundation
+import Testing
+@testable import EncoderLab
+
+/// What the report says of a run against what its database holds (a new user's findings on
+/// gop-interval-vs-duration and huge-pts, made by the release binary). Expected values written out from sqlite3.
+@Suite("report: badges, warnings and facts as stored")
+struct ReportTruthTests {
+    /// gop-interval-vs-duration run 2 as sqlite3 shows it: `keyframe_analysis` max_frames 30, max_duration 7/2,
+    /// vt_compat 1, frame_limit NULL, duration_limit 7/2, actual [0,52,104], largest GOP 52 frames, 0 violations;
+    /// runs.frames 120 (run_gops: 52, 52, 16 frames: two GOPs over 30).
+    static let vtCompatKeyframes = LabStore.ReportRules.Keyframes(
+        maxFrames: 30, maxDuration: "7/2", vtCompat: true, frameLimit: nil, durationLimit: "7/2", largestGOPFrames: 52,
+        largestGOPSeconds: 3.466667, violations: 0, keyframes: [0, 52, 104], streamFrames: 120)
+
+    static func row(_ id: Int64, warnings: String? = nil, frames: Int = 120, duration: Double = 8.0) -> LabStore.RunRow {
+        LabStore.RunRow(runID: id, runKey: nil, experiment: "gop-interval-vs-duration", clip: "carphone_pristine.mp4", clipSHA256: nil,
+                        settingsJSON: "{}", status: "done", frames: frames, bytes: 71241, durationSeconds: duration, timebaseNum: 1,
+                        timebaseDen: 1_000_000, streamPath: nil, crop: nil, x264Version: nil, labVersion: "test", ffmpegVersion: nil,
+                        machineJSON: "{}", createdAt: "2026-12-02T00:00:00Z", finishedAt: nil, width: 176, height: 144, fpsNum: 30000,
+                        fpsDen: 1001, inputFrames: 120, truncatedBytes: nil, warningsJSON: warnings, error: nil)
+    }
+
+    static func run(_ id: Int64, rules: LabStore.ReportRules? = nil, warnings: String? = nil) -> ReportData.Run {
+        var r = ReportData.Run(row: row(id, warnings: warnings), clipName: "carphone_pristine.mp4", label: "vt-compat", configuration: "crf", metrics: [:])
+        r.rules = rules
+        return r
+    }
+
+    @Test("a vt-compat run's MaxKeyFrameInterval=30, not applied, is no green pass: 'not applied', 2 GOPs over it (experiment and run page)")
+    func notAppliedIsNoPass() {
+        let rules = LabStore.ReportRules(keyframes: Self.vtCompatKeyframes)
+        let badges = RuleSection.badges(rules)
+        let frame = badges.first { $0.rule == "MaxKeyFrameInterval=30" }
+        #expect(frame != nil)
+        #expect(!(frame?.html.contains("pass") ?? true))
+        #expect(frame?.html.contains("not applied (vt-compat") ?? false)
+        #expect(frame?.html.contains("2 GOPs over it") ?? false)
+        // The duration limit was applied: its badge stays a count of violations (none stored).
+        #expect(badges.first { $0.rule == "MaxKeyFrameIntervalDuration=3.5" }?.html.contains("pass") ?? false)
+        let experiment = RuleSection.experiment([Self.run(2, rules: rules)])
+        #expect(!experiment.contains("MaxKeyFrameInterval=30: pass"))
+        #expect(experiment.contains("MaxKeyFrameInterval=30: not applied"))
+        let page = RuleSection.runPage(Self.run(2, rules: rules))
+        #expect(!page.contains("MaxKeyFrameInterval=30: pass"))
+        #expect(page.contains("was not applied"))
+        // The runs table's count: not the green 0.
+        #expect(RuleSection.notAppliedOver(rules)?.over == 2)
+        // An applied limit still passes (run 1: frame_limit 30, actual [0,30,60,90]).
+        var applied = Self.vtCompatKeyframes
+        applied.vtCompat = false; applied.frameLimit = 30; applied.keyframes = [0, 30, 60, 90]
+        #expect(RuleSection.badges(.init(keyframes: applied)).first?.html.contains("MaxKeyFrameInterval=30: pass") ?? false)
+    }
+
+    @Test("keyframe_analysis.actual as stored reads as display indices")
+    func indices() {
+        #expect(LabStore.reportIndices("[0,52,104]") == [0, 52, 104])
+        #expect(LabStore.reportIndices("[]") == [])
+        #expect(LabStore.reportIndices(nil) == [])
+        #expect(LabStore.reportIndices("[0,x]") == [])
+    }
+}
