@@ -59,4 +59,16 @@ struct ReportTruthTests {
         #expect(LabStore.reportIndices(nil) == [])
         #expect(LabStore.reportIndices("[0,x]") == [])
     }
+
+    @Test("the run page lists runs.warnings, escaped (huge-pts run 3's x264 line, check's edit-list note, a hostile one)")
+    func storedWarnings() {
+        // As sqlite3 shows them: huge-pts.sqlite run 3, tour.sqlite run 7.
+        let json = #"["x264: non-strictly-monotonic PTS (58 times)","\/tmp\/dev.mp4: 2 of its 120 video packets are before the start of its edit list (ffprobe's discard flag): decoded, not shown, and not counted","<script>x</script>"]"#
+        let section = RunPage.storedWarningsSection(json)
+        #expect(section.contains("<li>x264: non-strictly-monotonic PTS (58 times)</li>"))
+        #expect(section.contains("/tmp/dev.mp4: 2 of its 120 video packets are before the start of its edit list"))
+        #expect(section.contains("<li>&lt;script&gt;x&lt;/script&gt;</li>") && !section.contains("<script>"))
+        #expect(RunPage.storedWarningsSection(nil).isEmpty && RunPage.storedWarningsSection("[]").isEmpty)
+        #expect(RunPage.storedWarnings(json).count == 3)
+    }
 }

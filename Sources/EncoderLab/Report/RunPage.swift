@@ -90,6 +90,21 @@ enum RunPage {
         return html
     }
 
+    /// The items of a run's stored warnings (`runs.warnings`, a JSON array of strings); empty for NULL or a text that
+    /// is not such an array.
+    static func storedWarnings(_ json: String?) -> [String] {
+        ((json.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) }) as? [Any] ?? []).compactMap { $0 as? String }
+    }
+
+    /// The run's own warnings as stored (`runs.warnings`: what the encode, x264 or `check` said of it), each escaped;
+    /// "" for a run without any.
+    static func storedWarningsSection(_ json: String?) -> String {
+        let list = storedWarnings(json)
+        guard !list.isEmpty else { return "" }
+        return "<div class=\"warnings\" id=\"run-warnings\"><h2>The run's warnings (runs.warnings)</h2>\n<ul>\n"
+            + list.map { "<li>\(HTML.escape($0))</li>" }.joined(separator: "\n") + "\n</ul></div>\n"
+    }
+
     static func write(_ run: ReportData.Run, frames: [ReportData.Frame], charts: ChartRunInput, columns: [String], hasMetricsTable: Bool,
                       databasePath: String, dir: String, queue: PlotQueue, sources: SourcePictures, warnings: String = "") throws -> (outcome: Outcome, html: String) {
         try OutputFiles.makeDirectory(dir)
@@ -127,6 +142,7 @@ enum RunPage {
             facts.append(["repeatable", repeatable ? "yes" : "<span class=\"missing\">no</span>: \(e(why ?? "not repeatable")); another encode of this run key gives other bytes (\(e(Repeatability.advice)))"])
         }
         body += HTML.table(headers: ["", ""], rows: facts, textColumns: [0, 1])
+        body += storedWarningsSection(row.warningsJSON)
         // The rules' badges and violations first: for a check run they are the answer.
         body += RuleSection.runPage(run)
         body += "<h2>Metrics</h2>\n"

@@ -85,6 +85,8 @@ extension Report {
             if run.row.status != "done" { badges.append("<span class=\"missing\">\(e(run.row.status))</span>") }
             if run.unverified && run.row.status == "done" && run.psnr != nil { badges.append("<span class=\"unverified\">unverified: x264 PSNR</span>") }
             if run.row.repeatable == false { badges.append("<span class=\"missing\">not repeatable</span>") }
+            let stored = RunPage.storedWarnings(run.row.warningsJSON).count
+            if stored > 0 { badges.append("<span class=\"untested\" title=\"runs.warnings: listed on the run's page, where it has one\">\(stored) warning\(stored == 1 ? "" : "s")</span>") }
             if run.row.status == "done", let found = files[id], !(found.stream && found.source) {
                 badges.append("<span class=\"missing\">\([found.stream ? nil : "stream missing", found.source ? nil : "source missing"].compactMap { $0 }.joined(separator: ", "))</span>")
             }
