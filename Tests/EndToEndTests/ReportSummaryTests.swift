@@ -91,7 +91,7 @@ struct ReportSummaryTests {
             SELECT run_id, CASE WHEN target_kbps IS NULL THEN '' ELSE printf('%.1f', target_kbps) END, printf('%.1f', bitrate_kbps),
                    CASE WHEN target_error_pct IS NULL THEN '' ELSE printf('%.2f', target_error_pct) END,
                    printf('%.1f', peak_1s_kbps), printf('%.3f', psnr_global), CASE WHEN ssim_mean IS NULL THEN '' ELSE printf('%.4f', ssim_mean) END,
-                   gop_max_frames || ', ' || printf('%.3f', gop_max_seconds) || ' s',
+                   gop_max_frames || '; longest ' || printf('%.3f', gop_max_seconds) || ' s',
                    ifnull(vbv_underflows || ' / ' || vbv_overflows, '')
             FROM run_metrics ORDER BY run_id
             """)

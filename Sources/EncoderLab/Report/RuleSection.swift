@@ -154,7 +154,7 @@ enum RuleSection {
         guard !list.isEmpty else { return "" }
         var html = "<h2 id=\"rules\">VideoToolbox rules</h2>\n<p class=\"badges\">\(list.map(\.html).joined(separator: " "))</p>\n"
         if let k = rules.keyframes {
-            html += "<p class=\"note\">Largest GOP \(k.largestGOPFrames) frames, longest \(HTML.number(k.largestGOPSeconds, digits: 3)) s (keyframe_analysis)\(k.vtCompat ? "; vt-compat limits applied" : "")\(k.maxFrames > 0 && k.frameLimit == nil ? "; MaxKeyFrameInterval=\(k.maxFrames) was not applied, so no violation of it is stored (enclab check --db FILE --run \(run.row.runID) --expect MaxKeyFrameInterval=\(k.maxFrames) checks it)" : "").</p>\n"
+            html += "<p class=\"note\">Largest GOP \(k.largestGOPFrames) frames, longest GOP \(HTML.number(k.largestGOPSeconds, digits: 3)) s (keyframe_analysis)\(k.vtCompat ? "; vt-compat limits applied" : "")\(k.maxFrames > 0 && k.frameLimit == nil ? "; MaxKeyFrameInterval=\(k.maxFrames) was not applied, so no violation of it is stored (enclab check --db FILE --run \(run.row.runID) --expect MaxKeyFrameInterval=\(k.maxFrames) checks it)" : "").</p>\n"
         }
         let (rows, count) = violationsTable(rules)
         if count == 0 {

@@ -7,7 +7,7 @@ extension Report {
     /// The default columns' headers, in order (at most 10, so the table fits 1280 px).
     static let summaryHeaders = [
         "run", "target kbit/s", "achieved kbit/s", "error %", "peak 1 s kbit/s (× target)", "VBV under / over",
-        "PSNR pooled dB", "SSIM (x264 mean)", "largest GOP frames, s", "rule violations",
+        "PSNR pooled dB", "SSIM (x264 mean)", "largest GOP frames, longest GOP s", "rule violations",
     ]
 
     /// The `run_metrics` columns the default columns show (the chooser leaves them out).
@@ -46,7 +46,7 @@ extension Report {
                           files: [Int64: (stream: Bool, source: Bool)]) throws -> String {
         let e = HTML.escape
         var body = "<h2>Runs</h2>\n"
-        body += "<p class=\"note\">Click a column's header to sort by it. A run page is linked from its id. Rates are run_metrics.bitrate_kbps over run_metrics.target_kbps; PSNR pooled is psnr_global (the squared error pooled over all samples of the three planes, x264's Global); the largest GOP is gop_max_frames and gop_max_seconds; rule violations count the VideoToolbox rules' violations (the Rules section below), empty for a run without rules; a rule the run asked for that the lab did not apply (vt-compat) adds the GOPs of the stored frames over it, marked not applied.</p>\n"
+        body += "<p class=\"note\">Click a column's header to sort by it. A run page is linked from its id. Rates are run_metrics.bitrate_kbps over run_metrics.target_kbps; PSNR pooled is psnr_global (the squared error pooled over all samples of the three planes, x264's Global); the largest GOP is gop_max_frames (its frames) and the longest gop_max_seconds (its seconds: maybe another GOP); rule violations count the VideoToolbox rules' violations (the Rules section below), empty for a run without rules; a rule the run asked for that the lab did not apply (vt-compat) adds the GOPs of the stored frames over it, marked not applied.</p>\n"
         let notRepeatable = runs.filter { $0.row.repeatable == false }.count
         if notRepeatable > 0 {
             body += "<p class=\"note\">\(notRepeatable) run\(notRepeatable == 1 ? " is" : "s are") not repeatable (column \"repeatable\" no: x264 with several threads under VBV, or --non-deterministic): another encode of the same run key gives other bytes, so a difference between such runs no larger than the spread between repeats (the noise floor, below) is not a difference of their settings. \(Repeatability.advice.prefix(1).uppercased() + Repeatability.advice.dropFirst()).</p>\n"
@@ -100,7 +100,7 @@ extension Report {
             let vbvCell = under == nil && over == nil ? ""
                 : cell("\(HTML.number(under, digits: 0)) / \(HTML.number(over, digits: 0))", sortValue: (under ?? 0) + (over ?? 0))
             let gopFrames = metric(run, "gop_max_frames"), gopSeconds = metric(run, "gop_max_seconds")
-            let gopCell = gopFrames == nil ? "" : cell("\(HTML.number(gopFrames, digits: 0))\(gopSeconds.map { ", \(HTML.number($0, digits: 3)) s" } ?? "")", sortValue: gopFrames)
+            let gopCell = gopFrames == nil ? "" : cell("\(HTML.number(gopFrames, digits: 0))\(gopSeconds.map { "; longest \(HTML.number($0, digits: 3)) s" } ?? "")", sortValue: gopFrames)
             let violations = violationCount(run)
             var violationsCell = violations.map { $0 == 0 ? "<span class=\"pass\">0</span>" : "<span class=\"fail\">\($0)</span>" } ?? ""
             // A rule the run asked for but the lab did not apply (vt-compat) has no stored violations: not a pass.
