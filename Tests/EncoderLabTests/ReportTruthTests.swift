@@ -71,4 +71,34 @@ struct ReportTruthTests {
         #expect(RunPage.storedWarningsSection(nil).isEmpty && RunPage.storedWarningsSection("[]").isEmpty)
         #expect(RunPage.storedWarnings(json).count == 3)
     }
+
+    @Test("the metrics grid shows psnr_weighting's text ('duration' as sqlite3 has it), not a blank")
+    func textMetric() {
+        var run = Self.run(1)
+        run.metrics = ["psnr_weighting": nil, "psnr_global": 38.5]
+        run.metricTexts = ["psnr_weighting": "duration"]
+        let grid = RunPage.metricsGrid(run, columns: ["psnr_global", "psnr_weighting"])
+        #expect(grid.contains("<td class=\"name\">psnr_weighting</td><td class=\"value\">duration</td>"), "\(grid)")
+    }
+
+    @Test("gop run 2 (pts-schedule rate=15): the frame rate is the clip's, and the run's timestamps are 120 frames over 8 s, 15 fps")
+    func frameRate() {
+        var row = Self.row(2)
+        row.settingsJSON = #"{"timestamps":{"clock":"schedule","frame_rate":"30000\/1001","schedule":"rate=15","source":"schedule"}}"#
+        // 120 frames / 8.000 s = 15 fps.
+        #expect(RunPage.frameRateFact(row) == "30000/1001 (the clip's); the run's timestamps: 120 frames over 8.000 s, 15.000 fps on average (pts-schedule rate=15)")
+        // A run at the clip's rate: 120 frames over 4.004 s = 29.97 fps = 30000/1001.
+        #expect(RunPage.frameRateFact(Self.row(1, duration: 4.004)) == "30000/1001 (the clip's)")
+    }
+
+    @Test("'Clip too short' names the run's stream span, not a clip lasting 8.000 s")
+    func shortClipWording() {
+        var run = Self.run(4)
+        run.mode = "abr"
+        run.metrics = ["span_seconds": 8.0]
+        let items = Warnings.items([run], filler: [:])
+        let short = items.first { $0.contains("short-clip") } ?? ""
+        #expect(!short.contains("lasts 8.000 s"), "\(short)")
+        #expect(short.contains("the run's stream of carphone_pristine.mp4 spans 8.000 s"), "\(short)")
+    }
 }
