@@ -46,7 +46,7 @@ extension Report {
                           files: [Int64: (stream: Bool, source: Bool)]) throws -> String {
         let e = HTML.escape
         var body = "<h2>Runs</h2>\n"
-        body += "<p class=\"note\">Click a column's header to sort by it. A run page is linked from its id. Rates are run_metrics.bitrate_kbps over run_metrics.target_kbps; PSNR pooled is psnr_global (the squared error pooled over all samples of the three planes, x264's Global); the largest GOP is gop_max_frames (its frames) and the longest gop_max_seconds (its seconds: maybe another GOP); rule violations count the VideoToolbox rules' violations (the Rules section below), empty for a run without rules; a rule the run asked for that the lab did not apply (vt-compat) adds the GOPs of the stored frames over it, marked not applied.</p>\n"
+        body += "<p class=\"note\">Click a column's header to sort by it. A run page is linked from its id. Rates are run_metrics.bitrate_kbps over run_metrics.target_kbps; PSNR pooled is psnr_global (the squared error pooled over all samples of the three planes, x264's Global); the largest GOP is gop_max_frames (its frames) and the longest gop_max_seconds (its seconds: maybe another GOP); rule violations count the VideoToolbox rules' violations (the Rules section below), empty for a run without rules; a rule the run asked for that the lab did not apply (vt-compat) adds the GOPs of the stored frames over it, marked not applied ('0 + 2 not applied').</p>\n"
         let notRepeatable = runs.filter { $0.row.repeatable == false }.count
         if notRepeatable > 0 {
             body += "<p class=\"note\">\(notRepeatable) run\(notRepeatable == 1 ? " is" : "s are") not repeatable (column \"repeatable\" no: x264 with several threads under VBV, or --non-deterministic): another encode of the same run key gives other bytes, so a difference between such runs no larger than the spread between repeats (the noise floor, below) is not a difference of their settings. \(Repeatability.advice.prefix(1).uppercased() + Repeatability.advice.dropFirst()).</p>\n"
@@ -106,8 +106,10 @@ extension Report {
             // A rule the run asked for but the lab did not apply (vt-compat) has no stored violations: not a pass.
             if let violations, let unapplied = run.rules.flatMap(RuleSection.notAppliedOver) {
                 let names = e(unapplied.rules.joined(separator: ", "))
-                let text = unapplied.over.map { "\(violations); \($0) GOP\($0 == 1 ? "" : "s") over \(names) (not applied)" } ?? "\(violations); \(names) not applied"
-                violationsCell = cell("<span class=\"\(violations > 0 || (unapplied.over ?? 0) > 0 ? "fail" : "untested")\">\(text)</span>",
+                // Short, as the column is narrow (the badge does not wrap); the whole in its title and the Rules section.
+                let text = unapplied.over.map { "\(violations) + \($0) not applied" } ?? "\(violations) + not applied"
+                let title = unapplied.over.map { "\($0) GOP\($0 == 1 ? "" : "s") of the stored frames over \(names), not applied" } ?? "\(names) not applied, not counted"
+                violationsCell = cell("<span class=\"\(violations > 0 || (unapplied.over ?? 0) > 0 ? "fail" : "untested")\" title=\"\(title)\">\(text)</span>",
                                       sortValue: Double(violations + Int64(unapplied.over ?? 0)))
             }
             var row = [runCell, HTML.number(target, digits: 1), HTML.number(run.kbps, digits: 1), HTML.number(metric(run, "target_error_pct"), digits: 2),
