@@ -49,7 +49,7 @@ struct ConsoleAnswerTests {
         // 1-s windows of decode time: 25 frames from frame i (DTS i/25 s); full ones end by 3 s, so i = 0 ... 50.
         let peakBytes = (0...50).map { i in sizes[i..<(i + 25)].reduce(0, +) }.max()!
         let peakKbps = Double(peakBytes) * 8 / 1000   // bits in 1 s, per 1000
-        let expected = String(format: "  run 1: largest GOP %d frames, %.3f s; peak 1 s %.1f kbit/s, %.2f x the target 200 kbit/s; ",
+        let expected = String(format: "  run 1: largest GOP %d frames, longest GOP %.3f s; peak 1 s %.1f kbit/s, %.2f x the target 200 kbit/s; ",
                               largest, Double(largest) / 25, peakKbps, peakKbps / 200)
             + "MaxKeyFrameInterval=10: \(violations(overFrames)); MaxKeyFrameIntervalDuration=0.5: \(violations(overDuration))"
         #expect(lines[1] == expected)
@@ -97,7 +97,7 @@ struct ConsoleAnswerTests {
             let keys = p.enumerated().filter { $0.element[0].hasPrefix("K") }.map(\.offset)
             // keyint 30 on 75 frames: keyframes 0, 30, 60, so GOPs of 30, 30 and 15 frames; the largest 30 frames, 1.2 s at 25 fps.
             #expect(keys == [0, 30, 60])
-            #expect(lines[k + 1].hasPrefix("  run \(k / 2 + 1): largest GOP 30 frames, 1.200 s; peak 1 s "), "\(lines[k + 1])")
+            #expect(lines[k + 1].hasPrefix("  run \(k / 2 + 1): largest GOP 30 frames, longest GOP 1.200 s; peak 1 s "), "\(lines[k + 1])")
             if let target {
                 #expect(lines[k + 1].contains(" x the target \(Int(target)) kbit/s"), "\(lines[k + 1])")
             } else {

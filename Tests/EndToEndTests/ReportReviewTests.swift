@@ -48,9 +48,9 @@ struct ReportReviewTests {
         for row in table.components(separatedBy: "<tr>").dropFirst() {
             #expect(row.components(separatedBy: "class=\"name\"").count - 1 <= 3)
         }
-        // The ABR run's page warns that the clip (60 frames at 25 fps: 2.4 s) is too short for ABR's start-up.
+        // The ABR run's page warns that the clip (60 frames at 25 fps: its stream spans 2.4 s) is too short for ABR's start-up.
         #expect(abr.contains("class=\"short-clip\""), "the run page shows the run's warning")
-        #expect(abr.contains("lasts 2.400 s"))
+        #expect(abr.contains("spans 2.400 s"))
         #expect(!cbr.contains("class=\"short-clip\""), "no short-clip warning for CBR")
         // CBR: target 300 = vbv-maxrate 300 (sqlite3's resolved settings): one line, in the chart data and bitrate.gp.
         #expect(try cli.sqlite("\(dir)/lab.sqlite", "SELECT json_extract(settings, '$.resolved.vbv_maxrate_kbps') FROM runs WHERE run_id = 2") == ["300"])

@@ -25,6 +25,8 @@ struct ReportData {
         var configuration: String
         /// Metric name to value (NULL as nil), in ``ReportData/metricColumns`` order.
         var metrics: [String: Double?]
+        /// The text values of its text metric columns (`psnr_weighting`: "frame" or "duration"), by name; NULL absent.
+        var metricTexts: [String: String] = [:]
         /// Bitrate in kbit/s and PSNR in dB for the curves (`run_metrics.bitrate_kbps` and `psnr_global`, or computed
         /// from `frames`); nil when the run has none.
         var kbps: Double?
@@ -88,6 +90,7 @@ struct ReportData {
         let rows = try store.runs().filter { experiments?.contains($0.experiment) ?? true }
         hasMetricsTable = try store.reportHasTable("run_metrics")
         var byRun: [Int64: [String: Double?]] = [:]
+        var textsByRun: [Int64: [String: String]] = [:]
         var x264PSNR: Set<Int64> = []
         if hasMetricsTable {
             let (columns, hasSource) = try store.reportMetricsColumns()
@@ -101,6 +104,7 @@ struct ReportData {
                 for (k, c) in columns.enumerated() {
                     if selected.contains(id), numeric[c] == true { try Self.checkMetric(values.values[k], column: c, runID: id, database: store.database.path) }
                     metrics[c] = values.values[k].double
+                    if numeric[c] != true, let text = values.values[k].string { textsByRun[id, default: [:]][c] = text }
                 }
                 byRun[id] = metrics
                 if values.psnrSource == "x264" { x264PSNR.insert(id) }
@@ -144,6 +148,7 @@ struct ReportData {
             if row.status == "done" {
                 if let m = byRun[row.runID] {
                     run.metrics = m
+                    run.metricTexts = textsByRun[row.runID] ?? [:]
                     run.kbps = m["bitrate_kbps"] ?? nil
                     run.psnr = m["psnr_global"] ?? nil
                 } else if !hasMetricsTable {

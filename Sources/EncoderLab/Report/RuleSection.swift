@@ -14,8 +14,21 @@ enum RuleSection {
         var rule: String
         /// Violations; nil: not stored (checked by `enclab check`, not recorded per violation).
         var violations: Int64?
+        /// Why the lab did not apply the rule the run asked for (vt-compat); nil: applied. Such a rule has no stored
+        /// violations and never reads "pass".
+        var notApplied: String? = nil
+        /// For a rule not applied: the GOPs of the stored frames over it (``framesOver(_:)``); nil: not counted.
+        var over: Int? = nil
         var html: String {
             let e = HTML.escape
+            if let why = notApplied {
+                let text = "\(rule): not applied (\(why))"
+                guard let over else {
+                    return "<span class=\"untested\" title=\"not applied, so no violations stored: enclab check --db FILE --run ID --expect \(e(rule)) checks the stream against it\">\(e(text)); not counted</span>"
+                }
+                return over == 0 ? "<span class=\"untested\">\(e(text)); no GOP over it</span>"
+                    : "<span class=\"fail\">\(e(text)); \(over) GOP\(over == 1 ? "" : "s") over it in the stored frames</span>"
+            }
             guard let n = violations else {
                 return "<span class=\"untested\" title=\"not stored per violation: enclab check --db FILE --run ID checks it again\">\(e(rule)): not stored</span>"
             }
@@ -40,10 +53,18 @@ enum RuleSection {
         let durationRule = k.flatMap { $0.maxDuration != "0" ? "MaxKeyFrameIntervalDuration=\(decimal($0.maxDuration))" : nil }
             ?? rules.expected["MaxKeyFrameIntervalDuration"].map { "MaxKeyFrameIntervalDuration=\($0)" }
         if let frameRule {
-            out.append(Badge(rule: frameRule, violations: Int64(rules.keyframeViolations.filter { $0.kind == "frame-limit" }.count)))
+            if let k, k.maxFrames > 0, k.frameLimit == nil {
+                out.append(Badge(rule: frameRule, violations: nil, notApplied: notAppliedReason(k), over: framesOver(k)))
+            } else {
+                out.append(Badge(rule: frameRule, violations: Int64(rules.keyframeViolations.filter { $0.kind == "frame-limit" }.count)))
+            }
         }
         if let durationRule {
-            out.append(Badge(rule: durationRule, violations: Int64(rules.keyframeViolations.filter { $0.kind != "frame-limit" }.count)))
+            if let k, k.maxDuration != "0", k.durationLimit == nil {
+                out.append(Badge(rule: durationRule, violations: nil, notApplied: notAppliedReason(k), over: nil))
+            } else {
+                out.append(Badge(rule: durationRule, violations: Int64(rules.keyframeViolations.filter { $0.kind != "frame-limit" }.count)))
+            }
         }
         for w in rules.windows {
             out.append(Badge(rule: "DataRateLimits pair \(w.pair + 1) (\(w.bytes) bytes in \(decimal(w.seconds)) s\(w.honoured ? "" : ", not honoured under vt-compat"))",
@@ -53,6 +74,31 @@ enum RuleSection {
             if let value = rules.expected[name] { out.append(Badge(rule: "\(name)=\(value)", violations: nil)) }
         }
         return out
+    }
+
+    /// Why a keyframe limit the run asked for was not applied (`keyframe_analysis.frame_limit` or `duration_limit`
+    /// NULL).
+    static func notAppliedReason(_ k: LabStore.ReportRules.Keyframes) -> String {
+        k.vtCompat ? "vt-compat: the time limit alone is applied" : "the lab applied no such limit"
+    }
+
+    /// The GOPs of a run's stored keyframes (`keyframe_analysis.actual`, display order, to `runs.frames`) with more
+    /// frames than MaxKeyFrameInterval, counted as `enclab check` counts them (frames before a first keyframe that
+    /// is not frame 0 are a GOP of their own); nil without a frame limit, keyframes or a frame count.
+    static func framesOver(_ k: LabStore.ReportRules.Keyframes) -> Int? {
+        guard k.maxFrames > 0, let end = k.streamFrames, !k.keyframes.isEmpty else { return nil }
+        var bounds = k.keyframes.first == 0 ? k.keyframes : [0] + k.keyframes
+        bounds.append(end)
+        return zip(bounds, bounds.dropFirst()).filter { $1 - $0 > k.maxFrames }.count
+    }
+
+    /// The GOPs over the rules a run asked for that the lab did not apply (``framesOver(_:)``); nil when every rule
+    /// it asked for was applied.
+    static func notAppliedOver(_ rules: LabStore.ReportRules) -> (rules: [String], over: Int?)? {
+        let list = badges(rules).filter { $0.notApplied != nil }
+        guard !list.isEmpty else { return nil }
+        let counts = list.map(\.over)
+        return (list.map(\.rule), counts.contains { $0 == nil } ? nil : counts.reduce(0) { $0 + $1! })
     }
 
     /// The violations table of a run: one row per stored keyframe violation (display order) and per DataRateLimits
@@ -108,7 +154,7 @@ enum RuleSection {
         guard !list.isEmpty else { return "" }
         var html = "<h2 id=\"rules\">VideoToolbox rules</h2>\n<p class=\"badges\">\(list.map(\.html).joined(separator: " "))</p>\n"
         if let k = rules.keyframes {
-            html += "<p class=\"note\">Largest GOP \(k.largestGOPFrames) frames, longest \(HTML.number(k.largestGOPSeconds, digits: 3)) s (keyframe_analysis)\(k.vtCompat ? "; vt-compat limits applied" : "").</p>\n"
+            html += "<p class=\"note\">Largest GOP \(k.largestGOPFrames) frames, longest GOP \(HTML.number(k.largestGOPSeconds, digits: 3)) s (keyframe_analysis)\(k.vtCompat ? "; vt-compat limits applied" : "")\(k.maxFrames > 0 && k.frameLimit == nil ? "; MaxKeyFrameInterval=\(k.maxFrames) was not applied, so no violation of it is stored (enclab check --db FILE --run \(run.row.runID) --expect MaxKeyFrameInterval=\(k.maxFrames) checks it)" : "").</p>\n"
         }
         let (rows, count) = violationsTable(rules)
         if count == 0 {

@@ -90,6 +90,41 @@ enum RunPage {
         return html
     }
 
+    /// The run's frame rate as the facts show it: the clip's (`runs.fps_num`/`fps_den`, said to be the clip's), and
+    /// where the run's own timestamps differ from it (a `--pts-schedule`, a timecode file, the input's PTS) what they
+    /// are: the stream's frames over its span (`runs.frames`, `duration_s`) as a mean rate, with the schedule as given
+    /// (`settings.timestamps.schedule`) when there is one.
+    static func frameRateFact(_ row: LabStore.RunRow) -> String {
+        guard let num = row.fpsNum else { return "" }
+        let den = row.fpsDen ?? 1
+        var text = "\(num)/\(den) (the clip's)"
+        if let frames = row.frames, frames > 0, let span = row.durationSeconds, span > 0, den > 0 {
+            let mean = Double(frames) / span, clip = Double(num) / Double(den)
+            if abs(mean - clip) > clip * 0.001 {
+                let object = (try? JSONSerialization.jsonObject(with: Data(row.settingsJSON.utf8))) as? [String: Any]
+                let schedule = (object?["timestamps"] as? [String: Any])?["schedule"] as? String
+                text += "; the run's timestamps: \(frames) frames over \(HTML.number(span, digits: 3)) s, \(HTML.number(mean, digits: 3)) fps on average"
+                    + (schedule.map { " (pts-schedule \(HTML.escape($0)))" } ?? "")
+            }
+        }
+        return text
+    }
+
+    /// The items of a run's stored warnings (`runs.warnings`, a JSON array of strings); empty for NULL or a text that
+    /// is not such an array.
+    static func storedWarnings(_ json: String?) -> [String] {
+        ((json.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) }) as? [Any] ?? []).compactMap { $0 as? String }
+    }
+
+    /// The run's own warnings as stored (`runs.warnings`: what the encode, x264 or `check` said of it), each escaped;
+    /// "" for a run without any.
+    static func storedWarningsSection(_ json: String?) -> String {
+        let list = storedWarnings(json)
+        guard !list.isEmpty else { return "" }
+        return "<div class=\"warnings\" id=\"run-warnings\"><h2>The run's warnings (runs.warnings)</h2>\n<ul>\n"
+            + list.map { "<li>\(HTML.escape($0))</li>" }.joined(separator: "\n") + "\n</ul></div>\n"
+    }
+
     static func write(_ run: ReportData.Run, frames: [ReportData.Frame], charts: ChartRunInput, columns: [String], hasMetricsTable: Bool,
                       databasePath: String, dir: String, queue: PlotQueue, sources: SourcePictures, warnings: String = "") throws -> (outcome: Outcome, html: String) {
         try OutputFiles.makeDirectory(dir)
@@ -113,7 +148,7 @@ enum RunPage {
         facts += [
             ["frames", row.frames.map(String.init) ?? ""], ["bytes", row.bytes.map(String.init) ?? ""],
             ["size", row.width.map { "\($0)x\(row.height ?? 0)" } ?? ""],
-            ["frame rate", row.fpsNum.map { "\($0)/\(row.fpsDen ?? 1)" } ?? ""],
+            ["frame rate", frameRateFact(row)],
         ]
         if run.skippedFrames > 0 {
             facts.append(["skipped by the encoder", "\(run.skippedFrames) of \(row.inputFrames.map(String.init) ?? "?") input pictures (skipped_frames; no frame, no picture in the stream)"])
@@ -127,6 +162,7 @@ enum RunPage {
             facts.append(["repeatable", repeatable ? "yes" : "<span class=\"missing\">no</span>: \(e(why ?? "not repeatable")); another encode of this run key gives other bytes (\(e(Repeatability.advice)))"])
         }
         body += HTML.table(headers: ["", ""], rows: facts, textColumns: [0, 1])
+        body += storedWarningsSection(row.warningsJSON)
         // The rules' badges and violations first: for a check run they are the answer.
         body += RuleSection.runPage(run)
         body += "<h2>Metrics</h2>\n"
@@ -347,7 +383,7 @@ enum RunPage {
             html += "<tr>"
             for (k, c) in columns[start..<min(columns.count, start + perRow)].enumerated() {
                 if k > 0 { html += "<td class=\"gap\"></td>" }
-                html += "<td class=\"name\">\(HTML.escape(metricName(c)))</td><td class=\"value\">\(HTML.number(run.metrics[c] ?? nil, digits: integerMetrics.contains(c) ? 0 : 3))</td>"
+                html += "<td class=\"name\">\(HTML.escape(metricName(c)))</td><td class=\"value\">\(run.metricTexts[c].map(HTML.escape) ?? HTML.number(run.metrics[c] ?? nil, digits: integerMetrics.contains(c) ? 0 : 3))</td>"
             }
             html += "</tr>\n"
         }

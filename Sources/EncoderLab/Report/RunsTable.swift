@@ -7,7 +7,7 @@ extension Report {
     /// The default columns' headers, in order (at most 10, so the table fits 1280 px).
     static let summaryHeaders = [
         "run", "target kbit/s", "achieved kbit/s", "error %", "peak 1 s kbit/s (× target)", "VBV under / over",
-        "PSNR pooled dB", "SSIM (x264 mean)", "largest GOP frames, s", "rule violations",
+        "PSNR pooled dB", "SSIM (x264 mean)", "largest GOP frames, longest GOP s", "rule violations",
     ]
 
     /// The `run_metrics` columns the default columns show (the chooser leaves them out).
@@ -46,7 +46,7 @@ extension Report {
                           files: [Int64: (stream: Bool, source: Bool)]) throws -> String {
         let e = HTML.escape
         var body = "<h2>Runs</h2>\n"
-        body += "<p class=\"note\">Click a column's header to sort by it. A run page is linked from its id. Rates are run_metrics.bitrate_kbps over run_metrics.target_kbps; PSNR pooled is psnr_global (the squared error pooled over all samples of the three planes, x264's Global); the largest GOP is gop_max_frames and gop_max_seconds; rule violations count the VideoToolbox rules' violations (the Rules section below), empty for a run without rules.</p>\n"
+        body += "<p class=\"note\">Click a column's header to sort by it. A run page is linked from its id. Rates are run_metrics.bitrate_kbps over run_metrics.target_kbps; PSNR pooled is psnr_global (the squared error pooled over all samples of the three planes, x264's Global); the largest GOP is gop_max_frames (its frames) and the longest gop_max_seconds (its seconds: maybe another GOP); rule violations count the VideoToolbox rules' violations (the Rules section below), empty for a run without rules; a rule the run asked for that the lab did not apply (vt-compat) adds the GOPs of the stored frames over it, marked not applied ('0 + 2 not applied').</p>\n"
         let notRepeatable = runs.filter { $0.row.repeatable == false }.count
         if notRepeatable > 0 {
             body += "<p class=\"note\">\(notRepeatable) run\(notRepeatable == 1 ? " is" : "s are") not repeatable (column \"repeatable\" no: x264 with several threads under VBV, or --non-deterministic): another encode of the same run key gives other bytes, so a difference between such runs no larger than the spread between repeats (the noise floor, below) is not a difference of their settings. \(Repeatability.advice.prefix(1).uppercased() + Repeatability.advice.dropFirst()).</p>\n"
@@ -85,6 +85,8 @@ extension Report {
             if run.row.status != "done" { badges.append("<span class=\"missing\">\(e(run.row.status))</span>") }
             if run.unverified && run.row.status == "done" && run.psnr != nil { badges.append("<span class=\"unverified\">unverified: x264 PSNR</span>") }
             if run.row.repeatable == false { badges.append("<span class=\"missing\">not repeatable</span>") }
+            let stored = RunPage.storedWarnings(run.row.warningsJSON).count
+            if stored > 0 { badges.append("<span class=\"untested\" title=\"runs.warnings: listed on the run's page, where it has one\">\(stored) warning\(stored == 1 ? "" : "s")</span>") }
             if run.row.status == "done", let found = files[id], !(found.stream && found.source) {
                 badges.append("<span class=\"missing\">\([found.stream ? nil : "stream missing", found.source ? nil : "source missing"].compactMap { $0 }.joined(separator: ", "))</span>")
             }
@@ -98,9 +100,18 @@ extension Report {
             let vbvCell = under == nil && over == nil ? ""
                 : cell("\(HTML.number(under, digits: 0)) / \(HTML.number(over, digits: 0))", sortValue: (under ?? 0) + (over ?? 0))
             let gopFrames = metric(run, "gop_max_frames"), gopSeconds = metric(run, "gop_max_seconds")
-            let gopCell = gopFrames == nil ? "" : cell("\(HTML.number(gopFrames, digits: 0))\(gopSeconds.map { ", \(HTML.number($0, digits: 3)) s" } ?? "")", sortValue: gopFrames)
+            let gopCell = gopFrames == nil ? "" : cell("\(HTML.number(gopFrames, digits: 0))\(gopSeconds.map { "; longest \(HTML.number($0, digits: 3)) s" } ?? "")", sortValue: gopFrames)
             let violations = violationCount(run)
-            let violationsCell = violations.map { $0 == 0 ? "<span class=\"pass\">0</span>" : "<span class=\"fail\">\($0)</span>" } ?? ""
+            var violationsCell = violations.map { $0 == 0 ? "<span class=\"pass\">0</span>" : "<span class=\"fail\">\($0)</span>" } ?? ""
+            // A rule the run asked for but the lab did not apply (vt-compat) has no stored violations: not a pass.
+            if let violations, let unapplied = run.rules.flatMap(RuleSection.notAppliedOver) {
+                let names = e(unapplied.rules.joined(separator: ", "))
+                // Short, as the column is narrow (the badge does not wrap); the whole in its title and the Rules section.
+                let text = unapplied.over.map { "\(violations) + \($0) not applied" } ?? "\(violations) + not applied"
+                let title = unapplied.over.map { "\($0) GOP\($0 == 1 ? "" : "s") of the stored frames over \(names), not applied" } ?? "\(names) not applied, not counted"
+                violationsCell = cell("<span class=\"\(violations > 0 || (unapplied.over ?? 0) > 0 ? "fail" : "untested")\" title=\"\(title)\">\(text)</span>",
+                                      sortValue: Double(violations + Int64(unapplied.over ?? 0)))
+            }
             var row = [runCell, HTML.number(target, digits: 1), HTML.number(run.kbps, digits: 1), HTML.number(metric(run, "target_error_pct"), digits: 2),
                        peakCell, vbvCell, HTML.number(run.psnr, digits: 3), HTML.number(metric(run, "ssim_mean"), digits: 4), gopCell, violationsCell]
             // The chooser's columns.

@@ -194,6 +194,10 @@ extension LabStore {
             var largestGOPFrames: Int64
             var largestGOPSeconds: Double
             var violations: Int64
+            /// `keyframe_analysis.actual`: the stream's IDR pictures as display indices (empty when unreadable).
+            var keyframes: [Int64] = []
+            /// `runs.frames`: the stream's frame count (the end of its last GOP); nil when not stored.
+            var streamFrames: Int64? = nil
         }
         /// One `keyframe_violations` row: frames are display indices (the end may be the frame count: the end of
         /// the stream).
@@ -225,6 +229,15 @@ extension LabStore {
         var expected: [String: String] = [:]
     }
 
+    /// A stored JSON array of display indices (`keyframe_analysis.actual`, "[0,52,104]") as numbers; empty for NULL
+    /// or a text that is not such an array.
+    static func reportIndices(_ text: String?) -> [Int64] {
+        guard let text, text.hasPrefix("["), text.hasSuffix("]") else { return [] }
+        let items = text.dropFirst().dropLast().split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        let numbers = items.compactMap { Int64($0) }
+        return numbers.count == items.count ? numbers : []
+    }
+
     /// The rule results of every run that has any.
     /// - Throws: `.data` naming the database, the table and the run for a NOT NULL column holding NULL.
     func reportRules() throws -> [Int64: ReportRules] {
@@ -232,15 +245,18 @@ extension LabStore {
         let path = database.path
         if try reportHasTable("keyframe_analysis") {
             for row in try database.rows("""
-                SELECT run_id, max_frames, max_duration, vt_compat, frame_limit, duration_limit, largest_gop_frames, largest_gop_s, violations
-                FROM keyframe_analysis ORDER BY run_id
+                SELECT k.run_id AS run_id, k.max_frames AS max_frames, k.max_duration AS max_duration, k.vt_compat AS vt_compat,
+                       k.frame_limit AS frame_limit, k.duration_limit AS duration_limit, k.largest_gop_frames AS largest_gop_frames,
+                       k.largest_gop_s AS largest_gop_s, k.violations AS violations, k.actual AS actual, r.frames AS stream_frames
+                FROM keyframe_analysis k LEFT JOIN runs r ON r.run_id = k.run_id ORDER BY k.run_id
                 """) {
                 let id = try row.integer("run_id")
                 let r = row.at("\(path): keyframe_analysis of run \(id)")
                 out[id, default: ReportRules()].keyframes = .init(
                     maxFrames: try r.integer("max_frames"), maxDuration: try r.text("max_duration"), vtCompat: try r.integer("vt_compat") != 0,
                     frameLimit: r["frame_limit"].int, durationLimit: r["duration_limit"].string, largestGOPFrames: try r.integer("largest_gop_frames"),
-                    largestGOPSeconds: try r.optionalNumber("largest_gop_s") ?? 0, violations: try r.integer("violations"))
+                    largestGOPSeconds: try r.optionalNumber("largest_gop_s") ?? 0, violations: try r.integer("violations"),
+                    keyframes: Self.reportIndices(r["actual"].string), streamFrames: r["stream_frames"].int)
             }
         }
         if try reportHasTable("keyframe_violations") {

@@ -167,15 +167,15 @@ func describe(_ o: RunOutcome) -> String {
                   oneLine(o.streamPath), o.alreadyDone ? "  (already done\(alreadyDoneNote(o)))" : "")
 }
 
-/// A run's answers, the line printed under its run line (``describe(_:)``): the largest GOP in frames and display
-/// seconds, the 1-s peak against the target in force where the peak starts (``RunAnswers/targetKbps``) as a ratio, and each VideoToolbox rule's violations (keyframe limits by
+/// A run's answers, the line printed under its run line (``describe(_:)``): the largest GOP in frames and the longest
+/// in display seconds (two GOPs, maybe), the 1-s peak against the target in force where the peak starts (``RunAnswers/targetKbps``) as a ratio, and each VideoToolbox rule's violations (keyframe limits by
 /// limit, DataRateLimits by pair: windows over its bytes, and the worst window as a ratio of them), as stored.
-/// `  run 3: largest GOP 30 frames, 1.001 s; peak 1 s 412.3 kbit/s, 1.37 x the target 300 kbit/s; MaxKeyFrameInterval=30: 0 violations`
+/// `  run 3: largest GOP 30 frames, longest GOP 1.001 s; peak 1 s 412.3 kbit/s, 1.37 x the target 300 kbit/s; MaxKeyFrameInterval=30: 0 violations`
 /// (and for a run whose encoder dropped pictures: `...; 58 of 90 pictures skipped by the encoder (skipped_frames)`)
 func describe(_ a: RunAnswers, runID: Int64) -> String {
     var parts: [String] = []
     if let frames = a.gopMaxFrames {
-        parts.append("largest GOP \(frames) frames" + (a.gopMaxSeconds.map { String(format: ", %.3f s", $0) } ?? ""))
+        parts.append("largest GOP \(frames) frames" + (a.gopMaxSeconds.map { String(format: ", longest GOP %.3f s", $0) } ?? ""))
     } else {
         parts.append("largest GOP n/a (no run metrics: 'enclab analyze' computes them)")
     }

@@ -38,8 +38,9 @@ struct EncodeCommand: Command {
         A .y4m is read natively; any other file is decoded by ffmpeg.
         Settings, clip and tools are checked before anything is written: bad input leaves no database or folder.
         stdout gets two lines: run id, clip, settings, frames, bytes, kbit/s, mean PSNR and the stream's path; then the
-        run's answers: the largest GOP (frames, seconds), the 1-s peak against the target bitrate (a ratio) and each
-        VideoToolbox rule's violations (keyframe limits; DataRateLimits windows over each pair, the worst as a ratio).
+        run's answers: the largest GOP in frames and the longest in seconds (maybe two GOPs), the 1-s peak against the
+        target bitrate (a ratio) and each VideoToolbox rule's violations (keyframe limits; DataRateLimits windows over
+        each pair, the worst as a ratio).
         """
     var sections: [(title: String, text: String)] {
         [("x264 flags (every other flag goes to x264's flag parser)", """
