@@ -153,12 +153,12 @@ enum ChartOverlay {
                 lanes.append(.init(run: group.runs[group.runs.count - 1], frames: input.frames,
                                    timeline: KeyframeTimeline(frames: input.frames, rules: run.rules, time: time, frameSeconds: frameSeconds, skipped: input.skipped),
                                    timebase: timebase, frameSeconds: frameSeconds))
-                if shown {
-                    let target = settings?.rcMethod == "abr" ? settings?.resolvedNumber("bitrate_kbps") : nil
-                    rateLimits += ChartRunPage.rateLines(targetKbps: target, maxrateKbps: vbv?.maxrate, meanKbps: nil, prefix: "run \(row.runID) ", colour: colour)
-                    if let b = derived.vbv?.bufferKbit { bufferLimits.append(.init(name: "run \(row.runID) vbv-bufsize \(ChartGroup.trimmed(String(format: "%.1f", b))) kbit", value: b, colour: colour)) }
-                }
+                // Every offered run's lines, drawn (and counted in the y range) while the run is shown.
                 let k = group.runs.count - 1
+                let target = settings?.rcMethod == "abr" ? settings?.resolvedNumber("bitrate_kbps") : nil
+                rateLimits += ChartRunPage.rateLines(targetKbps: target, maxrateKbps: vbv?.maxrate, meanKbps: nil, prefix: "run \(row.runID) ", colour: colour)
+                    .map { var l = $0; l.run = k; return l }
+                if let b = derived.vbv?.bufferKbit { bufferLimits.append(.init(name: "run \(row.runID) vbv-bufsize \(ChartGroup.trimmed(String(format: "%.1f", b))) kbit", value: b, colour: colour, run: k)) }
                 if !derived.dataRate.isEmpty { pairsOf[k] = derived.dataRate.map { $0.pair } }
                 picker += "<label><input type=\"checkbox\" class=\"run-pick\" data-group=\"\(name)\" data-run=\"\(k)\"\(shown ? " checked" : "")> "
                 picker += "<span style=\"color:\(colour); font-weight: bold\">\(glyphs[marker % glyphs.count])</span> <span class=\"swatch\" style=\"background:\(colour)\"></span>\(HTML.escape(label))\(run.kbps.map { " (\(String(format: "%.0f", $0)) kbit/s)" } ?? "")</label> "
@@ -203,7 +203,7 @@ enum ChartOverlay {
         }
         guard groups > 0 else { return "" }
         let how = picked == nil ? "one run of each configuration (the middle of its rates) is shown" : "the runs given to --overlay are shown (the default, one rate of each configuration, can be added)"
-        return "<h2>Runs overlaid</h2>\n<p class=\"note\">Per clip, \(how); the runs with a run page can be added with the boxes. Each run is drawn in its configuration's colour and marker, those of the rate-quality chart above; a second run of a configuration is dashed. Every chart of a clip shares one x axis: each frame's decode time (its DTS, or the largest DTS before it) in seconds from its run's first PTS. Limits of the runs shown first are dashed lines in the run's colour. Choose the runs shown first with <code>enclab report --overlay ID,ID,...</code>.</p>\n"
+        return "<h2>Runs overlaid</h2>\n<p class=\"note\">Per clip, \(how); the runs with a run page can be added with the boxes. Each run is drawn in its configuration's colour and marker, those of the rate-quality chart above; a second run of a configuration is dashed. Every chart of a clip shares one x axis: each frame's decode time (its DTS, or the largest DTS before it) in seconds from its run's first PTS. The limits of the runs shown are dashed lines in the run's colour, and the y axis of a chart from 0 fits the runs shown. Choose the runs shown first with <code>enclab report --overlay ID,ID,...</code>.</p>\n"
             + html + ChartPage.scripts(depth: 1)
     }
 
@@ -231,9 +231,7 @@ enum ChartOverlay {
                 series.append(s)
                 series.append(.init(name: "run \(run.runID) pair \(i + 1): over \(pair.bytes) bytes", colour: ChartRunPage.violationColour, run: r,
                                     field: "r\(i)", above: Double(pair.bytes), style: "points"))
-                if run.visible {
-                    limits.append(.init(name: "run \(run.runID) pair \(i + 1) limit \(pair.bytes) bytes in \(seconds) s", value: Double(pair.bytes), colour: run.colour))
-                }
+                limits.append(.init(name: "run \(run.runID) pair \(i + 1) limit \(pair.bytes) bytes in \(seconds) s", value: Double(pair.bytes), colour: run.colour, run: r))
             }
         }
         guard !series.isEmpty else { return nil }
@@ -296,7 +294,8 @@ enum ChartOverlay {
             series.append("NaN with points pt 7 ps 1 lc rgb '\(RunPage.colours[t])' title '\(type)'")
         }
         try Plots.write(data, to: "\(dir)/\(name).dat")
-        for l in chart.limits {
+        // The lines of the runs drawn (those shown at first).
+        for l in chart.limits where l.run.map({ group.runs[$0].visible }) ?? true {
             series.append("\(l.value) with lines dt 2 lw 1.5 lc rgb '\(l.colour)' title '\(l.name)'")
         }
         try Plots.both(dir: dir, name: name, body: """
