@@ -121,10 +121,11 @@ struct ReportReviewTests {
             }
             #expect(page.contains("<a href=\"ov1-\(view).gp\">"))
         }
-        // One block per offered run; runs 1 and 3 shown at first, the default choice (run 2, cbr) offered hidden.
+        // One block per offered run, in run id order; runs 1 and 3 shown at first, the default choice (run 2, cbr)
+        // offered hidden.
         let json = try #require(page.range(of: "data-group=\"clip-1\">").map { String(page[$0.upperBound...]) })
         #expect(json.contains("{\"id\":1,") && json.contains("{\"id\":3,") && json.contains("{\"id\":2,"))
-        #expect(page.contains("data-run=\"0\" checked") && page.contains("data-run=\"1\" checked") && !page.contains("data-run=\"2\" checked"))
+        #expect(page.contains("data-run=\"0\" checked") && !page.contains("data-run=\"1\" checked") && page.contains("data-run=\"2\" checked"))
         // Colours by configuration: the experiment's configurations sorted (abr, cbr, crf), the k-th the k-th colour of
         // the rate-quality chart's palette; rq-1.gp draws abr in the first.
         let rq = try Self.read("\(dir)/rep/encode/rq-1.gp")
