@@ -127,6 +127,13 @@ enum ChartOverlay {
             var picker = "<div class=\"run-picker\">Runs shown: "
             let name = "clip-\(c + 1)"
             var markers: [Int] = [], dashes: [[Int]?] = [], perConfiguration: [String: Int] = [:]
+            // A configuration's runs ranked for their dash with the shown ones first: a run shown at first is solid
+            // when it is its configuration's only one shown, whatever its place in the picker (run id order).
+            var rankOf: [Int64: Int] = [:]
+            for (run, _) in offered.filter(\.shown) + offered.filter({ !$0.shown }) {
+                rankOf[run.row.runID] = perConfiguration[run.configuration, default: 0]
+                perConfiguration[run.configuration, default: 0] += 1
+            }
             var pairsOf: [Int: [DataRateLimits.Pair]] = [:]
             var lanes: [KeyframeTimeline.OverlayLane] = []
             // The perceptual metrics some run of the clip was scored on (frame_quality_metrics), by their place in the lab's order.
@@ -147,8 +154,7 @@ enum ChartOverlay {
                 let derived = ChartColumns.derive(input.frames, timebase: timebase, frameTicks: frameTicks, vbv: vbv?.result, limits: input.limits)
                 let (colour, marker) = style(run.configuration)
                 // The second run of a configuration dashed, the third dotted, ...
-                let rank = perConfiguration[run.configuration, default: 0]
-                perConfiguration[run.configuration] = rank + 1
+                let rank = rankOf[row.runID] ?? 0
                 markers.append(marker)
                 dashes.append([nil, [8, 4], [2, 3], [10, 3, 2, 3]][rank % 4])
                 let label = "run \(row.runID): \(run.configuration) · \(run.label)"
