@@ -509,6 +509,7 @@ def experiment_page(driver, db, page):
             fail(f"{page}: run {found.group(1)}'s configuration '{found.group(2)}' does not start with 'openh264 {mode}' "
                  "(sqlite3: $.openh264_params iRCMode, codec_app_def.h's RC_MODES)")
     data_rate_overlay(driver, con, page)
+    overlay_ranges(driver, con, page)
     overlay_perceptual(driver, con, page)
     overlay_keyframes(driver, con, page)
     con.close()
@@ -734,6 +735,112 @@ def data_rate_overlay(driver, con, page):
                 if count != expected:
                     fail(f"{page}: {chart['id']}: run {run_id} pair {pair} marks {count} windows over {limit} bytes, "
                          f"sqlite3's frames give {expected}")
+
+
+def limit_labels(driver, page, chart_id):
+    """The dashed lines' labels of chart `chart_id` (window.enclabCharts.graphs[id].enclabLabels, the boxes drawn):
+    one per line of a shown run in the plot area, none over another, and each drawn over the data: every pixel of its
+    box on the chart's canvas is white or a blend of white and the label's colour (no data line shows through)."""
+    got = driver.execute_script("""
+        var id = arguments[0], g = window.enclabCharts.graphs[id], d = null;
+        document.querySelectorAll('script.enclab-chart-data').forEach(function (b) {
+          JSON.parse(b.textContent).charts.forEach(function (c) { if (c.id === id) d = c; });
+        });
+        var runs = window.enclabCharts.groups[g.enclabGroup].runs, area = g.getArea(), range = g.yAxisRange();
+        var lines = (d ? d.limits : []).filter(function (l) {
+          return (l.run === undefined || runs[l.run].visible) && l.value >= range[0] && l.value <= range[1]; });
+        var canvas = g.hidden_, ratio = canvas.width / canvas.getBoundingClientRect().width, ctx = canvas.getContext('2d');
+        var boxes = (g.enclabLabels || []).map(function (b) {
+          var x = Math.ceil(b.x0 * ratio), y = Math.ceil(b.y0 * ratio), w = Math.floor(b.x1 * ratio) - x, h = Math.floor(b.y1 * ratio) - y;
+          var px = Array.prototype.slice.call(ctx.getImageData(x, y, w, h).data);
+          return { box: [b.x0, b.y0, b.x1, b.y1], name: b.name, colour: b.colour, px: px };
+        });
+        return { lines: lines.map(function (l) { return l.name; }), boxes: boxes, area: [area.x, area.y, area.x + area.w, area.y + area.h],
+                 labelled: g.enclabLabels !== undefined };""", chart_id)
+    if not got["lines"]:
+        return
+    if not got["labelled"]:
+        fail(f"{page}: {chart_id}: its lines {got['lines']} have no labels drawn over the chart")
+        return
+    named = sorted(b["name"] for b in got["boxes"])
+    if named != sorted(got["lines"]):
+        fail(f"{page}: {chart_id}: labels {named}, the shown lines are {sorted(got['lines'])}")
+    a = got["area"]
+    for i, b in enumerate(got["boxes"]):
+        x0, y0, x1, y1 = b["box"]
+        if x0 < a[0] or y0 < a[1] or x1 > a[2] or y1 > a[3]:
+            fail(f"{page}: {chart_id}: the label {b['name']!r} at {b['box']} leaves the plot area {a}")
+        for c in got["boxes"][i + 1:]:
+            u0, v0, u1, v1 = c["box"]
+            if x0 < u1 and u0 < x1 and y0 < v1 and v0 < y1:
+                fail(f"{page}: {chart_id}: the labels {b['name']!r} and {c['name']!r} overlap ({b['box']}, {c['box']})")
+        want = [int(b["colour"][k:k + 2], 16) for k in (1, 3, 5)]
+        px, stray = b["px"], 0
+        for k in range(0, len(px), 4):
+            p = px[k:k + 3]
+            if px[k + 3] < 250:
+                stray += 1
+                continue
+            # The nearest blend of white and the label's colour: t along white -> colour.
+            d = [w - 255 for w in want]
+            t = max(0.0, min(1.0, sum((q - 255) * e for q, e in zip(p, d)) / (sum(e * e for e in d) or 1)))
+            if sum(abs(q - (255 + t * e)) for q, e in zip(p, d)) > 40:
+                stray += 1
+        if stray > 0.01 * (len(px) // 4):
+            fail(f"{page}: {chart_id}: the label {b['name']!r} is not drawn over the data: {stray} of {len(px) // 4} pixels of its box are neither white nor its colour")
+
+
+def overlay_ranges(driver, con, page):
+    """The y range of each overlay chart drawn from 0 fits the runs shown, not every run offered: its top is 8 % above
+    the largest value of the shown runs' series and lines (the frame-size chart's: sqlite3's largest size_bytes x 8 /
+    1000 kbit of the shown runs); showing a hidden run with its box takes the range up to that run's largest frame
+    (sqlite3), hiding it again brings it back. Each chart's line labels as ``limit_labels``, before and after."""
+    def state():
+        return driver.execute_script("""
+            var out = [], s = window.enclabCharts;
+            document.querySelectorAll('script.enclab-chart-data').forEach(function (b) {
+              var name = b.getAttribute('data-group'), d = JSON.parse(b.textContent), group = s.groups[name];
+              if (name === 'run' || !group || d.follows) return;
+              d.charts.forEach(function (c) {
+                var g = s.graphs[c.id];
+                if (!g || !c.fromZero || c.yRange) return;
+                var top = 0;
+                for (var i = 0; i < g.numRows(); i++)
+                  c.series.forEach(function (se, k) { var v = g.getValue(i, k + 1); if (group.runs[se.run].visible && v !== null && v > top) top = v; });
+                c.limits.forEach(function (l) { if ((l.run === undefined || group.runs[l.run].visible) && l.value > top) top = l.value; });
+                out.push({ group: name, id: c.id, range: g.yAxisRange(), top: top,
+                           runs: group.runs.map(function (r) { return [r.id, r.visible]; }) });
+              });
+            });
+            return out;""")
+    def sizes_top(runs):
+        shown = [run_id for run_id, visible in runs if visible]
+        return max((con.execute("SELECT max(size_bytes) FROM frames WHERE run_id = ?", (r,)).fetchone()[0] or 0) for r in shown) * 8 / 1000 if shown else 0
+    def check(charts, when):
+        for c in charts:
+            want = 1.08 * c["top"] if c["top"] > 0 else 1
+            if abs(c["range"][1] - want) > 1e-6 * max(1, want):
+                fail(f"{page}: {c['id']} ({when}): y range {c['range']}, the shown runs' values and lines reach {c['top']} (top {want} expected)")
+            if c["id"].endswith("-sizes"):
+                stored = 1.08 * sizes_top(c["runs"])
+                if abs(c["range"][1] - stored) > 1e-6 * max(1, stored):
+                    fail(f"{page}: {c['id']} ({when}): y range {c['range']}, sqlite3's largest frame of the shown runs {c['runs']} gives {stored}")
+            limit_labels(driver, page, c["id"])
+    charts = state()
+    check(charts, "at first")
+    # Show each clip's first hidden run, then hide it again.
+    for name in sorted({c["group"] for c in charts}):
+        runs = next(c["runs"] for c in charts if c["group"] == name)
+        hidden = [k for k, (_, visible) in enumerate(runs) if not visible]
+        if not hidden:
+            continue
+        toggle = "var b = document.querySelector('input.run-pick[data-group=\"' + arguments[0] + '\"][data-run=\"' + arguments[1] + '\"]'); if (b) b.click(); return !!b;"
+        if not driver.execute_script(toggle, name, hidden[0]):
+            fail(f"{page}: {name}: no box for hidden run {runs[hidden[0]][0]}")
+            continue
+        check([c for c in state() if c["group"] == name], f"run {runs[hidden[0]][0]} shown")
+        driver.execute_script(toggle, name, hidden[0])
+        check([c for c in state() if c["group"] == name], f"run {runs[hidden[0]][0]} hidden again")
 
 
 def overlay_groups(driver):

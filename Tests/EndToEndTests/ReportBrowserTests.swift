@@ -96,6 +96,37 @@ struct ReportBrowserTests {
         #expect(r.status == 0 && r.stdout.hasSuffix("ok\n"), "\(r.stdout)\(r.stderr)")
     }
 
+    @Test("overlay in chromium: each chart's y range fits the runs shown (not a hidden run's larger frames: sqlite3's largest frame of the shown runs), follows a run shown or hidden with its box; the dashed lines' labels each drawn once, apart, over the data")
+    func overlayRangesAndLabels() throws {
+        try Self.requireBrowser()
+        let dir = cli.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try SyntheticClip(width: 160, height: 120, frames: 40, seed: 7).write(to: "\(dir)/c.y4m")
+        // Runs 1 crf 15 and 4 crf 40: one configuration, run 4 (the lower rate of two) shown, run 1 offered hidden;
+        // runs 2 (abr 200: a target line) and 3 (cbr 200: target = vbv-maxrate, one line at the same height) shown.
+        for flags in [["--crf", "15"], ["--rc", "abr", "--bitrate", "200"], ["--rc", "cbr", "--bitrate", "200"], ["--crf", "40"]] {
+            let e = try CLI.process(CLI.binary, ["encode", "c.y4m"] + flags + ["--threads", "1", "--preset", "ultrafast", "--no-plots", "--db", "lab.sqlite", "--out", "out"], in: dir)
+            try #require(e.status == 0, "\(e.stderr)")
+        }
+        // Run 1's largest frame is larger than any of runs 2 to 4 (sqlite3): a range fitted to every run is too tall.
+        let largest = try cli.sqlite("\(dir)/lab.sqlite", "SELECT (SELECT max(size_bytes) FROM frames WHERE run_id = 1) > (SELECT max(size_bytes) FROM frames WHERE run_id > 1)")
+        #expect(largest == ["1"])
+        let r = try CLI.process(CLI.binary, ["report", "--db", "lab.sqlite", "--out", "rep", "--runs", "1,2,3,4"], in: dir)
+        try #require(r.status == 0, "\(r.stderr)")
+        let page = try String(contentsOfFile: "\(dir)/rep/encode/index.html", encoding: .utf8)
+        #expect(page.contains("data-run=\"0\">") && page.contains("data-run=\"3\" checked>"), "run 1 offered hidden, run 4 shown")
+        // Run 4, the crf configuration's run shown, is drawn solid (no dash); run 1, hidden, dashed.
+        let start = try #require(page.range(of: "class=\"enclab-chart-data\" data-group=\"clip-1\">"))
+        let block = String(page[start.upperBound...].prefix { $0 != "<" })
+        let data = try #require(try JSONSerialization.jsonObject(with: Data(block.utf8)) as? [String: Any])
+        let charts = try #require(data["charts"] as? [[String: Any]])
+        let psnr = try #require(charts.first { $0["id"] as? String == "ov1-psnr" }?["series"] as? [[String: Any]])
+        #expect(psnr.first { $0["run"] as? Int == 3 }.map { $0["dash"] == nil } == true, "run 4 solid: \(psnr)")
+        #expect(psnr.first { $0["run"] as? Int == 0 }.map { $0["dash"] != nil } == true, "run 1 dashed: \(psnr)")
+        let check = try CLI.process("/usr/bin/python3", [Self.script, "--db", "lab.sqlite", "--report", "rep"], in: dir, limit: 900)
+        #expect(check.status == 0 && check.stdout.hasSuffix("ok\n"), "\(check.stdout)\(check.stderr)")
+    }
+
     @Test("pictures skipped by the encoder (OpenH264's frame skip) in chromium: the keyframe timeline's marks named 'skipped by the encoder' are the skipped_frames rows (sqlite3), its legend names them; its IDR frames after skipped pictures at their own PTS; the run page's 'OpenH264 settings' row; no ABR start-up note for OpenH264; the configuration 'openh264 bitrate'")
     func skippedFrames() throws {
         try Self.requireBrowser()

@@ -123,10 +123,11 @@ struct ReportReviewTests {
             }
             #expect(page.contains("<a href=\"ov1-\(view).gp\">"))
         }
-        // One block per offered run; runs 1 and 3 shown at first, the default choice (run 2, cbr) offered hidden.
+        // One block per offered run, in run id order; runs 1 and 3 shown at first, the default choice (run 2, cbr)
+        // offered hidden.
         let json = try #require(page.range(of: "data-group=\"clip-1\">").map { String(page[$0.upperBound...]) })
         #expect(json.contains("{\"id\":1,") && json.contains("{\"id\":3,") && json.contains("{\"id\":2,"))
-        #expect(page.contains("data-run=\"0\" checked") && page.contains("data-run=\"1\" checked") && !page.contains("data-run=\"2\" checked"))
+        #expect(page.contains("data-run=\"0\" checked") && !page.contains("data-run=\"1\" checked") && page.contains("data-run=\"2\" checked"))
         // Colours by configuration: the experiment's configurations sorted (abr, cbr, crf), the k-th the k-th colour of
         // the rate-quality chart's palette; rq-1.gp draws abr in the first.
         let rq = try Self.read("\(dir)/rep/encode/rq-1.gp")
@@ -145,5 +146,45 @@ struct ReportReviewTests {
         let bad = try CLI.process(CLI.binary, ["report", "--db", "lab.sqlite", "--out", "rep2", "--overlay", "1,99"], in: dir)
         #expect(bad.status == 64 && bad.stderr.contains("--overlay 99"), "\(bad.stderr)")
         #expect(!FileManager.default.fileExists(atPath: "\(dir)/rep2"))
+    }
+
+    @Test("overlays of 7 configurations: runs, legends and keyframe lanes in run id order (not by configuration name); the first 6 shown, the 7th offered hidden")
+    func overlayOrderAndCap() throws {
+        let dir = cli.scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try SyntheticClip(width: 64, height: 48, frames: 20, seed: 3).write(to: "\(dir)/c.y4m")
+        // An experiment of 7 configurations, keyint 70, 60, ..., 10 (runs 1 ... 7): their names ("crf keyint=10", ...)
+        // sort the other way.
+        let json: [String: Any] = ["name": "order", "clips": ["c.y4m"], "base": ["threads": 1, "preset": "ultrafast", "rc": "crf", "crf": 30],
+                                   "grid": ["keyint": [70, 60, 50, 40, 30, 20, 10]]]
+        try JSONSerialization.data(withJSONObject: json).write(to: URL(fileURLWithPath: "\(dir)/order.json"))
+        let run = try CLI.process(CLI.binary, ["run", "order.json", "--db", "lab.sqlite", "--out", "out"], in: dir)
+        try #require(run.status == 0, "\(run.stderr)")
+        #expect(try cli.sqlite("\(dir)/lab.sqlite", "SELECT group_concat(json_extract(settings, '$.resolved.keyint'), ',') FROM (SELECT settings FROM runs ORDER BY run_id)") == ["70,60,50,40,30,20,10"])
+        let ids = try cli.sqlite("\(dir)/lab.sqlite", "SELECT run_id FROM runs ORDER BY run_id")
+        #expect(ids == ["1", "2", "3", "4", "5", "6", "7"])
+        let r = try CLI.process(CLI.binary, ["report", "--db", "lab.sqlite", "--out", "rep"], in: dir)
+        try #require(r.status == 0, "\(r.stderr)")
+        let folder = try #require(try FileManager.default.contentsOfDirectory(atPath: "\(dir)/rep").first { FileManager.default.fileExists(atPath: "\(dir)/rep/\($0)/ov1-psnr.dat") })
+        let page = try Self.read("\(dir)/rep/\(folder)/index.html")
+        // The runs of the clip's group and of its keyframe timeline, in their order.
+        func runIDs(_ group: String) throws -> [String] {
+            let start = try #require(page.range(of: "class=\"enclab-chart-data\" data-group=\"\(group)\">"))
+            let block = String(page[start.upperBound...].prefix { $0 != "<" })
+            // Runs' ids are numbers (a chart's id is a string).
+            return block.components(separatedBy: "{\"id\":").dropFirst().map { String($0.prefix { $0.isNumber }) }.filter { !$0.isEmpty }
+        }
+        let grouped = try runIDs("clip-1"), lanes = try runIDs("clip-1-keyframes")
+        #expect(grouped == ids, "\(grouped)")
+        #expect(lanes == ids, "\(lanes)")
+        // The picker: boxes 0...5 (runs 1...6) checked, box 6 (run 7) offered unchecked.
+        for k in 0..<6 { #expect(page.contains("data-group=\"clip-1\" data-run=\"\(k)\" checked>"), "box \(k) checked") }
+        #expect(page.contains("data-group=\"clip-1\" data-run=\"6\">"), "box 6 offered, not checked")
+        let picker = try #require(page.range(of: "<div class=\"run-picker\">").map { String(page[$0.upperBound...].prefix { $0 != "\n" }) })
+        let named = picker.components(separatedBy: "</span>run ").dropFirst().map { String($0.prefix { $0.isNumber }) }
+        #expect(named == ids, "picker order \(named)")
+        // The gnuplot picture draws the shown runs' blocks only: runs 1...6.
+        let gp = try Self.read("\(dir)/rep/\(folder)/ov1-psnr.gp")
+        #expect(gp.contains("title 'run 6'") && !gp.contains("title 'run 7'"))
     }
 }

@@ -105,6 +105,9 @@ struct ChartGroup {
         var name: String
         var value: Double
         var colour: String
+        /// The run (index in ``runs``) the line belongs to: drawn, and counted in the y range, while it is shown;
+        /// nil: always.
+        var run: Int? = nil
     }
 
     struct Chart {
@@ -164,7 +167,7 @@ struct ChartGroup {
                 return t + "}"
             }.joined(separator: ",")
             c += "],\"limits\":["
-            c += chart.limits.map { "{\"name\":\(Self.string($0.name)),\"value\":\(Self.number($0.value)),\"colour\":\(Self.string($0.colour))}" }.joined(separator: ",")
+            c += chart.limits.map { "{\"name\":\(Self.string($0.name)),\"value\":\(Self.number($0.value)),\"colour\":\(Self.string($0.colour))\($0.run.map { ",\"run\":\($0)" } ?? "")}" }.joined(separator: ",")
             c += "],\"marks\":["
             c += chart.marks.map { m in
                 "{\"x\":\(Self.number(m.x)),\"name\":\(Self.string(m.name)),\"colour\":\(Self.string(m.colour))"

@@ -22,29 +22,37 @@ import H264
 /// run, `index` k the k-th run of the picker), drawn by the report in the same styles.
 enum ChartOverlay {
     static let maxRuns = 12
+    /// The most default choices shown at first (the next ones are offered hidden): the per-frame PSNR and SSIM of
+    /// twelve runs drawn at once are one tangle, six stay apart.
+    static let maxShown = 6
     static let colours = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"]
 
-    /// The runs offered for one clip: (run, shown at first), in order: with `picked` (``Report/Options/overlay``)
-    /// holding some of them, those shown and the default choices hidden; else the default choices shown.
+    /// The runs offered for one clip: (run, shown at first), in run id order (the picker's, the legends' and the
+    /// keyframe timeline's lanes'): with `picked` (``Report/Options/overlay``) holding some of them, those shown and
+    /// the default choices hidden; else the default choices, the first ``maxShown`` of them by run id shown and the
+    /// rest hidden. At most ``maxRuns``, the shown ones kept first.
     static func choices(_ runs: [ReportData.Run], paged: Set<Int64>, picked: Set<Int64>? = nil) -> [(run: ReportData.Run, shown: Bool)] {
         let done = runs.filter { $0.row.status == "done" && ($0.row.frames ?? 0) > 0 }
+        func ordered(_ list: [(run: ReportData.Run, shown: Bool)]) -> [(run: ReportData.Run, shown: Bool)] {
+            Array(list.prefix(maxRuns)).sorted { $0.run.row.runID < $1.run.row.runID }
+        }
         if let picked, done.contains(where: { picked.contains($0.row.runID) }) {
             let first = done.filter { picked.contains($0.row.runID) }.sorted { $0.row.runID < $1.row.runID }
             let rest = choices(runs, paged: paged).map(\.run).filter { !picked.contains($0.row.runID) }
-            return Array((first.map { ($0, true) } + rest.map { ($0, false) }).prefix(maxRuns))
+            return ordered(first.map { ($0, true) } + rest.map { ($0, false) })
         }
         var byConfiguration: [String: [ReportData.Run]] = [:]
         for run in done { byConfiguration[run.configuration, default: []].append(run) }
-        var out: [(run: ReportData.Run, shown: Bool)] = []
-        for name in byConfiguration.keys.sorted() {
-            let list = byConfiguration[name]!.sorted { ($0.kbps ?? .infinity, $0.row.runID) < ($1.kbps ?? .infinity, $1.row.runID) }
-            out.append((list[(list.count - 1) / 2], true))
-        }
+        let middles = byConfiguration.values.map { runs -> ReportData.Run in
+            let list = runs.sorted { ($0.kbps ?? .infinity, $0.row.runID) < ($1.kbps ?? .infinity, $1.row.runID) }
+            return list[(list.count - 1) / 2]
+        }.sorted { $0.row.runID < $1.row.runID }
+        var out = middles.enumerated().map { (run: $0.element, shown: $0.offset < maxShown) }
         let chosen = Set(out.map(\.run.row.runID))
         for run in done.sorted(by: { $0.row.runID < $1.row.runID }) where paged.contains(run.row.runID) && !chosen.contains(run.row.runID) {
             out.append((run, false))
         }
-        return Array(out.prefix(maxRuns))
+        return ordered(out)
     }
 
     /// One overlaid chart: its id (`PREFIX-NAME`), title, y label, the field drawn, its scale and style.
@@ -119,6 +127,13 @@ enum ChartOverlay {
             var picker = "<div class=\"run-picker\">Runs shown: "
             let name = "clip-\(c + 1)"
             var markers: [Int] = [], dashes: [[Int]?] = [], perConfiguration: [String: Int] = [:]
+            // A configuration's runs ranked for their dash with the shown ones first: a run shown at first is solid
+            // when it is its configuration's only one shown, whatever its place in the picker (run id order).
+            var rankOf: [Int64: Int] = [:]
+            for (run, _) in offered.filter(\.shown) + offered.filter({ !$0.shown }) {
+                rankOf[run.row.runID] = perConfiguration[run.configuration, default: 0]
+                perConfiguration[run.configuration, default: 0] += 1
+            }
             var pairsOf: [Int: [DataRateLimits.Pair]] = [:]
             var lanes: [KeyframeTimeline.OverlayLane] = []
             // The perceptual metrics some run of the clip was scored on (frame_quality_metrics), by their place in the lab's order.
@@ -139,8 +154,7 @@ enum ChartOverlay {
                 let derived = ChartColumns.derive(input.frames, timebase: timebase, frameTicks: frameTicks, vbv: vbv?.result, limits: input.limits)
                 let (colour, marker) = style(run.configuration)
                 // The second run of a configuration dashed, the third dotted, ...
-                let rank = perConfiguration[run.configuration, default: 0]
-                perConfiguration[run.configuration] = rank + 1
+                let rank = rankOf[row.runID] ?? 0
                 markers.append(marker)
                 dashes.append([nil, [8, 4], [2, 3], [10, 3, 2, 3]][rank % 4])
                 let label = "run \(row.runID): \(run.configuration) · \(run.label)"
@@ -153,12 +167,12 @@ enum ChartOverlay {
                 lanes.append(.init(run: group.runs[group.runs.count - 1], frames: input.frames,
                                    timeline: KeyframeTimeline(frames: input.frames, rules: run.rules, time: time, frameSeconds: frameSeconds, skipped: input.skipped),
                                    timebase: timebase, frameSeconds: frameSeconds))
-                if shown {
-                    let target = settings?.rcMethod == "abr" ? settings?.resolvedNumber("bitrate_kbps") : nil
-                    rateLimits += ChartRunPage.rateLines(targetKbps: target, maxrateKbps: vbv?.maxrate, meanKbps: nil, prefix: "run \(row.runID) ", colour: colour)
-                    if let b = derived.vbv?.bufferKbit { bufferLimits.append(.init(name: "run \(row.runID) vbv-bufsize \(ChartGroup.trimmed(String(format: "%.1f", b))) kbit", value: b, colour: colour)) }
-                }
+                // Every offered run's lines, drawn (and counted in the y range) while the run is shown.
                 let k = group.runs.count - 1
+                let target = settings?.rcMethod == "abr" ? settings?.resolvedNumber("bitrate_kbps") : nil
+                rateLimits += ChartRunPage.rateLines(targetKbps: target, maxrateKbps: vbv?.maxrate, meanKbps: nil, prefix: "run \(row.runID) ", colour: colour)
+                    .map { var l = $0; l.run = k; return l }
+                if let b = derived.vbv?.bufferKbit { bufferLimits.append(.init(name: "run \(row.runID) vbv-bufsize \(ChartGroup.trimmed(String(format: "%.1f", b))) kbit", value: b, colour: colour, run: k)) }
                 if !derived.dataRate.isEmpty { pairsOf[k] = derived.dataRate.map { $0.pair } }
                 picker += "<label><input type=\"checkbox\" class=\"run-pick\" data-group=\"\(name)\" data-run=\"\(k)\"\(shown ? " checked" : "")> "
                 picker += "<span style=\"color:\(colour); font-weight: bold\">\(glyphs[marker % glyphs.count])</span> <span class=\"swatch\" style=\"background:\(colour)\"></span>\(HTML.escape(label))\(run.kbps.map { " (\(String(format: "%.0f", $0)) kbit/s)" } ?? "")</label> "
@@ -202,8 +216,8 @@ enum ChartOverlay {
             html += ChartPage.dataBlock(group, name: name)
         }
         guard groups > 0 else { return "" }
-        let how = picked == nil ? "one run of each configuration (the middle of its rates) is shown" : "the runs given to --overlay are shown (the default, one rate of each configuration, can be added)"
-        return "<h2>Runs overlaid</h2>\n<p class=\"note\">Per clip, \(how); the runs with a run page can be added with the boxes. Each run is drawn in its configuration's colour and marker, those of the rate-quality chart above; a second run of a configuration is dashed. Every chart of a clip shares one x axis: each frame's decode time (its DTS, or the largest DTS before it) in seconds from its run's first PTS. Limits of the runs shown first are dashed lines in the run's colour. Choose the runs shown first with <code>enclab report --overlay ID,ID,...</code>.</p>\n"
+        let how = picked == nil ? "one run of each configuration (the middle of its rates) is shown, at most \(maxShown) at first (the lowest run ids; the others can be added)" : "the runs given to --overlay are shown (the default, one rate of each configuration, can be added)"
+        return "<h2>Runs overlaid</h2>\n<p class=\"note\">Per clip, \(how); the runs with a run page can be added with the boxes. Each run is drawn in its configuration's colour and marker, those of the rate-quality chart above; a second run of a configuration is dashed. Every chart of a clip shares one x axis: each frame's decode time (its DTS, or the largest DTS before it) in seconds from its run's first PTS. The limits of the runs shown are dashed lines in the run's colour, and the y axis of a chart from 0 fits the runs shown. Choose the runs shown first with <code>enclab report --overlay ID,ID,...</code>.</p>\n"
             + html + ChartPage.scripts(depth: 1)
     }
 
@@ -231,9 +245,7 @@ enum ChartOverlay {
                 series.append(s)
                 series.append(.init(name: "run \(run.runID) pair \(i + 1): over \(pair.bytes) bytes", colour: ChartRunPage.violationColour, run: r,
                                     field: "r\(i)", above: Double(pair.bytes), style: "points"))
-                if run.visible {
-                    limits.append(.init(name: "run \(run.runID) pair \(i + 1) limit \(pair.bytes) bytes in \(seconds) s", value: Double(pair.bytes), colour: run.colour))
-                }
+                limits.append(.init(name: "run \(run.runID) pair \(i + 1) limit \(pair.bytes) bytes in \(seconds) s", value: Double(pair.bytes), colour: run.colour, run: r))
             }
         }
         guard !series.isEmpty else { return nil }
@@ -296,7 +308,8 @@ enum ChartOverlay {
             series.append("NaN with points pt 7 ps 1 lc rgb '\(RunPage.colours[t])' title '\(type)'")
         }
         try Plots.write(data, to: "\(dir)/\(name).dat")
-        for l in chart.limits {
+        // The lines of the runs drawn (those shown at first).
+        for l in chart.limits where l.run.map({ group.runs[$0].visible }) ?? true {
             series.append("\(l.value) with lines dt 2 lw 1.5 lc rgb '\(l.colour)' title '\(l.name)'")
         }
         try Plots.both(dir: dir, name: name, body: """

@@ -129,9 +129,53 @@ enum ChartScript {
         return parts.join(' · ');
       }
 
+      var LABEL_FONT = '11px sans-serif', LABEL_HEIGHT = 14;
+
+      // The boxes of a chart's limit labels (its shown runs' lines, in the plot area): each label in the row just
+      // above its line, else just below it, else the rows farther up and down, as far right as it overlaps no label
+      // placed before it (the labels from the top line down); a label with no free place is left out (the legend
+      // below the chart lists every line).
+      function limitLabels(g, chart, runs) {
+        var area = g.getArea(), ctx = g.hidden_ctx_, placed = [];
+        ctx.save(); ctx.font = LABEL_FONT;
+        chart.limits.filter(function (l) { return l.run === undefined || runs[l.run].visible; })
+          .map(function (l) { return { l: l, y: g.toDomYCoord(l.value) }; })
+          .filter(function (e) { return e.y >= area.y && e.y <= area.y + area.h; })
+          .sort(function (a, b) { return a.y - b.y; })
+          .forEach(function (e) {
+            var w = ctx.measureText(e.l.name).width + 6;
+            // Rows just above and just below the line, then farther from it (lines close together, one value).
+            var sides = [];
+            for (var j = 0; j < 4; j++) sides.push(e.y - (j + 1) * LABEL_HEIGHT - 1, e.y + 2 + j * LABEL_HEIGHT);
+            for (var s = 0; s < sides.length; s++) {
+              var y0 = sides[s];
+              if (y0 < area.y || y0 + LABEL_HEIGHT > area.y + area.h) continue;
+              for (var x1 = area.x + area.w - 2; x1 - w >= area.x + 2; x1 -= 8) {
+                var box = { x0: x1 - w, x1: x1, y0: y0, y1: y0 + LABEL_HEIGHT, name: e.l.name, colour: e.l.colour };
+                var free = placed.every(function (p) { return box.x1 <= p.x0 || box.x0 >= p.x1 || box.y1 <= p.y0 || box.y0 >= p.y1; });
+                if (free) { placed.push(box); return; }
+              }
+            }
+          });
+        ctx.restore();
+        return placed;
+      }
+
+      // The y range of a chart from 0: up to the largest value of its shown runs' series and lines, 8 % above it.
+      function fromZeroRange(chart, table, runs) {
+        var top = 0;
+        table.forEach(function (line) {
+          for (var i = 1; i < line.length; i++)
+            if (line[i] !== null && line[i] > top && runs[chart.series[i - 1].run].visible) top = line[i];
+        });
+        chart.limits.forEach(function (l) { if ((l.run === undefined || runs[l.run].visible) && l.value > top) top = l.value; });
+        return [0, top > 0 ? top * 1.08 : 1];
+      }
+
       function drawGroup(block) {
         var data = JSON.parse(block.textContent);
         var name = block.getAttribute('data-group');
+        function lineShown(l) { return l.run === undefined || data.runs[l.run].visible; }
         var rows = mergeRows(data.runs);
         // A chart with a fixed x range (the keyframe timeline: its rows are the keyframes only) gets an empty row at
         // each end of it, so that the range is the data's and a reset of the zoom comes back to it.
@@ -184,9 +228,6 @@ enum ChartScript {
             labels.push(label);
           });
           var seriesOptions = {};
-          var top = 0;
-          table.forEach(function (line) { for (var i = 1; i < line.length; i++) if (line[i] !== null && line[i] > top) top = line[i]; });
-          chart.limits.forEach(function (l) { if (l.value > top) top = l.value; });
           chart.series.forEach(function (s, i) {
             var o = {};
             if (s.dash) o.strokePattern = s.dash;
@@ -245,6 +286,7 @@ enum ChartScript {
                   html += '<span class="item"><span class="swatch" style="background:' + esc(s.color) + '"></span>' + esc(name) + '</span>';
                 });
                 chart.limits.forEach(function (l) {
+                  if (!lineShown(l)) return;
                   html += '<span class="item"><span class="swatch" style="background:' + esc(l.colour) + '"></span>' + esc(l.name) + '</span>';
                 });
                 var named = {};
@@ -301,21 +343,33 @@ enum ChartScript {
                 ctx.beginPath(); ctx.moveTo(x, top); ctx.lineTo(x, bottom); ctx.stroke(); ctx.setLineDash([]);
               });
               ctx.restore();
-              chart.limits.forEach(function (l, i) {
+              chart.limits.forEach(function (l) {
                 var y = g.toDomYCoord(l.value);
-                if (y < area.y || y > area.y + area.h) return;
+                if (!lineShown(l) || y < area.y || y > area.y + area.h) return;
                 ctx.save();
                 ctx.strokeStyle = l.colour; ctx.lineWidth = 1.5; ctx.setLineDash([6, 4]);
                 ctx.beginPath(); ctx.moveTo(area.x, y); ctx.lineTo(area.x + area.w, y); ctx.stroke();
-                ctx.setLineDash([]); ctx.fillStyle = l.colour; ctx.font = '11px sans-serif'; ctx.textAlign = 'right';
-                // Labels of limits at equal heights side by side, not over one another.
-                ctx.fillText(l.name, area.x + area.w - 4 - 220 * i, y - 3);
                 ctx.restore();
               });
+            },
+            // The limits' labels over the data (not under its lines), each where it overlaps no other label.
+            drawCallback: function (g) {
+              var labels = limitLabels(g, chart, data.runs);
+              // For the browser test: the labels drawn, and how many lines were shown.
+              g.enclabLabels = labels;
+              if (!labels.length) return;
+              var ctx = g.hidden_ctx_;
+              ctx.save();
+              ctx.font = LABEL_FONT; ctx.textAlign = 'left'; ctx.textBaseline = 'alphabetic';
+              labels.forEach(function (b) {
+                ctx.fillStyle = '#ffffff'; ctx.fillRect(b.x0, b.y0, b.x1 - b.x0, b.y1 - b.y0);
+                ctx.fillStyle = b.colour; ctx.fillText(b.name, b.x0 + 3, b.y1 - 3);
+              });
+              ctx.restore();
             }
           };
           if (chart.digits) options.axes.y = { axisLabelFormatter: function (v) { return Number(v).toFixed(chart.digits); } };
-          if (chart.fromZero) options.valueRange = [0, top > 0 ? top * 1.08 : 1];
+          if (chart.fromZero) options.valueRange = fromZeroRange(chart, table, data.runs);
           if (chart.yRange) { options.valueRange = lanes.length ? laneRange() : chart.yRange; options.axes.y = { drawAxis: false }; }
           // A few pixels beyond the first and last frame, so the first frame's stem is not drawn on the y axis.
           options.xRangePad = 8;
@@ -325,6 +379,7 @@ enum ChartScript {
           // is shown or hidden.
           g.enclabLaneHeight = laneHeight;
           if (lanes.length) g.enclabRelayout = function () { g.updateOptions({ file: tableOf(), valueRange: laneRange() }); };
+          g.enclabTable = table;
           g.enclabGroup = name;
           state.graphs[chart.id] = g;
           graphs.push(g);
@@ -342,7 +397,11 @@ enum ChartScript {
               var g = state.graphs[chart.id];
               if (!g) return;
               chart.series.forEach(function (s, i) { if (s.run === r) g.setVisibility(i, box.checked); });
+              // A keyframe timeline closes its lanes up; elsewhere the y range fits the runs shown now, and a
+              // redraw draws or takes away the run's lines.
               if (g.enclabRelayout) g.enclabRelayout();
+              else if (chart.fromZero && !chart.yRange) g.updateOptions({ valueRange: fromZeroRange(chart, g.enclabTable, data.runs) });
+              else g.updateOptions({});
             });
           });
         });
