@@ -39,7 +39,7 @@ public enum PerRatePairing {
 
     /// One row: an anchor point, how it was paired, the test's rate and quality it is compared with (nil, with a
     /// note, where the anchor is outside the test's range).
-    public struct Row: Sendable, Equatable {
+    public struct Comparison: Sendable, Equatable {
         public var anchor: Point
         public var pairing: Pairing
         /// The test's rate: the paired run's (target), or the test curve's at the anchor's quality (interpolated).
@@ -56,14 +56,14 @@ public enum PerRatePairing {
     }
 
     /// One row per anchor point, in the anchor's order of rate.
-    public static func rows(anchor: [Point], test: [Point], qualityName: String = "PSNR", unit: String = " dB") -> [Row] {
+    public static func rows(anchor: [Point], test: [Point], qualityName: String = "PSNR", unit: String = " dB") -> [Comparison] {
         let sorted = test.filter { $0.rate > 0 && $0.rate.isFinite && $0.quality.isFinite }.sorted { $0.rate < $1.rate }
         return anchor.sorted { $0.rate < $1.rate }.map { a in
             if let target = a.target, let t = sorted.first(where: { $0.target == target }) {
-                return Row(anchor: a, pairing: .target(target), testRate: Reading(value: t.rate, runs: [t.runID]),
+                return Comparison(anchor: a, pairing: .target(target), testRate: Reading(value: t.rate, runs: [t.runID]),
                            testQuality: Reading(value: t.quality, runs: [t.runID]))
             }
-            var row = Row(anchor: a, pairing: .interpolated, testRate: rate(atQuality: a.quality, on: sorted),
+            var row = Comparison(anchor: a, pairing: .interpolated, testRate: rate(atQuality: a.quality, on: sorted),
                           testQuality: quality(atRate: a.rate, on: sorted))
             if row.testQuality == nil {
                 row.qualityNote = sorted.isEmpty ? "no test points"

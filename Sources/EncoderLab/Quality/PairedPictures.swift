@@ -59,11 +59,12 @@ final class PairedPictures {
             throw LabError.data("\(parent): pictures of \(width)x\(height) cannot be paired for libvmaf: both sides must be even (4:2:0, each pair stacked in one frame)")
         }
         var template = Array("\(parent)/.quality-XXXXXX".utf8CString)
-        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+        // The name mkdtemp(3) made, read while the buffer it wrote into is still lent.
+        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!).map { String(cString: $0) } }) else {
             let code = errno
             throw LabError.cantCreate("\(parent)/.quality-XXXXXX: cannot create the folder of the paired pictures: \(String(cString: strerror(code)))")
         }
-        let relative = String(cString: made)
+        let relative = made
         // Absolute: ffmpeg runs in this folder (its logs' fixed names).
         let folder = relative.hasPrefix("/") ? relative : FileManager.default.currentDirectoryPath + "/" + relative
         self.folder = folder
