@@ -126,6 +126,22 @@ struct QualityMetricsTests {
         }
     }
 
+    @Test("report refuses a damaged pooled value (run_quality_metrics.mean text or not finite: no measure writes one) with 65 naming the run and metric, not 'not scored'; no report folder",
+          arguments: [("'abc'", "the text 'abc'"), ("9e999", "the real inf")])
+    func reportRefusesDamagedMean(_ value: String, _ found: String) throws {
+        let dir = TestSupport.scratchFolder("enclab-vmaf")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try Self.clip(dir, frames: 5, size: "64x48")
+        let e = try TestSupport.enclab(["encode", "c.y4m", "--threads", "1", "--no-plots", "--metrics", "ssim", "--db", "q.sqlite", "--out", "q"], in: dir)
+        #expect(e.status == 0, "\(e.stderr)")
+        #expect(try TestSupport.sqlite("\(dir)/q.sqlite", "SELECT run_id, metric FROM run_quality_metrics") == ["1|float_ssim"])
+        _ = try TestSupport.sqlite("\(dir)/q.sqlite", "UPDATE run_quality_metrics SET mean = \(value)")
+        let r = try TestSupport.enclab(["report", "--db", "q.sqlite", "--out", "r", "--metric", "ssim"], in: dir)
+        #expect(r.status == 65, "\(r.stdout)\(r.stderr)")
+        #expect(r.stderr.contains("q.sqlite: run 1, run_quality_metrics.mean of float_ssim: column mean holds \(found), expected a finite number or NULL"), "\(r.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: "\(dir)/r"))
+    }
+
     @Test("--seek 10 scores the source pictures from 10 on; the same run key as without --metrics")
     func seekPairsFromTen() throws {
         let dir = TestSupport.scratchFolder("enclab-vmaf")

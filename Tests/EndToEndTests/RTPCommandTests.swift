@@ -21,6 +21,30 @@ struct RTPCommandTests {
         try #require(x.status == 0, "\(x.stderr)")
     }
 
+    @Test("rtp pack refuses a stream whose send times pass 2^32 s (a pcap record's 32-bit ts_sec would wrap to 0): 65 naming the access unit, no capture written; one second less is packed")
+    func captureTimeWraps() throws {
+        let dir = TestSupport.scratchFolder("enclab-rtp")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try SyntheticClip(width: 64, height: 48, frames: 3, seed: 5).write(to: "\(dir)/c.y4m")
+        // --fps 1/2147483648: the SPS says 2^31 s a frame (num_units_in_tick 2^31, time_scale 2), so the third access
+        // unit is sent 2 x 2^31 = 2^32 s after the first.
+        let x = try TestSupport.tool("x264", ["--quiet", "--threads", "1", "--keyint", "1", "--fps", "1/2147483648", "-o", "\(dir)/s.264", "\(dir)/c.y4m"])
+        try #require(x.status == 0, "\(x.stderr)")
+        let r = try TestSupport.enclab(["rtp", "pack", "s.264", "l.pcap"], in: dir)
+        #expect(r.status == 65, "\(r.stdout)\(r.stderr)")
+        #expect(r.stderr.contains("s.264: access unit 2 (decode order) would be sent 4294967296.000000 s after the first, past the latest capture time a pcap record holds"), "\(r.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: "\(dir)/l.pcap"))
+        // Two access units (the last sent 2^31 s after the first) fit: tshark reads both times.
+        let two = try TestSupport.tool("x264", ["--quiet", "--threads", "1", "--keyint", "1", "--fps", "1/2147483648", "--frames", "2", "-o", "\(dir)/t.264", "\(dir)/c.y4m"])
+        try #require(two.status == 0, "\(two.stderr)")
+        let p = try TestSupport.enclab(["rtp", "pack", "t.264", "t.pcap"], in: dir)
+        #expect(p.status == 0, "\(p.stderr)")
+        let times = try TestSupport.tool("tshark", ["-r", "\(dir)/t.pcap", "-T", "fields", "-e", "frame.time_epoch"])
+        // Each access unit's packets at its time (FU-A: several a picture), in order.
+        let seen = times.stdout.split(separator: "\n").map { Double($0) ?? -1 }
+        #expect(Array(Set(seen)).sorted() == [0, 2_147_483_648] && seen == seen.sorted(), "\(seen)")
+    }
+
     /// The NAL units of an Annex B file, split at start codes (trailing zero bytes belong to no NAL unit): a splitter
     /// of the test's own, not the lab's.
     static func nalUnits(_ path: String) throws -> [[UInt8]] {

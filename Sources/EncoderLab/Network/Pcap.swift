@@ -37,6 +37,9 @@ public enum Pcap {
         public var warnings: [String]
     }
 
+    /// A pcap record's capture time holds its whole seconds in 32 bits (`ts_sec`): times from 2^32 s on wrap.
+    static let latestCaptureSeconds: Double = 4_294_967_296
+
     /// Writes UDP datagrams (each `(time, payload)`) from `port` to `port` as an Ethernet pcap.
     /// - Returns: the file's bytes (libpcap writes to a temporary file, read back; the caller places it).
     /// - Throws: `.software` when libpcap cannot open a dumper; `.ioError` when the temporary file cannot be written or read.

@@ -171,6 +171,12 @@ public enum RTPPack {
             }
             summary.rtpOverheadBytes += Self.overheadBytes(m.packet)
         }
+        // A pcap record holds its capture time's whole seconds in 32 bits (ts_sec): a later time would wrap to 0.
+        if let k = datagrams.firstIndex(where: { $0.timeSeconds >= Pcap.latestCaptureSeconds }) {
+            let unit = made[k].accessUnit
+            throw LabError.data("\(input): access unit \(unit) (decode order) would be sent \(String(format: "%.6f", datagrams[k].timeSeconds)) s after the first, "
+                                + "past the latest capture time a pcap record holds (2^32 s after the first packet): the stream's timing makes it that long; nothing written")
+        }
         let capture = try Pcap.ethernetCapture(datagrams, port: options.port)
         try Interruption.check()
         var files = [(bytes: capture, path: output)]

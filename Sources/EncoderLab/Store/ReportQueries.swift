@@ -15,14 +15,17 @@ extension LabStore {
     }
 
     /// Each run's pooled perceptual quality as the curves use it (`run_quality_metrics.mean`, `--metrics`), by run id
-    /// and metric; empty when the database has no such table. A mean that is not a finite number is left out.
+    /// and metric; empty when the database has no such table. A NULL mean is left out.
+    /// - Throws: `.data` naming the database, the run, the metric and the value for a mean that is text, a BLOB or a
+    ///   real that is not finite (no `measure` writes one: a damaged row, which the report would otherwise call "not
+    ///   scored").
     func reportQualityMeans() throws -> [Int64: [QualityMetric: Double]] {
         guard try reportHasTable("run_quality_metrics") else { return [:] }
         let byColumn = Dictionary(uniqueKeysWithValues: QualityMetric.allCases.map { ($0.column, $0) })
         var out: [Int64: [QualityMetric: Double]] = [:]
-        for row in try database.query("SELECT run_id, metric, mean FROM run_quality_metrics") {
-            guard let id = row[0].int, case .text(let name) = row[1], let metric = byColumn[name],
-                  let mean = row[2].double, mean.isFinite else { continue }
+        for row in try database.rows("SELECT run_id, metric, mean FROM run_quality_metrics") {
+            guard let id = row["run_id"].int, case .text(let name) = row["metric"], let metric = byColumn[name] else { continue }
+            guard let mean = try row.at("run \(id), run_quality_metrics.mean of \(name)").optionalNumber("mean") else { continue }
             out[id, default: [:]][metric] = mean
         }
         return out
