@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import EncoderLab
+import EnclabTestSupport
 
 /// Issue 17, item 6, by kind: messages that keep their subject, stored nonsense refused, names that are not UTF-8,
 /// experiment files read strictly, refused work that leaves nothing behind, signals from the first instant of main.
@@ -176,6 +177,28 @@ struct HostileKindTests {
         let r = try enclab(["run", "exp.json", "--db", "lab.sqlite", "--out", "OUT", "--no-plots"], in: dir)
         #expect(r.status == 0, "\(r.stderr)")
         #expect(try cli.sqlite("\(dir)/lab.sqlite", "SELECT count(*) FROM runs WHERE status = 'done'") == ["2"])
+    }
+
+    @Test("a stream without its SPS: check (which takes no out-of-band parameter sets) says what is missing without advising --in-avcc-config or --parameter-sets, which it refuses; inspect, which takes them, advises them")
+    func missingSPSAdvice() throws {
+        let dir = try folder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let x = try TestSupport.tool("x264", ["--quiet", "--threads", "1", "-o", "\(dir)/s.264", "\(dir)/c.y4m"])
+        try #require(x.status == 0, "\(x.stderr)")
+        // The SPS NAL units (type 7) taken out by the test's own scan of 4-byte start codes (x264 writes them).
+        let b = [UInt8](try Data(contentsOf: URL(fileURLWithPath: "\(dir)/s.264")))
+        var starts: [Int] = []
+        for i in 0..<(b.count - 4) where b[i] == 0 && b[i + 1] == 0 && b[i + 2] == 0 && b[i + 3] == 1 { starts.append(i) }
+        var out: [UInt8] = []
+        for (k, s) in starts.enumerated() where b[s + 4] & 0x1F != 7 { out += b[s..<(k + 1 < starts.count ? starts[k + 1] : b.count)] }
+        #expect(out.count < b.count)
+        try Data(out).write(to: URL(fileURLWithPath: "\(dir)/nosps.264"))
+        let check = try cli.enclab(["check", "nosps.264", "--expect", "MaxKeyFrameInterval=30"], in: dir)
+        #expect(check.status == 65, "\(check.stderr)")
+        #expect(check.stderr.contains("refers to a parameter set not seen before") && !check.stderr.contains("--parameter-sets")
+                && !check.stderr.contains("--in-avcc-config"), "\(check.stderr)")
+        let inspect = try cli.enclab(["inspect", "nosps.264"], in: dir)
+        #expect(inspect.status == 65 && inspect.stderr.contains("give them with --in-avcc-config FILE (AVCC) or --parameter-sets VALUE"), "\(inspect.stderr)")
     }
 
     // MARK: signals at start

@@ -131,6 +131,9 @@ public struct StreamInput: Sendable {
     /// `--strict`: refuse what the lenient policy accepts with a warning (``ParsePolicy``, and a NAL unit with
     /// forbidden_zero_bit 1).
     public var strict = false
+    /// Whether the command reading it takes `--in-avcc-config` and `--parameter-sets` (`inspect`, `convert`): only
+    /// then does a missing parameter set's message advise them.
+    public var takesParameterSetFlags = false
 
     public init(path: String) { self.path = path }
 }
@@ -348,11 +351,12 @@ public enum Bitstream {
         let stream = try load(input.path, format: outOfBand?.lengthSize != nil ? .avcc : input.format,
                               lengthSize: outOfBand?.lengthSize ?? input.lengthSize ?? 4, strict: input.strict)
         try checkHeaders(stream, path: input.path, strict: input.strict) { _ in }
-        return try parse(stream, path: input.path, outOfBand: outOfBand, policy: policy)
+        return try parse(stream, path: input.path, outOfBand: outOfBand, policy: policy, adviseFlags: input.takesParameterSetFlags)
     }
 
     /// Parses a loaded stream; see ``open(_:)``.
-    static func parse(_ stream: LoadedStream, path: String, outOfBand: OutOfBandParameterSets?, policy: ParsePolicy) throws -> ParsedStream {
+    static func parse(_ stream: LoadedStream, path: String, outOfBand: OutOfBandParameterSets?, policy: ParsePolicy,
+                      adviseFlags: Bool = false) throws -> ParsedStream {
         var warnings: [StreamWarning] = []
         var log = ParameterSetLog(policy: policy)
         if let outOfBand {
@@ -453,7 +457,7 @@ public enum Bitstream {
         } catch let e as H264Error {
             // A stream whose parameter sets travel apart (an MP4 sample entry, SDP) is refused without them: say how
             // to give them.
-            if case .missingParameterSet = e, outOfBand == nil {
+            if case .missingParameterSet = e, outOfBand == nil, adviseFlags {
                 throw LabError.data("\(path): \(place(at))\(e); if its parameter sets travel apart, give them with --in-avcc-config FILE (AVCC) or --parameter-sets VALUE")
             }
             throw LabError.data("\(path): \(place(at))\(e)")

@@ -95,6 +95,7 @@ public enum Convert {
             }
         }
         var source = StreamInput(path: input)
+        source.takesParameterSetFlags = true
         source.format = options.from
         source.lengthSize = options.inAVCConfigPath == nil ? options.lengthSize : nil
         source.inAVCConfigPath = options.inAVCConfigPath

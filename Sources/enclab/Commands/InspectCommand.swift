@@ -57,6 +57,7 @@ struct InspectCommand: Command {
         let rest = parsed.rest
         guard rest.count == 1 else { throw LabError(.usage, "inspect takes one STREAM") }
         var input = StreamInput(path: rest[0])
+        input.takesParameterSetFlags = true
         input.format = try streamFormat(parsed.value("--from"))
         input.lengthSize = try parsed.value("--length-size").map { try lengthSize($0) }
         input.inAVCConfigPath = parsed.value("--in-avcc-config")

@@ -35,6 +35,7 @@ struct MeasureCommand: Command {
         (66, "the database, a --run, a stream or a clip is missing"),
         (69, "the ffmpeg with libvmaf (--vmaf-ffmpeg, ENCLAB_VMAF_FFMPEG or the venv's) did not answer its -filters check within \(Int(VMAFFFmpeg.probeTimeLimit)) s"),
         (70, "no ffmpeg with libvmaf (the PyPI package imageio-ffmpeg; 'bash scripts/setup.sh' installs it), or ffmpeg failed"),
+        (73, "the database or a run's folder cannot be written (a read-only file, folder or mount)"),
         (74, "a write failed part-way (a full disk)"),
         (75, "the database is locked by another process (see ENCLAB_DB_TIMEOUT_MS)"),
         (130, "interrupted: the runs measured before stay measured"),

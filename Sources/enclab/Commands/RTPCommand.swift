@@ -26,7 +26,9 @@ struct RTPCommand: Command {
         Flag("--pt", value: "PT", about: "pack: the payload type, 96...127", default: "96"),
         Flag("--fps", value: "NUM[/DEN]", about: "pack: the frame rate for a stream whose SPS has no VUI timing",
              default: "2 x num_units_in_tick / time_scale from the SPS VUI"),
-        StreamFlags.parameterSets,
+        Flag("--parameter-sets", value: "VALUE", about: "unpack: parameter sets sent beside the stream, written before the first "
+             + "NAL unit: a file of Annex B SPS/PPS NAL units, or SDP's sprop-parameter-sets (base64 NAL units separated by "
+             + "commas); pack refuses it (64)", default: "none: the stream carries its parameter sets"),
         Flag("--db", value: "FILE", about: "pack, with --run and no STREAM: the database of the run to send", default: "none"),
         Flag("--run", value: "KEY|ID", about: "pack, with --db: send this stored run's stream (its stream_path), timed by its frames' stored "
              + "PTS and DTS (a run id, run key or 8+ hex digits of one)", default: "none"),
