@@ -90,11 +90,8 @@ public enum CurveMetric: Hashable, Sendable {
     /// the index's formula allows down to -1, for anti-correlated pictures, and libvmaf does not clip it); nil for the
     /// others (PSNR, PSNR-HVS, XPSNR in dB; CIEDE2000's score).
     public var scoreRange: ClosedRange<Double>? {
-        switch self {
-        case .quality(.vmaf), .quality(.vmafNeg), .quality(.vmaf4k): 0...100
-        case .quality(.ssim), .quality(.msSSIM): -1...1
-        default: nil
-        }
+        if case .quality(let metric) = self { return metric.scale }
+        return nil
     }
 
     /// ``scoreRange`` as messages write it: "0-100", "-1 to 1" (a negative lower bound with "to", not a second "-").

@@ -70,11 +70,20 @@ public enum QualityMetric: String, CaseIterable, Comparable, Sendable {
     /// negative); PSNR-HVS and XPSNR: any finite number of dB. A value that is no number at all is refused for every
     /// metric; libvmaf's null (and xpsnr's `inf`) is no value (stored NULL), not a value out of range.
     var validRange: ClosedRange<Double> {
+        if let scale { return scale }
+        switch self {
+        case .ciede2000: return 0...Double.greatestFiniteMagnitude
+        default: return -Double.greatestFiniteMagnitude...Double.greatestFiniteMagnitude
+        }
+    }
+
+    /// The bounded scale of the metric's score, where it has one: VMAF's 0...100 (the three models), SSIM's -1...1
+    /// (ssim, ms-ssim); nil for the metrics in dB and CIEDE2000's. ``validRange`` and ``CurveMetric/scoreRange`` read it.
+    var scale: ClosedRange<Double>? {
         switch self {
         case .vmaf, .vmafNeg, .vmaf4k: 0...100
         case .ssim, .msSSIM: -1...1
-        case .ciede2000: 0...Double.greatestFiniteMagnitude
-        case .psnrHVS, .xpsnr: -Double.greatestFiniteMagnitude...Double.greatestFiniteMagnitude
+        case .psnrHVS, .ciede2000, .xpsnr: nil
         }
     }
 

@@ -149,7 +149,8 @@ final class ChildStopper: @unchecked Sendable {
     func stop(final: Bool) {
         if final { signal(SIGKILL); return }
         signal(SIGTERM)
-        DispatchQueue.global().asyncAfter(deadline: .now() + Self.grace) { [self] in signal(SIGKILL) }
+        // Only to a group that still runs: a group id whose processes have all gone could name another's by then.
+        DispatchQueue.global().asyncAfter(deadline: .now() + Self.grace) { [self] in if groupRuns { signal(SIGKILL) } }
     }
 
     /// SIGTERM to the group, then waits up to ``grace`` for it to be gone, then SIGKILL to what is left.
