@@ -46,8 +46,10 @@ public enum Interruption {
     static func endingAtOnce<T>(reading path: String, naming what: String, _ body: () throws -> T) throws -> T {
         var info = stat()
         guard stat(path, &info) == 0, info.st_mode & S_IFMT != S_IFREG, info.st_mode & S_IFMT != S_IFDIR else { return try body() }
+        // Control characters of a file name shown as \u{..}, as the lab's other messages show them, not sent to the terminal.
+        let shown = what.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? "\\u{\(String($0.value, radix: 16))}" : String($0) }.joined()
         let token = register { _ in
-            let message = "enclab: interrupted by \(Interruption.received ?? "a signal") while waiting for \(what)\n"
+            let message = "enclab: interrupted by \(Interruption.received ?? "a signal") while waiting for \(shown)\n"
             message.utf8CString.withUnsafeBufferPointer { _ = write(2, $0.baseAddress, $0.count - 1) }
             exit(130)
         }
